@@ -1,0 +1,604 @@
+//! A parser for TLC model configuration files (`.cfg`).
+//!
+//! The `.cfg` is the single source of constants for both checkers: TLC (or
+//! the `tla` fallback) reads it, and the stateright mirrors read it through
+//! this module. It understands the subset of the TLC grammar that model
+//! configurations use: `SPECIFICATION`, `INIT`, `NEXT`, `CONSTANT(S)`
+//! (`Name = value`), `INVARIANT(S)`, `PROPERTY`/`PROPERTIES`,
+//! `CHECK_DEADLOCK`, line comments `\*` and block comments `(* *)`.
+//! Anything else (`SYMMETRY`, `VIEW`, `CONSTRAINT`, `<-` substitutions) is
+//! refused with an error rather than silently ignored, because it would
+//! change the state count that the mirrors must reproduce.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A constant's value as written in a `.cfg`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Value {
+    /// A natural or integer literal.
+    Int(i64),
+    /// A string literal.
+    Str(String),
+    /// `TRUE` or `FALSE`.
+    Bool(bool),
+    /// A model value: an identifier that names only itself.
+    ModelValue(String),
+    /// A finite set `{a, b, ...}`.
+    Set(Vec<Value>),
+}
+
+impl fmt::Display for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Int(n) => write!(f, "{n}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+            Value::Bool(b) => f.write_str(if *b { "TRUE" } else { "FALSE" }),
+            Value::ModelValue(m) => f.write_str(m),
+            Value::Set(items) => {
+                f.write_str("{")?;
+                for (i, v) in items.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{v}")?;
+                }
+                f.write_str("}")
+            }
+        }
+    }
+}
+
+/// Everything that can be wrong with a `.cfg` or with the constants it
+/// gives a particular spec.
+#[derive(Debug, thiserror::Error)]
+pub enum CfgError {
+    #[error("cannot read {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("line {line}: {message}")]
+    Syntax { line: usize, message: String },
+    #[error("constant {0} is not given a value in the cfg")]
+    MissingConstant(String),
+    #[error("the cfg gives unknown constant {name}; {module} declares {known}")]
+    UnknownConstant {
+        name: String,
+        module: String,
+        known: String,
+    },
+    #[error("constant {name} must be {expected}, the cfg gives {found}")]
+    WrongType {
+        name: String,
+        expected: &'static str,
+        found: String,
+    },
+    #[error("{module} has no invariant or property named {name}")]
+    UnknownDefinition { module: String, name: String },
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+/// A parsed TLC model configuration.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TlcConfig {
+    /// The module named by a first-line comment (`\* MODULE Name`), if any.
+    pub module: Option<String>,
+    /// `SPECIFICATION` formula name.
+    pub specification: Option<String>,
+    /// `INIT` formula name.
+    pub init: Option<String>,
+    /// `NEXT` formula name.
+    pub next: Option<String>,
+    /// `CONSTANT(S)` assignments, in file order.
+    pub constants: Vec<(String, Value)>,
+    /// `INVARIANT(S)` names, in file order.
+    pub invariants: Vec<String>,
+    /// `PROPERTY`/`PROPERTIES` names, in file order.
+    pub properties: Vec<String>,
+    /// `CHECK_DEADLOCK` (TLC's default is `TRUE`).
+    pub check_deadlock: bool,
+}
+
+impl TlcConfig {
+    /// Reads and parses a `.cfg` file.
+    pub fn load(path: &Path) -> Result<Self, CfgError> {
+        let text = std::fs::read_to_string(path).map_err(|source| CfgError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text)
+    }
+
+    /// Parses the text of a `.cfg`.
+    pub fn parse(text: &str) -> Result<Self, CfgError> {
+        let mut cfg = TlcConfig {
+            module: first_line_module(text),
+            check_deadlock: true,
+            ..TlcConfig::default()
+        };
+        let tokens = tokenize(text)?;
+        let mut p = Parser { tokens, pos: 0 };
+        let mut section: Option<Section> = None;
+        while let Some(tok) = p.peek().cloned() {
+            if let Tok::Ident(word) = &tok.kind {
+                if let Some(s) = Section::keyword(word) {
+                    p.pos += 1;
+                    section = Some(s);
+                    match s {
+                        Section::Specification => cfg.specification = Some(p.ident()?),
+                        Section::Init => cfg.init = Some(p.ident()?),
+                        Section::Next => cfg.next = Some(p.ident()?),
+                        Section::CheckDeadlock => match p.value()? {
+                            Value::Bool(b) => cfg.check_deadlock = b,
+                            other => {
+                                return Err(syntax(
+                                    tok.line,
+                                    format!("CHECK_DEADLOCK takes TRUE or FALSE, not {other}"),
+                                ));
+                            }
+                        },
+                        Section::Unsupported => {
+                            return Err(CfgError::Unsupported(format!(
+                                "line {}: {word} is not supported by the Rust checker \
+                                 (it would change the state count the mirror must match)",
+                                tok.line
+                            )));
+                        }
+                        _ => {}
+                    }
+                    continue;
+                }
+            }
+            match section {
+                Some(Section::Constants) => {
+                    let name = p.ident()?;
+                    let eq = p.next_tok()?;
+                    match eq.kind {
+                        Tok::Eq => {}
+                        Tok::Subst => {
+                            return Err(CfgError::Unsupported(format!(
+                                "line {}: substitution `{name} <- ...` is not supported; \
+                                 give the constant a value with `=`",
+                                eq.line
+                            )));
+                        }
+                        _ => return Err(syntax(eq.line, format!("expected `=` after {name}"))),
+                    }
+                    let value = p.value()?;
+                    if cfg.constants.iter().any(|(n, _)| *n == name) {
+                        return Err(syntax(eq.line, format!("constant {name} is given twice")));
+                    }
+                    cfg.constants.push((name, value));
+                }
+                Some(Section::Invariants) => cfg.invariants.push(p.ident()?),
+                Some(Section::Properties) => cfg.properties.push(p.ident()?),
+                _ => {
+                    return Err(syntax(
+                        tok.line,
+                        format!("unexpected {} outside a section", tok.kind),
+                    ));
+                }
+            }
+        }
+        Ok(cfg)
+    }
+
+    /// The value of constant `name`.
+    pub fn constant(&self, name: &str) -> Result<&Value, CfgError> {
+        self.constants
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v)
+            .ok_or_else(|| CfgError::MissingConstant(name.to_string()))
+    }
+
+    /// Constant `name` as a model value (`NoVal = NoVal`, `Coordinator = r0`).
+    pub fn model_value(&self, name: &str) -> Result<String, CfgError> {
+        match self.constant(name)? {
+            Value::ModelValue(m) => Ok(m.clone()),
+            other => Err(wrong_type(name, "a model value", other)),
+        }
+    }
+
+    /// Constant `name` as a non-empty set of distinct model values, in
+    /// file order.
+    pub fn model_value_set(&self, name: &str) -> Result<Vec<String>, CfgError> {
+        let v = self.constant(name)?;
+        let Value::Set(items) = v else {
+            return Err(wrong_type(name, "a set of model values", v));
+        };
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            match item {
+                Value::ModelValue(m) if !out.contains(m) => out.push(m.clone()),
+                Value::ModelValue(m) => {
+                    return Err(wrong_type(name, "a set of distinct model values", &Value::ModelValue(m.clone())));
+                }
+                _ => return Err(wrong_type(name, "a set of model values", v)),
+            }
+        }
+        if out.is_empty() {
+            return Err(wrong_type(name, "a non-empty set of model values", v));
+        }
+        Ok(out)
+    }
+
+    /// Constant `name` as a natural number.
+    pub fn nat(&self, name: &str) -> Result<u32, CfgError> {
+        match self.constant(name)? {
+            Value::Int(n) if *n >= 0 && *n <= i64::from(u32::MAX) => Ok(*n as u32),
+            other => Err(wrong_type(name, "a natural number", other)),
+        }
+    }
+
+    /// Fails on any constant the module does not declare.
+    pub fn expect_constants(&self, module: &str, declared: &[&str]) -> Result<(), CfgError> {
+        for (name, _) in &self.constants {
+            if !declared.contains(&name.as_str()) {
+                return Err(CfgError::UnknownConstant {
+                    name: name.clone(),
+                    module: module.to_string(),
+                    known: declared.join(", "),
+                });
+            }
+        }
+        for name in declared {
+            self.constant(name)?;
+        }
+        Ok(())
+    }
+
+    /// Fails on any invariant or property the module does not define.
+    pub fn expect_definitions(
+        &self,
+        module: &str,
+        invariants: &[&str],
+        properties: &[&str],
+    ) -> Result<(), CfgError> {
+        let unknown = |name: &String, known: &[&str]| {
+            (!known.contains(&name.as_str())).then(|| CfgError::UnknownDefinition {
+                module: module.to_string(),
+                name: name.clone(),
+            })
+        };
+        for name in &self.invariants {
+            if let Some(e) = unknown(name, invariants) {
+                return Err(e);
+            }
+        }
+        for name in &self.properties {
+            if let Some(e) = unknown(name, properties) {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn wrong_type(name: &str, expected: &'static str, found: &Value) -> CfgError {
+    CfgError::WrongType {
+        name: name.to_string(),
+        expected,
+        found: found.to_string(),
+    }
+}
+
+fn syntax(line: usize, message: String) -> CfgError {
+    CfgError::Syntax { line, message }
+}
+
+/// `\* MODULE Name` (or `\* module: Name`) on the first non-blank line
+/// pairs a cfg with a module whose name differs from the cfg's file name.
+fn first_line_module(text: &str) -> Option<String> {
+    let line = text.lines().find(|l| !l.trim().is_empty())?.trim();
+    let rest = line.strip_prefix("\\*")?.trim();
+    let lower = rest.to_ascii_lowercase();
+    let name = if lower.starts_with("module:") {
+        &rest["module:".len()..]
+    } else if lower.starts_with("module ") {
+        &rest["module ".len()..]
+    } else {
+        return None;
+    };
+    let name = name.trim();
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        .then(|| name.to_string())
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Section {
+    Specification,
+    Init,
+    Next,
+    Constants,
+    Invariants,
+    Properties,
+    CheckDeadlock,
+    Unsupported,
+}
+
+impl Section {
+    fn keyword(word: &str) -> Option<Section> {
+        Some(match word {
+            "SPECIFICATION" => Section::Specification,
+            "INIT" => Section::Init,
+            "NEXT" => Section::Next,
+            "CONSTANT" | "CONSTANTS" => Section::Constants,
+            "INVARIANT" | "INVARIANTS" => Section::Invariants,
+            "PROPERTY" | "PROPERTIES" => Section::Properties,
+            "CHECK_DEADLOCK" => Section::CheckDeadlock,
+            "SYMMETRY" | "VIEW" | "CONSTRAINT" | "CONSTRAINTS" | "ACTION_CONSTRAINT"
+            | "ACTION_CONSTRAINTS" | "POSTCONDITION" | "ALIAS" => Section::Unsupported,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum TokKind {
+    Ident(String),
+    Int(i64),
+    Str(String),
+    Eq,
+    Subst,
+    LBrace,
+    RBrace,
+    Comma,
+}
+use TokKind as Tok;
+
+impl fmt::Display for TokKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Tok::Ident(s) => write!(f, "`{s}`"),
+            Tok::Int(n) => write!(f, "`{n}`"),
+            Tok::Str(s) => write!(f, "{s:?}"),
+            Tok::Eq => f.write_str("`=`"),
+            Tok::Subst => f.write_str("`<-`"),
+            Tok::LBrace => f.write_str("`{`"),
+            Tok::RBrace => f.write_str("`}`"),
+            Tok::Comma => f.write_str("`,`"),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Token {
+    kind: TokKind,
+    line: usize,
+}
+
+fn tokenize(text: &str) -> Result<Vec<Token>, CfgError> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let mut line = 1;
+    while i < chars.len() {
+        let c = chars[i];
+        let next = chars.get(i + 1).copied();
+        match c {
+            '\n' => {
+                line += 1;
+                i += 1;
+            }
+            c if c.is_whitespace() => i += 1,
+            '\\' if next == Some('*') => {
+                while i < chars.len() && chars[i] != '\n' {
+                    i += 1;
+                }
+            }
+            '(' if next == Some('*') => {
+                let start = line;
+                let mut depth = 0usize;
+                loop {
+                    match (chars.get(i), chars.get(i + 1)) {
+                        (Some('('), Some('*')) => {
+                            depth += 1;
+                            i += 2;
+                        }
+                        (Some('*'), Some(')')) => {
+                            depth -= 1;
+                            i += 2;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        (Some('\n'), _) => {
+                            line += 1;
+                            i += 1;
+                        }
+                        (Some(_), _) => i += 1,
+                        (None, _) => return Err(syntax(start, "unterminated (* comment".into())),
+                    }
+                }
+            }
+            '=' => {
+                out.push(Token { kind: Tok::Eq, line });
+                i += 1;
+            }
+            '<' if next == Some('-') => {
+                out.push(Token { kind: Tok::Subst, line });
+                i += 2;
+            }
+            '{' => {
+                out.push(Token { kind: Tok::LBrace, line });
+                i += 1;
+            }
+            '}' => {
+                out.push(Token { kind: Tok::RBrace, line });
+                i += 1;
+            }
+            ',' => {
+                out.push(Token { kind: Tok::Comma, line });
+                i += 1;
+            }
+            '"' => {
+                let start = line;
+                let mut s = String::new();
+                i += 1;
+                loop {
+                    match chars.get(i) {
+                        Some('"') => break,
+                        Some('\n') | None => {
+                            return Err(syntax(start, "unterminated string literal".into()));
+                        }
+                        Some(ch) => s.push(*ch),
+                    }
+                    i += 1;
+                }
+                i += 1;
+                out.push(Token { kind: Tok::Str(s), line });
+            }
+            c if c.is_ascii_digit() || (c == '-' && next.is_some_and(|d| d.is_ascii_digit())) => {
+                let start = i;
+                i += 1;
+                while i < chars.len() && chars[i].is_ascii_digit() {
+                    i += 1;
+                }
+                let digits: String = chars[start..i].iter().collect();
+                let n = digits
+                    .parse()
+                    .map_err(|_| syntax(line, format!("number {digits} is out of range")))?;
+                out.push(Token { kind: Tok::Int(n), line });
+            }
+            c if c.is_alphanumeric() || c == '_' => {
+                let start = i;
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+                out.push(Token {
+                    kind: Tok::Ident(chars[start..i].iter().collect()),
+                    line,
+                });
+            }
+            other => return Err(syntax(line, format!("unexpected character {other:?}"))),
+        }
+    }
+    Ok(out)
+}
+
+struct Parser {
+    tokens: Vec<Token>,
+    pos: usize,
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Token> {
+        self.tokens.get(self.pos)
+    }
+
+    fn last_line(&self) -> usize {
+        self.tokens.last().map_or(1, |t| t.line)
+    }
+
+    fn next_tok(&mut self) -> Result<Token, CfgError> {
+        let tok = self
+            .tokens
+            .get(self.pos)
+            .cloned()
+            .ok_or_else(|| syntax(self.last_line(), "unexpected end of file".into()))?;
+        self.pos += 1;
+        Ok(tok)
+    }
+
+    fn ident(&mut self) -> Result<String, CfgError> {
+        let tok = self.next_tok()?;
+        match tok.kind {
+            Tok::Ident(s) if Section::keyword(&s).is_none() => Ok(s),
+            other => Err(syntax(tok.line, format!("expected a name, found {other}"))),
+        }
+    }
+
+    fn value(&mut self) -> Result<Value, CfgError> {
+        let tok = self.next_tok()?;
+        Ok(match tok.kind {
+            Tok::Int(n) => Value::Int(n),
+            Tok::Str(s) => Value::Str(s),
+            Tok::Ident(s) if s == "TRUE" => Value::Bool(true),
+            Tok::Ident(s) if s == "FALSE" => Value::Bool(false),
+            Tok::Ident(s) if Section::keyword(&s).is_none() => Value::ModelValue(s),
+            Tok::LBrace => {
+                let mut items = Vec::new();
+                if matches!(self.peek().map(|t| &t.kind), Some(Tok::RBrace)) {
+                    self.pos += 1;
+                    return Ok(Value::Set(items));
+                }
+                loop {
+                    let item = self.value()?;
+                    if !items.contains(&item) {
+                        items.push(item);
+                    }
+                    let sep = self.next_tok()?;
+                    match sep.kind {
+                        Tok::Comma => {}
+                        Tok::RBrace => break,
+                        other => {
+                            return Err(syntax(sep.line, format!("expected `,` or `}}`, found {other}")));
+                        }
+                    }
+                }
+                Value::Set(items)
+            }
+            other => return Err(syntax(tok.line, format!("expected a value, found {other}"))),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_the_handoff_cfg() {
+        let cfg = TlcConfig::parse(include_str!("../../../tla/Handoff.cfg")).unwrap();
+        assert_eq!(cfg.specification.as_deref(), Some("Spec"));
+        assert_eq!(cfg.model_value_set("Replicas").unwrap(), ["r0", "r1", "r2"]);
+        assert_eq!(cfg.model_value("Coordinator").unwrap(), "r0");
+        assert_eq!(cfg.nat("MaxEvicts").unwrap(), 2);
+        assert_eq!(cfg.invariants.len(), 5);
+        assert_eq!(cfg.properties, ["NoServedRegression"]);
+        assert!(!cfg.check_deadlock);
+        assert_eq!(cfg.module, None);
+    }
+
+    #[test]
+    fn parses_the_remora_cfg() {
+        let cfg = TlcConfig::parse(include_str!("../../../tla/RemoraClaimActivation.cfg")).unwrap();
+        assert_eq!(cfg.model_value_set("Fences").unwrap(), ["f1", "f2"]);
+        assert_eq!(cfg.properties.len(), 2);
+    }
+
+    #[test]
+    fn first_line_comment_names_the_module() {
+        let cfg = TlcConfig::parse("\\* MODULE Handoff\nCONSTANT MaxEvicts = 3\n").unwrap();
+        assert_eq!(cfg.module.as_deref(), Some("Handoff"));
+        assert_eq!(cfg.nat("MaxEvicts").unwrap(), 3);
+    }
+
+    #[test]
+    fn comments_and_nested_sets() {
+        let cfg = TlcConfig::parse("(* a (* nested *) comment *)\nCONSTANTS S = {a, {1, 2}, \"x\"} \\* tail\n").unwrap();
+        assert_eq!(cfg.constant("S").unwrap().to_string(), "{a, {1, 2}, \"x\"}");
+    }
+
+    #[test]
+    fn errors_name_the_line() {
+        let err = TlcConfig::parse("CONSTANTS\n  A = {a, b\n").unwrap_err();
+        assert_eq!(err.to_string(), "line 2: unexpected end of file");
+        let err = TlcConfig::parse("CONSTANTS\n  A b\n").unwrap_err();
+        assert_eq!(err.to_string(), "line 2: expected `=` after A");
+        let err = TlcConfig::parse("SYMMETRY Perms\n").unwrap_err();
+        assert!(err.to_string().contains("SYMMETRY is not supported"));
+    }
+
+    #[test]
+    fn constant_checks() {
+        let cfg = TlcConfig::parse("CONSTANTS A = 1 B = {x}\n").unwrap();
+        assert!(matches!(cfg.expect_constants("M", &["A"]), Err(CfgError::UnknownConstant { .. })));
+        assert!(matches!(cfg.expect_constants("M", &["A", "B", "C"]), Err(CfgError::MissingConstant(_))));
+        assert!(matches!(cfg.nat("B"), Err(CfgError::WrongType { .. })));
+        assert!(matches!(cfg.model_value_set("A"), Err(CfgError::WrongType { .. })));
+    }
+}

@@ -1,0 +1,13 @@
+//! Model checking for the Handoff and Remora protocols.
+//!
+//! - [`cfg`]: the TLC `.cfg` parser (the one source of constants).
+//! - [`spec`]: the interface a spec mirror offers ([`spec::Mirror`]).
+//! - [`handoff`], [`remora`]: 1:1 stateright mirrors of `tla/Handoff.tla`
+//!   and `tla/RemoraClaimActivation.tla`.
+//! - [`run`]: runs a mirror exhaustively and reports in one shape.
+
+pub mod cfg;
+pub mod handoff;
+pub mod remora;
+pub mod run;
+pub mod spec;

@@ -1,0 +1,85 @@
+//! What a stateright model must offer to be run as a spec mirror: built
+//! from a `.cfg`, states printed with the spec's variable names, actions
+//! printed as TLA+ action instances.
+
+use std::fmt::{self, Display};
+use std::hash::Hash;
+
+use stateright::Model;
+
+use crate::cfg::{CfgError, TlcConfig};
+
+/// A state whose variables can be printed under their TLA+ names, in
+/// TLA+-like notation (`[r0 |-> "ready", r1 |-> "recovering"]`, `{}`, ...).
+pub trait TlaState {
+    /// `(variable name, value)` for every TLA+ variable, in the order of the
+    /// module's `VARIABLES` declaration.
+    fn variables(&self) -> Vec<(&'static str, String)>;
+}
+
+/// A stateright model that mirrors (or refines) a TLA+ module.
+pub trait Mirror:
+    Model<
+        State: TlaState + Hash + Clone + PartialEq + fmt::Debug + Send + Sync + 'static,
+        Action: Display + fmt::Debug + Clone + PartialEq + Send + Sync + 'static,
+    > + Sized
+    + Send
+    + Sync
+    + 'static
+{
+    /// The TLA+ module this model mirrors, e.g. `"Handoff"`.
+    const MODULE: &'static str;
+
+    /// Named protocol mutations (`--mutation NAME`) the checker must catch.
+    const MUTATIONS: &'static [&'static str];
+
+    /// Builds the model from the cfg's constants, checking only the
+    /// invariants and properties the cfg lists. Unknown constants, unknown
+    /// invariant names, wrong types and unknown mutations are errors.
+    fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError>;
+}
+
+/// Renders a state's variables as a TLA+ conjunction, one variable a line:
+/// `/\ mem = [...]`. Used for `Debug` (the web explorer) and traces.
+pub fn fmt_variables(state: &impl TlaState, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    for (i, (name, value)) in state.variables().into_iter().enumerate() {
+        if i > 0 {
+            f.write_str("\n")?;
+        }
+        write!(f, "/\\ {name} = {value}")?;
+    }
+    Ok(())
+}
+
+/// Fails for a mutation name the model does not define.
+pub fn check_mutation(module: &str, known: &[&str], mutation: Option<&str>) -> Result<(), CfgError> {
+    match mutation {
+        Some(m) if !known.contains(&m) => Err(CfgError::Unsupported(format!(
+            "{module} has no mutation {m:?}; known: {}",
+            known.join(", ")
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// TLA+ notation helpers for `TlaState` implementations.
+pub mod tla {
+    use std::fmt::Display;
+
+    /// `{a, b}`
+    pub fn set<T: Display>(items: impl IntoIterator<Item = T>) -> String {
+        let parts: Vec<String> = items.into_iter().map(|x| x.to_string()).collect();
+        format!("{{{}}}", parts.join(", "))
+    }
+
+    /// `[a |-> x, b |-> y]` (a function or a record)
+    pub fn func<K: Display, V: Display>(pairs: impl IntoIterator<Item = (K, V)>) -> String {
+        let parts: Vec<String> = pairs.into_iter().map(|(k, v)| format!("{k} |-> {v}")).collect();
+        format!("[{}]", parts.join(", "))
+    }
+
+    /// `"text"` (a TLA+ string)
+    pub fn string(s: &str) -> String {
+        format!("{s:?}")
+    }
+}
