@@ -1,1 +1,69 @@
-fn main() {}
+//! `cargo xtask`: project automation (the rust-analyzer pattern: Rust
+//! instead of shell scripts).
+//!
+//! | command   | what it does |
+//! |-----------|--------------|
+//! | `check`   | TLA+ checker + Rust models (with state-count parity) + workspace tests |
+//! | `test`    | everything CI runs |
+//! | `explore` | the stateright web explorer for a spec |
+
+mod check;
+mod explore;
+mod tests;
+mod tools;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Handoff project automation")]
+struct Cli {
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Model-check every cfg in tla/ with TLC (or the tla fallback) and the
+    /// Rust models, then run the workspace tests; print one summary table.
+    Check(check::CheckArgs),
+    /// Run everything CI runs, installing what it needs.
+    Test,
+    /// Serve the stateright web explorer for a spec on 127.0.0.1.
+    Explore(explore::ExploreArgs),
+}
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> Result<bool> {
+    let root = project_root()?;
+    match Cli::parse().command {
+        Cmd::Check(args) => check::run(&root, &args),
+        Cmd::Test => test(&root),
+        Cmd::Explore(args) => explore::run(&root, &args).map(|()| true),
+    }
+}
+
+/// `cargo xtask test`: the full check (TLA+ stage, Rust stage with parity,
+/// workspace tests).
+fn test(root: &Path) -> Result<bool> {
+    let args = check::CheckArgs { cfg: None, checker: None, tla_only: false, rust_only: false, json: false };
+    check::run(root, &args)
+}
+
+fn project_root() -> Result<PathBuf> {
+    let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    Ok(manifest.parent().context("xtask has no parent directory")?.to_path_buf())
+}

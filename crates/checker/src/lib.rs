@@ -9,5 +9,6 @@
 pub mod cfg;
 pub mod handoff;
 pub mod remora;
+pub mod registry;
 pub mod run;
 pub mod spec;

@@ -1,1 +1,234 @@
-fn main() {}
+//! `checker`: runs the stateright models of the TLA+ specs.
+//!
+//! ```text
+//! checker check   <SPEC.tla> --config <CFG> [--threads N] [--mutation NAME] [--json] [--progress]
+//! checker explore <SPEC.tla> --config <CFG> [--port N] [--mutation NAME]
+//! checker models
+//! ```
+//!
+//! Exit codes: 0 pass, 1 a property is violated, 2 bad input, 3 no Rust
+//! model checks that module.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use checker::cfg::TlcConfig;
+use checker::registry::{self, MirrorVisitor};
+use checker::run::{self, RunOptions};
+use checker::spec::Mirror;
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "checker", about = "stateright models of the Handoff and Remora TLA+ specs")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check a spec's Rust model exhaustively on a TLC cfg.
+    Check {
+        /// The TLA+ module file (its MODULE name picks the Rust model).
+        spec: PathBuf,
+        /// The TLC cfg with the constants (default: SPEC with .cfg).
+        #[arg(long)]
+        config: Option<PathBuf>,
+        /// Checker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Check a named protocol mutation instead of the spec.
+        #[arg(long)]
+        mutation: Option<String>,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Print progress to stderr every few seconds.
+        #[arg(long)]
+        progress: bool,
+    },
+    /// Serve the stateright web explorer for a spec's Rust model.
+    Explore {
+        spec: PathBuf,
+        #[arg(long)]
+        config: Option<PathBuf>,
+        #[arg(long, default_value_t = 3000)]
+        port: u16,
+        #[arg(long)]
+        mutation: Option<String>,
+    },
+    /// List the modules that have a Rust model, with their mutations.
+    Models,
+}
+
+/// Failure kinds that map to distinct exit codes.
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    #[error("no Rust model checks module {0} (models exist for: {1})")]
+    NoModel(String, String),
+}
+
+fn main() -> ExitCode {
+    match real_main() {
+        Ok(code) => code,
+        Err(err) => {
+            let code = if matches!(err.downcast_ref::<CliError>(), Some(CliError::NoModel(..))) { 3 } else { 2 };
+            eprintln!("error: {err:#}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn real_main() -> Result<ExitCode> {
+    match Cli::parse().command {
+        Command::Check { spec, config, threads, mutation, json, progress } => {
+            let target = Target::resolve(&spec, config.as_deref())?;
+            let opts = RunOptions {
+                threads: threads.unwrap_or_else(default_threads),
+                progress_every: progress.then_some(Duration::from_secs(5)),
+            };
+            let report = target.dispatch(CheckVisitor { target: &target, mutation: mutation.as_deref(), opts })??;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&report)?);
+            } else {
+                println!(
+                    "{} ({}): {} distinct states, {} states, depth {}, {:.1} s: {}",
+                    report.spec,
+                    report.config,
+                    report.unique_states,
+                    report.states,
+                    report.max_depth,
+                    report.seconds,
+                    report.violated.as_deref().map_or("pass".to_string(), |v| format!("{v} is violated"))
+                );
+                if report.violated.is_some() {
+                    print!("\n{}", run::format_trace(&report));
+                }
+            }
+            Ok(if report.violated.is_some() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+        }
+        Command::Explore { spec, config, port, mutation } => {
+            let target = Target::resolve(&spec, config.as_deref())?;
+            target.dispatch(ExploreVisitor { target: &target, mutation: mutation.as_deref(), port })??;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Models => {
+            for module in registry::MODULES {
+                registry::dispatch(module, ListVisitor);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A spec file, its module name and its parsed cfg.
+struct Target {
+    module: String,
+    spec: PathBuf,
+    config: PathBuf,
+    cfg: TlcConfig,
+}
+
+impl Target {
+    fn resolve(spec: &Path, config: Option<&Path>) -> Result<Target> {
+        let text = std::fs::read_to_string(spec).with_context(|| format!("cannot read spec {}", spec.display()))?;
+        let module = module_name(&text)
+            .with_context(|| format!("{} has no `---- MODULE Name ----` header", spec.display()))?;
+        let config = config.map(Path::to_path_buf).unwrap_or_else(|| spec.with_extension("cfg"));
+        let cfg = TlcConfig::load(&config)?;
+        if let Some(named) = &cfg.module {
+            if *named != module {
+                bail!("{} says it is for module {named}, but {} is module {module}", config.display(), spec.display());
+            }
+        }
+        Ok(Target { module, spec: spec.to_path_buf(), config, cfg })
+    }
+
+    fn dispatch<V: MirrorVisitor>(&self, visitor: V) -> Result<V::Output> {
+        registry::dispatch(&self.module, visitor)
+            .ok_or_else(|| CliError::NoModel(self.module.clone(), registry::MODULES.join(", ")).into())
+    }
+
+    fn build<M: Mirror>(&self, mutation: Option<&str>) -> Result<M> {
+        M::from_cfg(&self.cfg, mutation).with_context(|| format!("{} with {}", self.module, self.config.display()))
+    }
+}
+
+/// The name in `---- MODULE Name ----`.
+fn module_name(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let rest = line.trim().trim_start_matches('-').trim_start();
+        let rest = rest.strip_prefix("MODULE")?;
+        let name = rest.trim().trim_end_matches('-').trim();
+        (!name.is_empty()).then(|| name.to_string())
+    })
+}
+
+struct CheckVisitor<'a> {
+    target: &'a Target,
+    mutation: Option<&'a str>,
+    opts: RunOptions,
+}
+
+impl MirrorVisitor for CheckVisitor<'_> {
+    type Output = Result<run::Report>;
+    fn visit<M: Mirror>(self) -> Self::Output {
+        let model: M = self.target.build(self.mutation)?;
+        Ok(run::check(
+            model,
+            &self.target.spec.display().to_string(),
+            &self.target.config.display().to_string(),
+            self.mutation,
+            &self.opts,
+        ))
+    }
+}
+
+struct ExploreVisitor<'a> {
+    target: &'a Target,
+    mutation: Option<&'a str>,
+    port: u16,
+}
+
+impl MirrorVisitor for ExploreVisitor<'_> {
+    type Output = Result<()>;
+    fn visit<M: Mirror>(self) -> Self::Output {
+        let model: M = self.target.build(self.mutation)?;
+        let addr = format!("127.0.0.1:{}", self.port);
+        // stateright's server panics on a busy port: find out first.
+        drop(std::net::TcpListener::bind(&addr).with_context(|| format!("cannot listen on {addr}; pick another --port"))?);
+        println!("explorer for {} ({}) on http://{addr}/", self.target.module, self.target.config.display());
+        model.checker().serve(addr);
+        Ok(())
+    }
+}
+
+struct ListVisitor;
+
+impl MirrorVisitor for ListVisitor {
+    type Output = ();
+    fn visit<M: Mirror>(self) {
+        println!("{}: mutations {}", M::MODULE, M::MUTATIONS.join(", "));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::module_name;
+
+    #[test]
+    fn reads_the_module_header() {
+        assert_eq!(module_name("---- MODULE Handoff ----\n").as_deref(), Some("Handoff"));
+        assert_eq!(
+            module_name("\n---------------------- MODULE RemoraClaimActivation ----------------------").as_deref(),
+            Some("RemoraClaimActivation")
+        );
+        assert_eq!(module_name("EXTENDS Naturals"), None);
+    }
+}

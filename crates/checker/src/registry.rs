@@ -1,0 +1,27 @@
+//! Which Rust model checks which TLA+ module.
+//!
+//! Models have different state types, so the dispatch is a visitor: the
+//! caller says what to do with "some `M: Mirror`", and [`dispatch`] picks
+//! `M` from the module name.
+
+use crate::spec::Mirror;
+
+/// Something to do with the mirror of a module.
+pub trait MirrorVisitor {
+    /// What the visit returns.
+    type Output;
+    /// Runs with the mirror type `M`.
+    fn visit<M: Mirror>(self) -> Self::Output;
+}
+
+/// Every module that has a Rust model, by TLA+ module name.
+pub const MODULES: &[&str] = &[];
+
+/// Calls `visitor` with the mirror of `module`; `None` when no Rust model
+/// checks that module.
+pub fn dispatch<V: MirrorVisitor>(module: &str, visitor: V) -> Option<V::Output> {
+    let _ = visitor;
+    match module {
+        _ => None,
+    }
+}

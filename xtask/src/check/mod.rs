@@ -1,0 +1,130 @@
+//! `cargo xtask check`: the TLA+ stage (TLC, or the `tla` fallback), the
+//! Rust stage (the stateright models, with state-count parity against the
+//! TLA+ checker), and the snapshot stage (the workspace tests), then one
+//! summary table.
+
+mod outcome;
+mod rust_stage;
+mod stream;
+mod summary;
+mod target;
+mod tla_rs;
+mod tlc;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use outcome::{CheckerUsed, Outcome};
+use summary::{Row, Summary};
+pub use rust_stage::build as build_checker;
+pub use target::{Target, cfgs_in, resolve};
+
+/// Which TLA+ checker to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum CheckerChoice {
+    Tlc,
+    Tla,
+}
+
+/// Options of `cargo xtask check`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct CheckArgs {
+    /// Check one cfg (it may live outside tla/); default: every cfg in tla/.
+    #[arg(long)]
+    pub cfg: Option<PathBuf>,
+    /// Force a TLA+ checker (default: TLC when Java and the jar can be had, else tla).
+    #[arg(long, value_enum)]
+    pub checker: Option<CheckerChoice>,
+    /// Only the TLA+ stage.
+    #[arg(long, conflicts_with = "rust_only")]
+    pub tla_only: bool,
+    /// Only the Rust stage.
+    #[arg(long)]
+    pub rust_only: bool,
+    /// Print the summary as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs the check; `Ok(false)` when anything failed.
+pub fn run(root: &Path, args: &CheckArgs) -> Result<bool> {
+    let tla_dir = root.join("tla");
+    let cfgs = match &args.cfg {
+        Some(c) => vec![c.clone()],
+        None => cfgs_in(&tla_dir)?,
+    };
+    if cfgs.is_empty() {
+        bail!("no .cfg files in {}", tla_dir.display());
+    }
+    let targets = cfgs.iter().map(|c| resolve(c, &tla_dir)).collect::<Result<Vec<_>>>()?;
+    let mut summary = Summary::default();
+    let mut rows: Vec<Row> = targets.iter().map(Row::new).collect();
+
+    if !args.rust_only {
+        let (checker, runner) = choose_checker(root, args.checker)?;
+        eprintln!("TLA+ stage: {} {} ({})", checker.name, checker.version, checker.why);
+        for (target, row) in targets.iter().zip(&mut rows) {
+            eprintln!("  checking {} with {} ...", target.cfg_name(), checker.name);
+            let outcome = runner.run(target, &target.cfg_name())?;
+            summary::print_tla_line(target, &outcome);
+            row.tla = Some(outcome);
+        }
+        summary.tla_checker = Some(checker);
+    }
+
+    if !args.tla_only {
+        eprintln!("Rust stage: stateright models (release build)");
+        let bin = rust_stage::build(root)?;
+        for (target, row) in targets.iter().zip(&mut rows) {
+            row.rust = Some(rust_stage::run(&bin, target)?);
+            summary::print_rust_line(target, row.rust.as_ref());
+        }
+    }
+
+    if !args.tla_only && !args.rust_only && args.cfg.is_none() {
+        eprintln!("Snapshot stage: cargo test (unit and insta snapshot tests)");
+        summary.tests = Some(crate::tests::workspace(root)?);
+    }
+
+    summary.rows = rows;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summary)?);
+    } else {
+        summary.print_table();
+    }
+    Ok(summary.ok())
+}
+
+/// A chosen TLA+ checker, ready to run.
+enum Runner {
+    Tlc(tlc::Tlc),
+    Tla(PathBuf),
+}
+
+impl Runner {
+    fn run(&self, target: &Target, label: &str) -> Result<Outcome> {
+        match self {
+            Runner::Tlc(t) => tlc::run(t, target, label),
+            Runner::Tla(bin) => tla_rs::run(bin, target, label),
+        }
+    }
+}
+
+fn choose_checker(root: &Path, choice: Option<CheckerChoice>) -> Result<(CheckerUsed, Runner)> {
+    let tla = |why: String| -> Result<(CheckerUsed, Runner)> {
+        let bin = tla_rs::locate(root)?;
+        Ok((CheckerUsed { name: "tla", version: format!("tla-checker {}", tla_rs::VERSION), why }, Runner::Tla(bin)))
+    };
+    match choice {
+        Some(CheckerChoice::Tlc) => {
+            let t = tlc::locate().context("--checker tlc, but TLC cannot run")?;
+            Ok((CheckerUsed { name: "tlc", version: t.version.clone(), why: "requested with --checker tlc".into() }, Runner::Tlc(t)))
+        }
+        Some(CheckerChoice::Tla) => tla("requested with --checker tla".into()),
+        None => match tlc::locate() {
+            Ok(t) => Ok((CheckerUsed { name: "tlc", version: t.version.clone(), why: "Java and tla2tools.jar found".into() }, Runner::Tlc(t))),
+            Err(e) => tla(format!("TLC unavailable: {e:#}")),
+        },
+    }
+}

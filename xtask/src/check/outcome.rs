@@ -1,0 +1,63 @@
+//! The result of one TLA+ checker run, whichever checker ran.
+
+use serde::Serialize;
+
+/// Which TLA+ checker ran, and why that one.
+#[derive(Clone, Debug, Serialize)]
+pub struct CheckerUsed {
+    /// `"tlc"` or `"tla"`.
+    pub name: &'static str,
+    /// Version string.
+    pub version: String,
+    /// Why this checker (e.g. "TLC unavailable: no java on PATH").
+    pub why: String,
+}
+
+/// One step of a counterexample.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TraceStep {
+    pub action: Option<String>,
+    pub state: Vec<(String, String)>,
+}
+
+/// What a TLA+ checker reported for one cfg.
+#[derive(Clone, Debug, Serialize)]
+pub struct Outcome {
+    pub distinct_states: Option<u64>,
+    pub depth: Option<u64>,
+    pub seconds: f64,
+    /// `"pass"`, `"violation"` or `"error"`.
+    pub verdict: &'static str,
+    pub violated: Option<String>,
+    pub trace: Vec<TraceStep>,
+    /// The checker's own error message, when `verdict` is `"error"`.
+    pub error: Option<String>,
+}
+
+impl Outcome {
+    pub fn error(message: String, seconds: f64) -> Outcome {
+        Outcome {
+            distinct_states: None,
+            depth: None,
+            seconds,
+            verdict: "error",
+            violated: None,
+            trace: Vec::new(),
+            error: Some(message),
+        }
+    }
+}
+
+/// Prints a counterexample the way TLC does.
+pub fn format_trace(trace: &[TraceStep]) -> String {
+    let mut s = String::new();
+    for (i, step) in trace.iter().enumerate() {
+        let action = step.action.as_deref().unwrap_or("Initial predicate");
+        s.push_str(&format!("State {}: <{action}>\n", i + 1));
+        for (name, value) in &step.state {
+            s.push_str(&format!("/\\ {name} = {value}\n"));
+        }
+        s.push('\n');
+    }
+    s
+}

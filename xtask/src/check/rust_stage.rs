@@ -1,0 +1,60 @@
+//! The Rust stage: runs the `checker` binary (stateright models) on a cfg
+//! and reads its JSON report.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use serde::Serialize;
+
+use super::stream;
+use super::target::Target;
+
+/// What the Rust checker said about one cfg.
+#[derive(Clone, Debug, Serialize)]
+pub struct RustOutcome {
+    /// `"pass"`, `"violation"`, `"no model"` or `"error"`.
+    pub verdict: String,
+    pub unique_states: Option<u64>,
+    pub max_depth: Option<u64>,
+    pub seconds: Option<f64>,
+    pub violated: Option<String>,
+    pub message: Option<String>,
+}
+
+/// Builds the checker in release mode and returns its path.
+pub fn build(root: &Path) -> Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(root)
+        .args(["build", "--release", "--quiet", "-p", "checker", "--bin", "checker"])
+        .status()
+        .context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("building the checker failed");
+    }
+    Ok(root.join("target/release/checker"))
+}
+
+/// Runs the model of `target`'s module on its cfg.
+pub fn run(bin: &Path, target: &Target) -> Result<RustOutcome> {
+    let mut cmd = Command::new(bin);
+    cmd.arg("check").arg(&target.spec).arg("--config").arg(&target.cfg_path).args(["--json", "--progress"]);
+    let out = stream::run(cmd, &target.cfg_name(), |line| line.contains("distinct states,").then(|| line.trim().to_string()))?;
+    let last_error = || out.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
+    Ok(match out.code {
+        Some(0) | Some(1) => {
+            let v: serde_json::Value = serde_json::from_str(&out.stdout).context("the checker printed no JSON report")?;
+            RustOutcome {
+                verdict: v["verdict"].as_str().unwrap_or("error").to_string(),
+                unique_states: v["unique_states"].as_u64(),
+                max_depth: v["max_depth"].as_u64(),
+                seconds: v["seconds"].as_f64(),
+                violated: v["violated"].as_str().map(str::to_string),
+                message: None,
+            }
+        }
+        Some(3) => RustOutcome { verdict: "no model".into(), unique_states: None, max_depth: None, seconds: None, violated: None, message: Some(last_error()) },
+        _ => RustOutcome { verdict: "error".into(), unique_states: None, max_depth: None, seconds: None, violated: None, message: Some(last_error()) },
+    })
+}

@@ -1,0 +1,121 @@
+//! The fallback TLA+ checker: the `tla` binary of the crate `tla-checker`,
+//! pinned, installed once into `.tools/`. It reads TLC `.cfg` files and
+//! reports the same distinct-state counts as TLC on these specs; it is
+//! single-threaded and slower.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use anyhow::Result;
+use serde_json::Value;
+
+use super::outcome::{Outcome, TraceStep};
+use super::stream;
+use super::target::Target;
+use crate::tools;
+
+pub const VERSION: &str = "0.24.11";
+
+/// Installs (once) and returns the `tla` binary.
+pub fn locate(root: &Path) -> Result<PathBuf> {
+    tools::cargo_tool(root, "tla-checker", VERSION, "tla", "the fallback TLA+ checker, used when TLC cannot be had")
+}
+
+/// Runs `tla` on one target, streaming its progress.
+pub fn run(tla: &Path, target: &Target, label: &str) -> Result<Outcome> {
+    let mut cmd = Command::new(tla);
+    cmd.arg(target.spec.canonicalize()?)
+        .arg("--config")
+        .arg(target.cfg_path.canonicalize()?)
+        .args(["--json", "--max-states", "4000000000", "--max-depth", "1000000"]);
+    if let Some(dir) = target.spec.parent() {
+        cmd.current_dir(dir);
+    }
+    let started = Instant::now();
+    // Progress lines look like `  12000 states explored | 598/s | depth: 7 | queue: 5397`.
+    let out = stream::run(cmd, label, |line| line.contains("states explored |").then(|| line.trim().to_string()))?;
+    let seconds = started.elapsed().as_secs_f64();
+    let json = out.stdout.lines().rev().find(|l| l.trim_start().starts_with('{'));
+    Ok(match json.and_then(|l| serde_json::from_str::<Value>(l).ok()) {
+        Some(v) => parse(&v, seconds),
+        None => {
+            let msg = out
+                .stderr
+                .lines()
+                .chain(out.stdout.lines())
+                .find(|l| l.contains("error") || l.contains("Error"))
+                .unwrap_or("tla stopped without a result")
+                .trim()
+                .to_string();
+            Outcome::error(msg, seconds)
+        }
+    })
+}
+
+/// Reads `tla --json` output.
+pub fn parse(v: &Value, seconds: f64) -> Outcome {
+    let stats = &v["stats"];
+    let trace = v["trace"]
+        .as_array()
+        .map(|steps| {
+            steps
+                .iter()
+                .map(|s| TraceStep {
+                    action: s["action"].as_str().map(str::to_string),
+                    state: s["state"]
+                        .as_object()
+                        .map(|o| o.iter().map(|(k, v)| (k.clone(), v.to_string())).collect())
+                        .unwrap_or_default(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut o = Outcome {
+        distinct_states: stats["states_explored"].as_u64(),
+        depth: stats["max_depth"].as_u64(),
+        seconds,
+        verdict: "pass",
+        violated: None,
+        trace,
+        error: None,
+    };
+    match v["status"].as_str().unwrap_or("") {
+        "ok" => {}
+        "invariant_violation" => {
+            o.verdict = "violation";
+            o.violated = v["invariant_name"].as_str().map(str::to_string);
+        }
+        "property_violation" => {
+            o.verdict = "violation";
+            o.violated = v["property"].as_str().map(str::to_string);
+        }
+        "deadlock" => {
+            o.verdict = "violation";
+            o.violated = Some("deadlock".into());
+        }
+        other => return Outcome::error(format!("tla reported {other}: {v}"), seconds),
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_pass_and_violations() {
+        let ok: Value = serde_json::from_str(r#"{"status": "ok", "stats": {"states_explored": 9, "transitions": 12, "max_depth": 5, "elapsed_secs": 0.0}}"#).unwrap();
+        let o = parse(&ok, 0.1);
+        assert_eq!((o.verdict, o.distinct_states, o.depth), ("pass", Some(9), Some(5)));
+
+        let bad: Value = serde_json::from_str(r#"{"status": "property_violation", "property": "Mono", "kind": "action", "trace": [{"index": 0, "action": null, "state": {"x": 2}}, {"index": 1, "action": "Next", "state": {"x": 1}}], "stats": {"states_explored": 1, "transitions": 1, "max_depth": 1, "elapsed_secs": 0.0}}"#).unwrap();
+        let o = parse(&bad, 0.1);
+        assert_eq!((o.verdict, o.violated.as_deref()), ("violation", Some("Mono")));
+        assert_eq!(o.trace[1].action.as_deref(), Some("Next"));
+        assert_eq!(o.trace[1].state, vec![("x".to_string(), "1".to_string())]);
+
+        let missing: Value = serde_json::from_str(r#"{"status": "missing_constants", "constants": ["Max"]}"#).unwrap();
+        assert_eq!(parse(&missing, 0.0).verdict, "error");
+    }
+}

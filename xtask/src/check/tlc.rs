@@ -1,0 +1,253 @@
+//! TLC, the reference TLA+ checker: finding Java and `tla2tools.jar`,
+//! running it, and reading its output.
+//!
+//! The jar is looked up in `$TLA2TOOLS_JAR`, then in the user cache
+//! (`$XDG_CACHE_HOME/handoff` or `~/.cache/handoff`), then downloaded from
+//! the pinned official release and verified by SHA-256.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+
+use super::outcome::{Outcome, TraceStep};
+use super::stream;
+use super::target::Target;
+
+/// The pinned TLA+ tools release (TLC 2.19).
+pub const RELEASE: &str = "v1.8.0";
+const JAR_URL: &str = "https://github.com/tlaplus/tlaplus/releases/download/v1.8.0/tla2tools.jar";
+/// SHA-256 of the v1.8.0 `tla2tools.jar` as pinned by other public projects.
+const JAR_SHA256: &str = "cc4803dce2a8ffaf0f5920a9dc39df4b5ee34ab4cb53fb58ac557277a7e516b3";
+
+/// A runnable TLC.
+#[derive(Clone, Debug)]
+pub struct Tlc {
+    pub java: String,
+    pub jar: PathBuf,
+    pub version: String,
+}
+
+/// Finds Java 11+ and the jar, downloading the jar into the cache when
+/// neither the environment nor the cache has it. The error says what is
+/// missing and what to do.
+pub fn locate() -> Result<Tlc> {
+    let java = java_major().context("TLC needs Java 11 or newer on PATH (install a JDK, e.g. `apt-get install default-jre-headless`)")?;
+    if java < 11 {
+        bail!("TLC needs Java 11 or newer; `java -version` reports {java}");
+    }
+    let jar = match std::env::var_os("TLA2TOOLS_JAR") {
+        Some(p) => {
+            let p = PathBuf::from(p);
+            if !p.is_file() {
+                bail!("TLA2TOOLS_JAR={} does not exist; point it at tla2tools.jar or unset it", p.display());
+            }
+            p
+        }
+        None => {
+            let cached = cache_dir()?.join(format!("tla2tools-{RELEASE}.jar"));
+            if !cached.is_file() {
+                download(&cached).with_context(|| {
+                    format!("tla2tools.jar is not in $TLA2TOOLS_JAR nor in {} and could not be downloaded", cached.display())
+                })?;
+            }
+            cached
+        }
+    };
+    Ok(Tlc { java: "java".into(), version: format!("tla2tools {RELEASE} (Java {java})"), jar })
+}
+
+fn java_major() -> Result<u32> {
+    let out = Command::new("java").arg("-version").output().context("no `java` on PATH")?;
+    let text = String::from_utf8_lossy(&out.stderr);
+    // `openjdk version "17.0.15" 2025-04-15` or `java version "1.8.0_392"`
+    let quoted = text.split('"').nth(1).context("cannot read `java -version`")?;
+    let mut parts = quoted.split('.');
+    let first: u32 = parts.next().and_then(|p| p.parse().ok()).context("cannot read `java -version`")?;
+    Ok(if first == 1 { parts.next().and_then(|p| p.parse().ok()).unwrap_or(1) } else { first })
+}
+
+fn cache_dir() -> Result<PathBuf> {
+    let base = match std::env::var_os("XDG_CACHE_HOME") {
+        Some(p) => PathBuf::from(p),
+        None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?).join(".cache"),
+    };
+    Ok(base.join("handoff"))
+}
+
+fn download(dest: &Path) -> Result<()> {
+    eprintln!("  downloading tla2tools.jar {RELEASE} from {JAR_URL}");
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(120)))
+        .timeout_connect(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    let mut body = Vec::new();
+    agent
+        .get(JAR_URL)
+        .call()
+        .map_err(|e| anyhow::anyhow!("download failed: {e}"))?
+        .into_body()
+        .into_reader()
+        .read_to_end(&mut body)
+        .context("download interrupted")?;
+    let digest = format!("{:x}", Sha256::digest(&body));
+    if digest != JAR_SHA256 {
+        bail!("tla2tools.jar from {JAR_URL} has SHA-256 {digest}, expected {JAR_SHA256}; not using it");
+    }
+    std::fs::create_dir_all(dest.parent().context("cache path has no parent")?)?;
+    let tmp = dest.with_extension("part");
+    std::fs::write(&tmp, &body)?;
+    std::fs::rename(&tmp, dest)?;
+    Ok(())
+}
+
+/// Runs TLC on one target, streaming its progress lines.
+pub fn run(tlc: &Tlc, target: &Target, label: &str) -> Result<Outcome> {
+    let meta = std::env::temp_dir().join(format!("handoff-tlc-{}-{}", std::process::id(), label.replace('/', "_")));
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).to_string();
+    let mut cmd = Command::new(&tlc.java);
+    cmd.arg("-XX:+UseParallelGC")
+        .arg("-cp")
+        .arg(&tlc.jar)
+        .arg("tlc2.TLC")
+        .args(["-workers", &workers, "-noGenerateSpecTE", "-metadir"])
+        .arg(&meta)
+        .arg("-config")
+        .arg(target.cfg_path.canonicalize()?)
+        .arg(target.spec.canonicalize()?);
+    if let Some(dir) = target.spec.parent() {
+        cmd.current_dir(dir);
+    }
+    let started = Instant::now();
+    let output = stream::run(cmd, label, |line| line.starts_with("Progress(").then(|| line.to_string()))?;
+    let _ = std::fs::remove_dir_all(&meta);
+    Ok(parse(&output.stdout, started.elapsed().as_secs_f64()))
+}
+
+/// Reads TLC's plain-text output.
+pub fn parse(out: &str, seconds: f64) -> Outcome {
+    let number = |s: &str| s.trim().replace(',', "").parse::<u64>().ok();
+    let mut distinct = None;
+    let mut depth = None;
+    let mut violated = None;
+    let mut error = None;
+    for line in out.lines() {
+        let line = line.trim();
+        if let Some((_, rest)) = line.split_once(" states generated, ") {
+            if let Some((n, _)) = rest.split_once(" distinct states found") {
+                distinct = number(n);
+            }
+        } else if let Some(rest) = line.strip_prefix("The depth of the complete state graph search is ") {
+            depth = number(rest.trim_end_matches('.'));
+        } else if let Some(rest) = line.strip_prefix("Error: Invariant ") {
+            violated = rest.split_whitespace().next().map(str::to_string);
+        } else if let Some(rest) = line.strip_prefix("Error: Action property ") {
+            violated = rest.split_whitespace().next().map(str::to_string);
+        } else if line.starts_with("Error: Temporal properties were violated") {
+            violated = Some("temporal property".into());
+        } else if line.starts_with("Error: Deadlock reached") {
+            violated = Some("deadlock".into());
+        } else if error.is_none()
+            && (line.starts_with("Error:") || line.contains("***Parse Error***") || line.starts_with("Semantic error"))
+            && !line.starts_with("Error: The behavior up to this point is")
+            && !line.starts_with("Error: The following behavior")
+        {
+            error = Some(line.to_string());
+        }
+    }
+    let completed = out.contains("Model checking completed. No error has been found.");
+    let trace = parse_trace(out);
+    match (violated, completed) {
+        (Some(v), _) => Outcome { distinct_states: distinct, depth, seconds, verdict: "violation", violated: Some(v), trace, error: None },
+        (None, true) => Outcome { distinct_states: distinct, depth, seconds, verdict: "pass", violated: None, trace, error: None },
+        (None, false) => Outcome::error(error.unwrap_or_else(|| "TLC stopped without a verdict".into()), seconds),
+    }
+}
+
+/// `State N: <Action ...>` headers followed by `/\ var = value` lines
+/// (values may continue on indented lines).
+fn parse_trace(out: &str) -> Vec<TraceStep> {
+    let mut steps: Vec<TraceStep> = Vec::new();
+    for line in out.lines() {
+        if let Some(rest) = line.strip_prefix("State ") {
+            if let Some((_, header)) = rest.split_once(": <") {
+                let name = header.trim_end_matches('>');
+                let action = if name == "Initial predicate" { None } else { Some(name.split(" line ").next().unwrap_or(name).to_string()) };
+                steps.push(TraceStep { action, state: Vec::new() });
+                continue;
+            }
+        }
+        let Some(step) = steps.last_mut() else { continue };
+        if let Some(rest) = line.strip_prefix("/\\ ") {
+            if let Some((name, value)) = rest.split_once(" = ") {
+                step.state.push((name.to_string(), value.to_string()));
+            }
+        } else if line.starts_with("   ") {
+            if let Some((_, value)) = step.state.last_mut() {
+                value.push(' ');
+                value.push_str(line.trim());
+            }
+        }
+    }
+    steps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Shaped like TLC 2.19's output (abridged).
+    const PASS: &str = "TLC2 Version 2.19 of 08 August 2024 (rev: 5a47802)
+Running breadth-first search Model-Checking with fp 1 and seed 1 with 2 workers on 2 cores
+Computing initial states...
+Finished computing initial states: 1 distinct state generated at 2026-12-02 10:00:00.
+Progress(12) at 2026-12-02 10:00:03: 301,822 states generated, 95,028 distinct states found, 0 states left on queue.
+Model checking completed. No error has been found.
+301822 states generated, 95028 distinct states found, 0 states left on queue.
+The depth of the complete state graph search is 27.
+Finished in 23s at (2026-12-02 10:00:23)
+";
+
+    const VIOLATION: &str = "TLC2 Version 2.19 of 08 August 2024 (rev: 5a47802)
+Error: Invariant EpochVerUnique is violated.
+Error: The behavior up to this point is:
+State 1: <Initial predicate>
+/\\ x = 0
+/\\ s = {}
+
+State 2: <Inc line 6, col 8 to line 6, col 30 of module Counter>
+/\\ x = 1
+/\\ s = { [a |-> 1,
+     b |-> 2] }
+
+12 states generated, 9 distinct states found, 3 states left on queue.
+The depth of the complete state graph search is 3.
+";
+
+    #[test]
+    fn reads_a_pass() {
+        let o = parse(PASS, 23.0);
+        assert_eq!((o.verdict, o.distinct_states, o.depth), ("pass", Some(95028), Some(27)));
+    }
+
+    #[test]
+    fn reads_a_violation_and_its_trace() {
+        let o = parse(VIOLATION, 1.0);
+        assert_eq!(o.verdict, "violation");
+        assert_eq!(o.violated.as_deref(), Some("EpochVerUnique"));
+        assert_eq!(o.trace.len(), 2);
+        assert_eq!(o.trace[1].action.as_deref(), Some("Inc"));
+        assert_eq!(o.trace[1].state[1], ("s".into(), "{ [a |-> 1, b |-> 2] }".into()));
+    }
+
+    #[test]
+    fn reads_an_error() {
+        let o = parse("Error: Could not find declaration or definition of symbol Foo\n", 0.1);
+        assert_eq!(o.verdict, "error");
+        assert!(o.error.unwrap().contains("Foo"));
+    }
+}
