@@ -32,7 +32,12 @@ pub fn run(root: &Path, args: &ExploreArgs) -> Result<()> {
     let target = resolve(&cfg, &tla)?;
     let bin = crate::check::build_checker(root)?;
     let mut cmd = Command::new(bin);
-    cmd.arg("explore").arg(&target.spec).arg("--config").arg(&target.cfg_path).arg("--port").arg(args.port.to_string());
+    cmd.arg("explore");
+    match &target.spec {
+        Some(spec) => cmd.arg(spec),
+        None => cmd.arg(&target.module),
+    };
+    cmd.arg("--config").arg(&target.cfg_path).arg("--port").arg(args.port.to_string());
     if let Some(m) = &args.mutation {
         cmd.arg("--mutation").arg(m);
     }

@@ -31,7 +31,8 @@ struct Cli {
 enum Command {
     /// Check a spec's Rust model exhaustively on a TLC cfg.
     Check {
-        /// The TLA+ module file (its MODULE name picks the Rust model).
+        /// A TLA+ module file (its MODULE name picks the Rust model), or
+        /// the name of a model of the implementation (e.g. HandoffImpl).
         spec: PathBuf,
         /// The TLC cfg with the constants (default: SPEC with .cfg).
         #[arg(long)]
@@ -137,10 +138,18 @@ struct Target {
 
 impl Target {
     fn resolve(spec: &Path, config: Option<&Path>) -> Result<Target> {
-        let text = std::fs::read_to_string(spec).with_context(|| format!("cannot read spec {}", spec.display()))?;
-        let module = module_name(&text)
-            .with_context(|| format!("{} has no `---- MODULE Name ----` header", spec.display()))?;
-        let config = config.map(Path::to_path_buf).unwrap_or_else(|| spec.with_extension("cfg"));
+        let is_model_name = spec.extension().is_none() && registry::MODULES.iter().any(|m| Path::new(m) == spec);
+        let module = if is_model_name {
+            spec.display().to_string()
+        } else {
+            let text = std::fs::read_to_string(spec).with_context(|| format!("cannot read spec {}", spec.display()))?;
+            module_name(&text).with_context(|| format!("{} has no `---- MODULE Name ----` header", spec.display()))?
+        };
+        let config = match config {
+            Some(c) => c.to_path_buf(),
+            None if is_model_name => bail!("give the cfg of model {module} with --config"),
+            None => spec.with_extension("cfg"),
+        };
         let cfg = TlcConfig::load(&config)?;
         if let Some(named) = &cfg.module {
             if *named != module {

@@ -17,8 +17,12 @@ use anyhow::{Context, Result, bail};
 
 use outcome::{CheckerUsed, Outcome};
 use summary::{Row, Summary};
+
+/// Cfgs of the models of the implementation (Rust only: no TLA+ module of
+/// their own; each refines a spec inside the model).
+const MODELS_DIR: &str = "crates/checker/models";
 pub use rust_stage::build as build_checker;
-pub use target::{Target, cfgs_in, resolve};
+pub use target::{cfgs_in, resolve};
 
 /// Which TLA+ checker to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -52,7 +56,14 @@ pub fn run(root: &Path, args: &CheckArgs) -> Result<bool> {
     let tla_dir = root.join("tla");
     let cfgs = match &args.cfg {
         Some(c) => vec![c.clone()],
-        None => cfgs_in(&tla_dir)?,
+        None => {
+            let mut all = cfgs_in(&tla_dir)?;
+            let models = root.join(MODELS_DIR);
+            if models.is_dir() {
+                all.extend(cfgs_in(&models)?);
+            }
+            all
+        }
     };
     if cfgs.is_empty() {
         bail!("no .cfg files in {}", tla_dir.display());
@@ -65,8 +76,9 @@ pub fn run(root: &Path, args: &CheckArgs) -> Result<bool> {
         let (checker, runner) = choose_checker(root, args.checker)?;
         eprintln!("TLA+ stage: {} {} ({})", checker.name, checker.version, checker.why);
         for (target, row) in targets.iter().zip(&mut rows) {
+            let Some(spec) = &target.spec else { continue };
             eprintln!("  checking {} with {} ...", target.cfg_name(), checker.name);
-            let outcome = runner.run(target, &target.cfg_name())?;
+            let outcome = runner.run(spec, &target.cfg_path, &target.cfg_name())?;
             summary::print_tla_line(target, &outcome);
             row.tla = Some(outcome);
         }
@@ -103,10 +115,10 @@ enum Runner {
 }
 
 impl Runner {
-    fn run(&self, target: &Target, label: &str) -> Result<Outcome> {
+    fn run(&self, spec: &Path, cfg: &Path, label: &str) -> Result<Outcome> {
         match self {
-            Runner::Tlc(t) => tlc::run(t, target, label),
-            Runner::Tla(bin) => tla_rs::run(bin, target, label),
+            Runner::Tlc(t) => tlc::run(t, spec, cfg, label),
+            Runner::Tla(bin) => tla_rs::run(bin, spec, cfg, label),
         }
     }
 }

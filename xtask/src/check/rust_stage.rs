@@ -39,7 +39,12 @@ pub fn build(root: &Path) -> Result<PathBuf> {
 /// Runs the model of `target`'s module on its cfg.
 pub fn run(bin: &Path, target: &Target) -> Result<RustOutcome> {
     let mut cmd = Command::new(bin);
-    cmd.arg("check").arg(&target.spec).arg("--config").arg(&target.cfg_path).args(["--json", "--progress"]);
+    cmd.arg("check");
+    match &target.spec {
+        Some(spec) => cmd.arg(spec),
+        None => cmd.arg(&target.module),
+    };
+    cmd.arg("--config").arg(&target.cfg_path).args(["--json", "--progress"]);
     let out = stream::run(cmd, &target.cfg_name(), |line| line.contains("distinct states,").then(|| line.trim().to_string()))?;
     let last_error = || out.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
     Ok(match out.code {

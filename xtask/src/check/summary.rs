@@ -55,7 +55,10 @@ impl Summary {
         let header = ["spec", "cfg", "checker", "distinct states", "depth", "verdict", "seconds", "rust states", "parity"];
         let mut lines: Vec<[String; 9]> = Vec::new();
         for r in &self.rows {
-            let checker = self.tla_checker.as_ref().map_or("-", |c| c.name);
+            let checker = match (&r.tla, &self.tla_checker) {
+                (Some(_), Some(c)) => c.name,
+                _ => "-",
+            };
             let (distinct, depth, verdict, secs) = match &r.tla {
                 Some(o) => (opt(o.distinct_states), opt(o.depth), tla_verdict(o), format!("{:.1}", o.seconds)),
                 None => ("-".into(), "-".into(), "-".into(), "-".into()),

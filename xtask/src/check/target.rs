@@ -14,8 +14,10 @@ use checker::cfg::TlcConfig;
 pub struct Target {
     /// Module name, e.g. `Handoff`.
     pub module: String,
-    /// Path of `<module>.tla`.
-    pub spec: PathBuf,
+    /// Path of `<module>.tla`; `None` for a model of the implementation,
+    /// which has no TLA+ module of its own (it is checked against one by
+    /// refinement inside the Rust model).
+    pub spec: Option<PathBuf>,
     /// Path of the cfg.
     pub cfg_path: PathBuf,
 }
@@ -48,14 +50,17 @@ pub fn resolve(cfg_path: &Path, tla_dir: &Path) -> Result<Target> {
     let stem = cfg_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let module = cfg.module.clone().unwrap_or(stem);
     let dirs: Vec<PathBuf> = [cfg_path.parent().map(Path::to_path_buf).unwrap_or_default(), tla_dir.to_path_buf()].into();
-    let spec = find_module(&module, &dirs).with_context(|| {
+    let Some(spec) = find_module(&module, &dirs) else {
+        if checker::registry::MODULES.contains(&module.as_str()) {
+            return Ok(Target { module, spec: None, cfg_path: cfg_path.to_path_buf() });
+        }
         let how = if cfg.module.is_some() {
             "named by its first-line comment"
         } else {
             "named after the cfg (add a first line `\\* MODULE Name` to pair it with another module)"
         };
-        format!("cfg {} is for module {module} ({how}), but {module}.tla is not in {}", cfg_path.display(), dirs_list(&dirs))
-    })?;
+        bail!("cfg {} is for module {module} ({how}), but {module}.tla is not in {} and no Rust model has that name", cfg_path.display(), dirs_list(&dirs));
+    };
     let declared = Declarations::of_module(&module, &dirs)?;
     for (name, _) in &cfg.constants {
         if !declared.constants.contains(name) {
@@ -76,7 +81,7 @@ pub fn resolve(cfg_path: &Path, tla_dir: &Path) -> Result<Target> {
             bail!("cfg {} checks {name}, which module {module} does not define", cfg_path.display());
         }
     }
-    Ok(Target { module, spec, cfg_path: cfg_path.to_path_buf() })
+    Ok(Target { module, spec: Some(spec), cfg_path: cfg_path.to_path_buf() })
 }
 
 fn dirs_list(dirs: &[PathBuf]) -> String {

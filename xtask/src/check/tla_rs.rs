@@ -12,7 +12,6 @@ use serde_json::Value;
 
 use super::outcome::{Outcome, TraceStep};
 use super::stream;
-use super::target::Target;
 use crate::tools;
 
 pub const VERSION: &str = "0.24.11";
@@ -23,13 +22,13 @@ pub fn locate(root: &Path) -> Result<PathBuf> {
 }
 
 /// Runs `tla` on one target, streaming its progress.
-pub fn run(tla: &Path, target: &Target, label: &str) -> Result<Outcome> {
+pub fn run(tla: &Path, spec: &Path, cfg: &Path, label: &str) -> Result<Outcome> {
     let mut cmd = Command::new(tla);
-    cmd.arg(target.spec.canonicalize()?)
+    cmd.arg(spec.canonicalize()?)
         .arg("--config")
-        .arg(target.cfg_path.canonicalize()?)
+        .arg(cfg.canonicalize()?)
         .args(["--json", "--max-states", "4000000000", "--max-depth", "1000000"]);
-    if let Some(dir) = target.spec.parent() {
+    if let Some(dir) = spec.parent() {
         cmd.current_dir(dir);
     }
     let started = Instant::now();

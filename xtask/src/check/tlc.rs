@@ -15,7 +15,6 @@ use sha2::{Digest, Sha256};
 
 use super::outcome::{Outcome, TraceStep};
 use super::stream;
-use super::target::Target;
 
 /// The pinned TLA+ tools release (TLC 2.19).
 pub const RELEASE: &str = "v1.8.0";
@@ -106,7 +105,7 @@ fn download(dest: &Path) -> Result<()> {
 }
 
 /// Runs TLC on one target, streaming its progress lines.
-pub fn run(tlc: &Tlc, target: &Target, label: &str) -> Result<Outcome> {
+pub fn run(tlc: &Tlc, spec: &Path, cfg: &Path, label: &str) -> Result<Outcome> {
     let meta = std::env::temp_dir().join(format!("handoff-tlc-{}-{}", std::process::id(), label.replace('/', "_")));
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).to_string();
     let mut cmd = Command::new(&tlc.java);
@@ -117,9 +116,9 @@ pub fn run(tlc: &Tlc, target: &Target, label: &str) -> Result<Outcome> {
         .args(["-workers", &workers, "-noGenerateSpecTE", "-metadir"])
         .arg(&meta)
         .arg("-config")
-        .arg(target.cfg_path.canonicalize()?)
-        .arg(target.spec.canonicalize()?);
-    if let Some(dir) = target.spec.parent() {
+        .arg(cfg.canonicalize()?)
+        .arg(spec.canonicalize()?);
+    if let Some(dir) = spec.parent() {
         cmd.current_dir(dir);
     }
     let started = Instant::now();
