@@ -6,11 +6,15 @@
 //! | `check`   | TLA+ checker + Rust models (with state-count parity) + workspace tests |
 //! | `test`    | everything CI runs |
 //! | `explore` | the stateright web explorer for a spec |
+//! | `build`   | build the Worker to wasm |
+//! | `dev`     | run the Worker locally on workerd (wrangler dev) |
+//! | `deploy`  | `wrangler deploy` (or `--dry-run`: bundle only) |
 
 mod check;
 mod explore;
 mod tests;
 mod tools;
+mod worker;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -34,6 +38,21 @@ enum Cmd {
     Test,
     /// Serve the stateright web explorer for a spec on 127.0.0.1.
     Explore(explore::ExploreArgs),
+    /// Build the Worker to wasm (crates/do-worker/build/).
+    Build,
+    /// Serve the Worker locally on workerd (wrangler dev), test hooks on.
+    Dev {
+        #[arg(long, default_value_t = 8787)]
+        port: u16,
+    },
+    /// Deploy with wrangler; --dry-run only writes the bundle.
+    Deploy {
+        #[arg(long)]
+        dry_run: bool,
+        /// Where the dry run writes the bundle (default: target/worker-bundle).
+        #[arg(long)]
+        outdir: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -53,14 +72,20 @@ fn run() -> Result<bool> {
         Cmd::Check(args) => check::run(&root, &args),
         Cmd::Test => test(&root),
         Cmd::Explore(args) => explore::run(&root, &args).map(|()| true),
+        Cmd::Build => worker::build(&root).map(|()| true),
+        Cmd::Dev { port } => worker::dev(&root, port).map(|()| true),
+        Cmd::Deploy { dry_run, outdir } => worker::deploy(&root, dry_run, outdir).map(|()| true),
     }
 }
 
 /// `cargo xtask test`: the full check (TLA+ stage, Rust stage with parity,
-/// workspace tests).
+/// workspace tests), then the Worker on workerd.
 fn test(root: &Path) -> Result<bool> {
     let args = check::CheckArgs { cfg: None, checker: None, tla_only: false, rust_only: false, json: false };
-    check::run(root, &args)
+    let checked = check::run(root, &args)?;
+    eprintln!("Worker stage: build, run on workerd, smoke test");
+    worker::smoke(root)?;
+    Ok(checked)
 }
 
 fn project_root() -> Result<PathBuf> {

@@ -1,0 +1,211 @@
+//! Finds or installs the pinned toolchain the worker needs.
+//!
+//! Versions are never written here: worker-build and wasm-bindgen-cli are
+//! read from Cargo.lock (the `worker` and `wasm-bindgen` libraries the worker
+//! crate pins with `=`), wrangler from package-lock.json. Cargo tools go to
+//! `<root>/.tools/<name>-<version>/`, so a version bump installs alongside
+//! instead of reusing a mismatched binary.
+
+use std::env;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail, ensure};
+
+/// Where the worker crate (and its wrangler.toml) lives, relative to the root.
+pub(super) const WORKER_DIR: &str = "crates/do-worker";
+const WASM_TARGET: &str = "wasm32-unknown-unknown";
+
+/// Resolved paths of everything `build`/`dev`/`deploy`/`smoke` run.
+#[derive(Debug, Clone)]
+pub struct Tools {
+    /// `crates/do-worker`, where wrangler runs (it reads wrangler.toml and
+    /// .dev.vars from its working directory).
+    pub worker_dir: PathBuf,
+    /// `.tools/worker-build-<v>/bin/worker-build`.
+    pub worker_build: PathBuf,
+    /// `.tools/wasm-bindgen-cli-<v>/bin/wasm-bindgen`, passed as WASM_BINDGEN_BIN.
+    pub wasm_bindgen: PathBuf,
+    /// `node_modules/.bin/wrangler`.
+    pub wrangler: PathBuf,
+}
+
+/// Installs whatever is missing, printing one line per step, and returns
+/// the resolved paths.
+pub fn ensure_tools(root: &Path) -> Result<Tools> {
+    ensure_wasm_target(root)?;
+    let lock = fs::read_to_string(root.join("Cargo.lock")).context("reading Cargo.lock")?;
+    // worker-build is released in lockstep with the `worker` library and
+    // rejects library versions it does not know.
+    let worker_build = cargo_tool(root, "worker-build", &locked_version(&lock, "worker")?, "worker-build", "builds the worker to wasm")?;
+    // The wasm-bindgen CLI refuses any library version but its own.
+    let wasm_bindgen = cargo_tool(
+        root,
+        "wasm-bindgen-cli",
+        &locked_version(&lock, "wasm-bindgen")?,
+        "wasm-bindgen",
+        "worker-build's wasm-bindgen step; must equal the wasm-bindgen library in Cargo.lock",
+    )?;
+    let wrangler = ensure_wrangler(root)?;
+    Ok(Tools { worker_dir: root.join(WORKER_DIR), worker_build, wasm_bindgen, wrangler })
+}
+
+impl Tools {
+    /// A command for `program` that runs in the worker directory with the
+    /// pinned tools first on PATH (wrangler's `[build] command` calls
+    /// `worker-build` by name) and WASM_BINDGEN_BIN set (worker-build would
+    /// otherwise try a GitHub download).
+    pub fn command(&self, program: &Path) -> Result<Command> {
+        let bin_dir = self.worker_build.parent().context("worker-build path has no parent")?;
+        let mut paths = vec![bin_dir.to_path_buf()];
+        paths.extend(env::split_paths(&env::var_os("PATH").unwrap_or_default()));
+        let mut cmd = Command::new(program);
+        cmd.current_dir(&self.worker_dir)
+            .env("PATH", env::join_paths(paths).context("PATH contains an invalid entry")?)
+            .env("WASM_BINDGEN_BIN", &self.wasm_bindgen)
+            // No usage metrics from dev machines or CI.
+            .env("WRANGLER_SEND_METRICS", "false")
+            // Local dev otherwise fetches a sample `request.cf` from
+            // workers.cloudflare.com; the worker does not use it and the
+            // fetch fails offline with a noisy stack trace.
+            .env("CLOUDFLARE_CF_FETCH_ENABLED", "false");
+        Ok(cmd)
+    }
+}
+
+/// The version of `name` in Cargo.lock; exactly one must be locked, since the
+/// tool has to match it.
+pub(super) fn locked_version(lock: &str, name: &str) -> Result<String> {
+    let versions: Vec<&str> = lock
+        .split("[[package]]")
+        .filter(|block| field(block, "name") == Some(name))
+        .filter_map(|block| field(block, "version"))
+        .collect();
+    match versions[..] {
+        [v] => Ok(v.to_string()),
+        [] => bail!("Cargo.lock has no `{name}` package; is {WORKER_DIR} a workspace member? (`cargo fetch` refreshes the lockfile)"),
+        _ => bail!("Cargo.lock has several `{name}` versions ({}); the worker needs exactly one", versions.join(", ")),
+    }
+}
+
+/// `key = "value"` inside one Cargo.lock package block.
+fn field<'a>(block: &'a str, key: &str) -> Option<&'a str> {
+    block.lines().find_map(|line| {
+        let rest = line.trim().strip_prefix(key)?.trim_start().strip_prefix('=')?;
+        rest.trim().strip_prefix('"')?.strip_suffix('"')
+    })
+}
+
+fn ensure_wasm_target(root: &Path) -> Result<()> {
+    // Ask rustc where the target's std would be: works with or without rustup.
+    let out = Command::new("rustc")
+        .args(["--print", "target-libdir", "--target", WASM_TARGET])
+        .current_dir(root)
+        .output()
+        .context("running rustc (is Rust installed?)")?;
+    let libdir = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    if out.status.success() && libdir.is_dir() {
+        println!("worker: rust target {WASM_TARGET}: installed");
+        return Ok(());
+    }
+    println!("worker: adding rust target {WASM_TARGET} (missing; Workers run wasm32)");
+    let status = Command::new("rustup").args(["target", "add", WASM_TARGET]).current_dir(root).status();
+    match status {
+        Ok(s) if s.success() => Ok(()),
+        Ok(s) => bail!("`rustup target add {WASM_TARGET}` failed ({s})"),
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            bail!("the {WASM_TARGET} standard library is missing and rustup is not on PATH; install that target for your toolchain")
+        }
+        Err(e) => Err(e).context("running rustup"),
+    }
+}
+
+/// `<root>/.tools/<krate>-<version>/bin/<bin>`, installed by the shared
+/// [`crate::tools::cargo_tool`] when absent (it prints its own line then).
+fn cargo_tool(root: &Path, krate: &str, version: &str, bin: &str, why: &str) -> Result<PathBuf> {
+    let exe = crate::tools::dir(root).join(format!("{krate}-{version}")).join("bin").join(bin);
+    if exe.is_file() {
+        println!("worker: {krate} {version}: {}", exe.strip_prefix(root).unwrap_or(&exe).display());
+    }
+    crate::tools::cargo_tool(root, krate, version, bin, why)
+}
+
+/// `node_modules/.bin/wrangler` at the version package-lock.json pins,
+/// running `npm ci` when it is missing or different.
+fn ensure_wrangler(root: &Path) -> Result<PathBuf> {
+    require_program("node")?;
+    let wanted = package_version(&root.join("package-lock.json"), &["packages", "node_modules/wrangler", "version"])?;
+    let have = package_version(&root.join("node_modules/wrangler/package.json"), &["version"]).ok();
+    let wrangler = root.join("node_modules/.bin/wrangler");
+    if have.as_deref() == Some(wanted.as_str()) && wrangler.is_file() {
+        println!("worker: wrangler {wanted}: node_modules (package-lock.json)");
+        return Ok(wrangler);
+    }
+    let why = have.map_or("not installed".to_string(), |v| format!("{v} installed"));
+    println!("worker: npm ci (package-lock.json pins wrangler {wanted}, {why}; ~1 min)");
+    require_program("npm")?;
+    let status = Command::new("npm").args(["ci", "--no-fund", "--no-audit"]).current_dir(root).status().context("running npm ci")?;
+    ensure!(status.success(), "`npm ci` failed ({status})");
+    ensure!(wrangler.is_file(), "npm ci finished but {} is missing", wrangler.display());
+    Ok(wrangler)
+}
+
+/// A string at `path` inside a JSON file.
+fn package_version(file: &Path, path: &[&str]) -> Result<String> {
+    let text = fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+    let json: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
+    let value = path.iter().try_fold(&json, |v, key| v.get(key));
+    value.and_then(|v| v.as_str()).map(str::to_string).with_context(|| format!("{} has no {}", file.display(), path.join(".")))
+}
+
+/// Fails clearly when Node.js tooling is absent (wrangler is a Node program).
+fn require_program(program: &str) -> Result<()> {
+    match Command::new(program).arg("--version").output() {
+        Ok(out) if out.status.success() => Ok(()),
+        Ok(out) => bail!("`{program} --version` failed ({})", out.status),
+        Err(e) if e.kind() == ErrorKind::NotFound => bail!(
+            "`{program}` is not on PATH: wrangler, which runs the worker locally and deploys it, needs Node.js >= 20.3 \
+             with npm (e.g. `apt-get install nodejs npm`, or https://nodejs.org)"
+        ),
+        Err(e) => Err(e).with_context(|| format!("running {program}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOCK: &str = r#"
+[[package]]
+name = "wasm-bindgen"
+version = "0.2.130"
+source = "registry+https://github.com/rust-lang/crates.io-index"
+
+[[package]]
+name = "wasm-bindgen-futures"
+version = "0.4.80"
+
+[[package]]
+name = "worker"
+version = "0.8.7"
+dependencies = [
+ "wasm-bindgen",
+]
+"#;
+
+    #[test]
+    fn reads_exact_package() -> Result<()> {
+        assert_eq!(locked_version(LOCK, "wasm-bindgen")?, "0.2.130");
+        assert_eq!(locked_version(LOCK, "worker")?, "0.8.7");
+        Ok(())
+    }
+
+    #[test]
+    fn missing_or_duplicate_is_an_error() {
+        assert!(locked_version(LOCK, "wasm-opt").is_err());
+        let twice = format!("{LOCK}\n[[package]]\nname = \"worker\"\nversion = \"0.7.0\"\n");
+        assert!(locked_version(&twice, "worker").is_err());
+    }
+}
