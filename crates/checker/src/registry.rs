@@ -15,13 +15,13 @@ pub trait MirrorVisitor {
 }
 
 /// Every module that has a Rust model, by TLA+ module name.
-pub const MODULES: &[&str] = &[];
+pub const MODULES: &[&str] = &["RemoraClaimActivation"];
 
 /// Calls `visitor` with the mirror of `module`; `None` when no Rust model
 /// checks that module.
 pub fn dispatch<V: MirrorVisitor>(module: &str, visitor: V) -> Option<V::Output> {
-    let _ = visitor;
     match module {
+        "RemoraClaimActivation" => Some(visitor.visit::<crate::remora::RemoraClaimActivation>()),
         _ => None,
     }
 }

@@ -1,11 +1,13 @@
 //! Runs a mirror exhaustively (BFS) and reports the result in the one
 //! shape that the CLI prints and `cargo xtask check` reads.
 
+use std::collections::HashSet;
+use std::hash::{BuildHasher, Hash, RandomState};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use stateright::{Checker, HasDiscoveries, Model};
+use stateright::{Checker, Expectation, HasDiscoveries, Model};
 
 use crate::spec::{Mirror, TlaState};
 
@@ -53,8 +55,7 @@ pub struct Report {
 }
 
 /// Checks `model` exhaustively with BFS, stopping at the first violated
-/// property, and returns the report with the shortest counterexample
-/// found (BFS with one thread finds a shortest one).
+/// property, and returns the report with a shortest counterexample.
 pub fn check<M: Mirror>(model: M, spec: &str, config: &str, mutation: Option<&str>, opts: &RunOptions) -> Report {
     let started = Instant::now();
     let checker = model
@@ -87,11 +88,20 @@ pub fn check<M: Mirror>(model: M, spec: &str, config: &str, mutation: Option<&st
     let seconds = started.elapsed().as_secs_f64();
 
     // Only safety properties (`always`) are registered; any discovery is a
-    // violation. Report the one with the shortest trace, ties by name.
-    let mut discoveries: Vec<_> = checker.discoveries().into_iter().collect();
-    discoveries.sort_by_key(|(name, path)| (path.clone().into_vec().len(), *name));
-    let (violated, trace) = match discoveries.into_iter().next() {
-        Some((name, path)) => (Some(name.to_string()), trace_of::<M>(path.into_vec())),
+    // violation. stateright keeps, per property, the last violating path it
+    // met before stopping, which can be longer than needed (it stops only
+    // between blocks of states): search again for a shortest one.
+    let found = checker
+        .discoveries()
+        .into_values()
+        .map(|path| path.into_vec().len())
+        .min();
+    let (violated, trace) = match found {
+        Some(bound) => {
+            let (name, path) = shortest_violation(checker.model(), bound)
+                .expect("a breadth-first search as deep as stateright's counterexample finds one");
+            (Some(name.to_string()), trace_of::<M>(path))
+        }
         None => (None, Vec::new()),
     };
     Report {
@@ -107,6 +117,70 @@ pub fn check<M: Mirror>(model: M, spec: &str, config: &str, mutation: Option<&st
         violated,
         trace,
     }
+}
+
+/// A path as stateright gives it: each state with the action taken from it.
+type Steps<M> = Vec<(<M as Model>::State, Option<<M as Model>::Action>)>;
+
+/// A state met by the search, with its parent's index and the action from it.
+type Node<M> = (<M as Model>::State, Option<(usize, <M as Model>::Action)>);
+
+/// A shortest path to a state violating a property of `model`, among the
+/// paths of at most `bound` states. Ties go to the first property by name,
+/// then to the first state in breadth-first order.
+fn shortest_violation<M: Model<State: Hash>>(model: &M, bound: usize) -> Option<(&'static str, Steps<M>)>
+where
+    M::State: Clone,
+    M::Action: Clone,
+{
+    let properties = model.properties();
+    let violated = |s: &M::State| {
+        properties
+            .iter()
+            .filter(|p| p.expectation == Expectation::Always && !(p.condition)(model, s))
+            .map(|p| p.name)
+            .min()
+    };
+    let mut nodes: Vec<Node<M>> = Vec::new();
+    let mut seen = HashSet::new();
+    let hasher = RandomState::new();
+    let mut level = Vec::new();
+    for s in model.init_states() {
+        if seen.insert(hasher.hash_one(&s)) {
+            level.push(nodes.len());
+            nodes.push((s, None));
+        }
+    }
+    for _ in 0..bound {
+        let found = level
+            .iter()
+            .filter_map(|&i| violated(&nodes[i].0).map(|name| (name, i)))
+            .min_by_key(|&(name, _)| name);
+        if let Some((name, mut i)) = found {
+            let mut path = vec![(nodes[i].0.clone(), None)];
+            while let Some((parent, action)) = &nodes[i].1 {
+                path.push((nodes[*parent].0.clone(), Some(action.clone())));
+                i = *parent;
+            }
+            path.reverse();
+            return Some((name, path));
+        }
+        let mut next = Vec::new();
+        let mut actions = Vec::new();
+        for i in level {
+            model.actions(&nodes[i].0, &mut actions);
+            for action in actions.drain(..) {
+                if let Some(s) = model.next_state(&nodes[i].0, action.clone())
+                    && seen.insert(hasher.hash_one(&s))
+                {
+                    next.push(nodes.len());
+                    nodes.push((s, Some((i, action))));
+                }
+            }
+        }
+        level = next;
+    }
+    None
 }
 
 fn trace_of<M: Model<State: TlaState>>(steps: Vec<(M::State, Option<M::Action>)>) -> Vec<Step>

@@ -1,0 +1,104 @@
+//! Builds the model from a `.cfg`: the constants, the spec's `ASSUME`s,
+//! and the invariants and properties to check.
+
+use stateright::Property;
+
+use super::RemoraClaimActivation;
+use super::mutation::{self, Mutation};
+use super::properties::{ACTION_PROPERTIES, INVARIANTS, deadlock_free};
+use super::values::{LockOwner, ModelValue, Request};
+use crate::cfg::{CfgError, TlcConfig};
+use crate::spec::{Mirror, check_mutation};
+
+const CONSTANTS: &[&str] = &[
+    "Claims",
+    "Fences",
+    "Workers",
+    "Operations",
+    "NoWorker",
+    "NoOwner",
+    "NoRequest",
+    "NoResponse",
+    "Accepted",
+    "Rejected",
+];
+
+pub(super) fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<RemoraClaimActivation, CfgError> {
+    let module = RemoraClaimActivation::MODULE;
+    check_mutation(module, mutation::NAMES, mutation)?;
+    cfg.expect_constants(module, CONSTANTS)?;
+    let invariant_names: Vec<&str> = INVARIANTS.iter().map(|(name, _)| *name).collect();
+    let property_names: Vec<&str> = ACTION_PROPERTIES.iter().map(|(name, ..)| *name).collect();
+    cfg.expect_definitions(module, &invariant_names, &property_names)?;
+    check_specification(cfg)?;
+
+    let set = |name| Ok::<_, CfgError>(cfg.model_value_set(name)?.iter().map(|v| ModelValue::new(v)).collect());
+    let value = |name| cfg.model_value(name).map(|v| ModelValue::new(&v));
+    // ASSUME Claims # {} /\ Fences # {} /\ Workers # {} /\ Operations # {}:
+    // `model_value_set` refuses an empty set.
+    let claims: Vec<ModelValue> = set("Claims")?;
+    let fences = set("Fences")?;
+    let workers = set("Workers")?;
+    let operations = set("Operations")?;
+    let no_worker = value("NoWorker")?;
+    // ASSUME NoWorker \notin Workers
+    if workers.contains(&no_worker) {
+        return Err(CfgError::WrongType {
+            name: "NoWorker".into(),
+            expected: "a model value outside Workers (ASSUME NoWorker \\notin Workers)",
+            found: no_worker.to_string(),
+        });
+    }
+    // ASSUME NoRequest \notin RequestKeys holds for every model value: a
+    // model value is never a triple.
+    let no_request = Request::NoRequest(value("NoRequest")?);
+
+    let checked_invariants = cfg.invariants.iter().filter_map(|name| {
+        let (name, holds) = INVARIANTS.iter().find(|(known, _)| known == name)?;
+        Some(Property::always(name, *holds))
+    });
+    let listed_actions: Vec<_> = ACTION_PROPERTIES
+        .iter()
+        .filter(|(name, ..)| cfg.properties.iter().any(|p| p == name))
+        .collect();
+    let checked_markers = listed_actions
+        .iter()
+        .map(|(name, _, unviolated)| Property::always(name, *unviolated));
+    let mut properties: Vec<_> = checked_invariants.chain(checked_markers).collect();
+    if cfg.check_deadlock {
+        properties.push(Property::always("Deadlock", deadlock_free));
+    }
+    if properties.is_empty() {
+        // stateright explores only the initial states of a model with no
+        // properties; TLC with nothing to check still explores them all.
+        properties.push(Property::always("TRUE", |_, _| true));
+    }
+
+    Ok(RemoraClaimActivation {
+        properties,
+        action_properties: listed_actions.iter().map(|(name, step, _)| (*name, *step)).collect(),
+        claims,
+        fences,
+        workers,
+        operations,
+        no_worker,
+        no_owner: LockOwner::NoOwner(value("NoOwner")?),
+        no_request,
+        no_response: value("NoResponse")?,
+        accepted: value("Accepted")?,
+        rejected: value("Rejected")?,
+        mutation: mutation.map(|m| Mutation::from_name(m).expect("every name in mutation::NAMES parses")),
+    })
+}
+
+/// The mirror explores `Spec`; a cfg that names another formula would get a
+/// verdict TLC does not give.
+fn check_specification(cfg: &TlcConfig) -> Result<(), CfgError> {
+    match (&cfg.specification, &cfg.init, &cfg.next) {
+        (Some(spec), None, None) if spec == "Spec" => Ok(()),
+        (None, Some(init), Some(next)) if init == "Init" && next == "Next" => Ok(()),
+        _ => Err(CfgError::Unsupported(
+            "RemoraClaimActivation is mirrored as SPECIFICATION Spec (or INIT Init and NEXT Next)".into(),
+        )),
+    }
+}
