@@ -81,7 +81,7 @@ fn run() -> Result<bool> {
 /// `cargo xtask test`: the full check (TLA+ stage, Rust stage with parity,
 /// workspace tests), then the Worker on workerd.
 fn test(root: &Path) -> Result<bool> {
-    let args = check::CheckArgs { cfg: None, checker: None, tla_only: false, rust_only: false, json: false };
+    let args = check::CheckArgs { cfg: None, all: false, checker: None, tla_only: false, rust_only: false, json: false };
     let checked = check::run(root, &args)?;
     eprintln!("Worker stage: build, run on workerd, smoke test");
     worker::smoke(root)?;

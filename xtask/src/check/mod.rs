@@ -21,6 +21,10 @@ use summary::{Row, Summary};
 /// Cfgs of the models of the implementation (Rust only: no TLA+ module of
 /// their own; each refines a spec inside the model).
 const MODELS_DIR: &str = "crates/checker/models";
+
+/// Larger bounds, under `tla/`: checked with `--all` or `--cfg` only,
+/// because the TLA+ checker needs minutes to hours on them.
+const LARGE_DIR: &str = "large";
 pub use rust_stage::build as build_checker;
 pub use target::{cfgs_in, resolve};
 
@@ -37,6 +41,9 @@ pub struct CheckArgs {
     /// Check one cfg (it may live outside tla/); default: every cfg in tla/.
     #[arg(long)]
     pub cfg: Option<PathBuf>,
+    /// Also check the large bounds in tla/large/ (long: minutes to hours).
+    #[arg(long, conflicts_with = "cfg")]
+    pub all: bool,
     /// Force a TLA+ checker (default: TLC when Java and the jar can be had, else tla).
     #[arg(long, value_enum)]
     pub checker: Option<CheckerChoice>,
@@ -58,6 +65,9 @@ pub fn run(root: &Path, args: &CheckArgs) -> Result<bool> {
         Some(c) => vec![c.clone()],
         None => {
             let mut all = cfgs_in(&tla_dir)?;
+            if args.all {
+                all.extend(cfgs_in(&tla_dir.join(LARGE_DIR))?);
+            }
             let models = root.join(MODELS_DIR);
             if models.is_dir() {
                 all.extend(cfgs_in(&models)?);
