@@ -15,12 +15,14 @@ pub trait MirrorVisitor {
 }
 
 /// Every module that has a Rust model, by TLA+ module name.
-pub const MODULES: &[&str] = &["RemoraClaimActivation"];
+pub const MODULES: &[&str] = &["Handoff", "HandoffV2", "RemoraClaimActivation"];
 
 /// Calls `visitor` with the mirror of `module`; `None` when no Rust model
 /// checks that module.
 pub fn dispatch<V: MirrorVisitor>(module: &str, visitor: V) -> Option<V::Output> {
     match module {
+        "Handoff" => Some(visitor.visit::<crate::handoff::Handoff>()),
+        "HandoffV2" => Some(visitor.visit::<crate::handoff::HandoffV2>()),
         "RemoraClaimActivation" => Some(visitor.visit::<crate::remora::RemoraClaimActivation>()),
         _ => None,
     }
