@@ -261,6 +261,11 @@ impl<V: Version> Model for HandoffModel<V> {
         Some(t)
     }
 
+    /// The web explorer lists actions as TLA+ action instances.
+    fn format_action(&self, action: &Self::Action) -> String {
+        action.to_string()
+    }
+
     fn properties(&self) -> Vec<Property<Self>> {
         let mut checks: Vec<Property<Self>> = self
             .invariants

@@ -87,6 +87,11 @@ impl Model for RemoraClaimActivation {
         Some(n)
     }
 
+    /// The web explorer lists actions as TLA+ action instances.
+    fn format_action(&self, action: &Self::Action) -> String {
+        action.to_string()
+    }
+
     fn properties(&self) -> Vec<Property<Self>> {
         self.properties.clone()
     }
