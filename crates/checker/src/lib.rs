@@ -7,6 +7,7 @@
 //! - [`run`]: runs a mirror exhaustively and reports in one shape.
 
 pub mod cfg;
+pub mod claim;
 pub mod handoff;
 pub mod remora;
 pub mod registry;

@@ -15,7 +15,7 @@ pub trait MirrorVisitor {
 }
 
 /// Every module that has a Rust model, by TLA+ module name.
-pub const MODULES: &[&str] = &["Handoff", "HandoffV2", "RemoraClaimActivation"];
+pub const MODULES: &[&str] = &["Handoff", "HandoffV2", "RemoraClaimActivation", "ClaimImpl"];
 
 /// Calls `visitor` with the mirror of `module`; `None` when no Rust model
 /// checks that module.
@@ -24,6 +24,7 @@ pub fn dispatch<V: MirrorVisitor>(module: &str, visitor: V) -> Option<V::Output>
         "Handoff" => Some(visitor.visit::<crate::handoff::Handoff>()),
         "HandoffV2" => Some(visitor.visit::<crate::handoff::HandoffV2>()),
         "RemoraClaimActivation" => Some(visitor.visit::<crate::remora::RemoraClaimActivation>()),
+        "ClaimImpl" => Some(visitor.visit::<crate::claim::ClaimImpl>()),
         _ => None,
     }
 }

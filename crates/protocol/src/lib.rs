@@ -2,3 +2,5 @@
 //! Durable Object worker: no I/O, no clock, no randomness inside; time and
 //! ids are passed in, outputs are returned.
 #![forbid(unsafe_code)]
+
+pub mod claim;

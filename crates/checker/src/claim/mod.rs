@@ -1,0 +1,507 @@
+//! A model of the real Remora claim-activation code ([`protocol::claim`]),
+//! checked against `tla/RemoraClaimHeartbeat.tla` (RemoraClaimActivation
+//! with lease renewal) through a refinement mapping.
+//!
+//! Every step runs protocol code: a client sends a new activate request or
+//! heartbeat, one procedure in flight (an activator per operation id, the
+//! reaper, a heartbeat per claim) sends its next request and the store
+//! serves it with `durable::apply`/`lease::apply`, or time passes one
+//! deadline (the environment: lock loss, reservation and lease expiry; see
+//! `time.rs`). Each step maps (`mapping.rs`) to a spec state, and is checked
+//! (`refinement.rs`) to be an action of the spec or a stutter, with every
+//! invariant and action property of the cfg. Mutations (`mutation.rs`) are
+//! injected by the host (`host.rs`).
+//!
+//! Modelling choices: a request and its reply are one step (a store serves
+//! each request atomically, and a reply is neither lost nor duplicated); a
+//! client has one activate request in flight per operation id, may send any
+//! request once it is answered, and meanwhile may reuse the id for another
+//! request (answered 409 at the binding); procedures do not crash (the spec
+//! has no crashed activator). The constants come from a cfg whose first line
+//! is `\* MODULE ClaimImpl` (crates/checker/models/ClaimImpl.cfg). docs/DESIGN.md section 3 has
+//! the argument and the numbers.
+
+mod action;
+mod heartbeat_spec;
+mod host;
+mod mapping;
+mod mutation;
+mod names;
+mod refinement;
+mod state;
+mod time;
+
+use protocol::claim::{
+    ActivationStage, Activator, ActivatorConfig, ActivatorStep, Answer, ClaimRow, DurableLock,
+    Heartbeat, HeartbeatOutcome, HeartbeatStep, MemoryDurable, MemoryLeases, Reaper, Reply,
+    Request,
+};
+use stateright::{Model, Property};
+
+pub use action::{Action, Deadline};
+pub use mutation::Mutation;
+pub use state::{Client, ImplState};
+
+use crate::cfg::{CfgError, TlcConfig};
+use crate::remora::{ModelValue, RemoraClaimActivation};
+use crate::spec::{Mirror, check_mutation};
+use host::Origin;
+use names::Names;
+use refinement::Refinement;
+use time::{NOW, TTL};
+
+/// The implementation model with the constants of one cfg.
+pub struct ClaimImpl {
+    names: Names,
+    refinement: Refinement,
+    /// The properties checked, in the order of `properties()`.
+    checked: Vec<&'static str>,
+    /// Whether the cfg asks for `HeartbeatSpec` (the refinement itself).
+    check_refinement: bool,
+    mutation: Option<Mutation>,
+}
+
+/// Not a property of the spec: a procedure handed a reply it cannot take is
+/// a bug of the model or of the protocol, never silently skipped.
+const PROCEDURES_TAKE_EVERY_REPLY: &str = "ProceduresTakeEveryReply";
+
+impl Mirror for ClaimImpl {
+    const MODULE: &'static str = "ClaimImpl";
+    const MUTATIONS: &'static [&'static str] = mutation::NAMES;
+
+    fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
+        check_mutation(Self::MODULE, mutation::NAMES, mutation)?;
+        cfg.expect_constants(Self::MODULE, names::CONSTANTS)?;
+        if cfg.specification.is_some() || cfg.init.is_some() || cfg.next.is_some() {
+            return Err(CfgError::Unsupported(
+                "ClaimImpl is the implementation, not a spec: its cfg names no SPECIFICATION, INIT or NEXT".into(),
+            ));
+        }
+        if cfg.check_deadlock {
+            return Err(CfgError::Unsupported(
+                "the model does not look for deadlocks: the cfg must say CHECK_DEADLOCK FALSE"
+                    .into(),
+            ));
+        }
+        let ours = |p: &String| {
+            p == heartbeat_spec::HEARTBEAT_SPEC
+                || heartbeat_spec::ACTION_PROPERTIES
+                    .iter()
+                    .any(|(n, _)| n == p)
+        };
+        // The base spec's invariants and properties are the mirror's: it
+        // checks that the cfg names only ones it has.
+        let mirror_cfg = TlcConfig {
+            module: None,
+            specification: Some("Spec".into()),
+            init: None,
+            next: None,
+            constants: cfg.constants.clone(),
+            invariants: cfg.invariants.clone(),
+            properties: cfg
+                .properties
+                .iter()
+                .filter(|p| !ours(p))
+                .cloned()
+                .collect(),
+            check_deadlock: false,
+        };
+        let refinement = Refinement::new(RemoraClaimActivation::from_cfg(&mirror_cfg, None)?);
+        let mut checked = refinement.property_names();
+        checked.extend(
+            heartbeat_spec::ACTION_PROPERTIES
+                .iter()
+                .map(|(name, _)| *name)
+                .filter(|name| cfg.properties.iter().any(|p| p == name)),
+        );
+        let check_refinement = cfg
+            .properties
+            .iter()
+            .any(|p| p == heartbeat_spec::HEARTBEAT_SPEC);
+        if check_refinement {
+            checked.push(heartbeat_spec::HEARTBEAT_SPEC);
+        }
+        checked.push(PROCEDURES_TAKE_EVERY_REPLY);
+        if checked.len() > SLOTS.len() {
+            return Err(CfgError::Unsupported(format!(
+                "ClaimImpl checks at most {} properties",
+                SLOTS.len()
+            )));
+        }
+        Ok(ClaimImpl {
+            names: Names::from_cfg(cfg)?,
+            refinement,
+            checked,
+            check_refinement,
+            mutation: mutation.and_then(Mutation::from_name),
+        })
+    }
+}
+
+const ACTIVATOR: ActivatorConfig = ActivatorConfig {
+    lease_ttl: TTL,
+    lock_ttl: TTL,
+};
+
+impl ClaimImpl {
+    /// Each (fence, worker) assignment to the claims, in the cfg's order.
+    fn attempts(&self) -> Vec<Vec<(ModelValue, ModelValue)>> {
+        let n = &self.names;
+        n.claims.iter().fold(vec![Vec::new()], |partial, _| {
+            partial
+                .iter()
+                .flat_map(|prefix| {
+                    n.fences.iter().flat_map(move |&f| {
+                        n.workers.iter().map(move |&w| {
+                            let mut next = prefix.clone();
+                            next.push((f, w));
+                            next
+                        })
+                    })
+                })
+                .collect()
+        })
+    }
+
+    fn operation_index(&self, op: ModelValue) -> Option<usize> {
+        self.names.operations.iter().position(|o| *o == op)
+    }
+
+    fn claim_index(&self, c: ModelValue) -> Option<usize> {
+        self.names.claims.iter().position(|x| *x == c)
+    }
+
+    /// Maps `s`, checks it (and the step from `prev`, if any) and records
+    /// what it violates.
+    fn check(
+        &self,
+        prev: Option<&ImplState>,
+        mut s: ImplState,
+        renewal: Option<(ModelValue, ModelValue)>,
+    ) -> ImplState {
+        time::canonicalize(&mut s);
+        let spec = self.refinement.intern(self.map(&s));
+        let mut violated = std::mem::take(&mut s.step_violations);
+        let action_violations = match prev {
+            None => self.refinement.is_initial(&spec).then(Vec::new),
+            // A renewal is RenewLease: allowed by its guard, and a stutter.
+            Some(p) => match renewal {
+                Some((c, w)) => {
+                    (p.spec == spec && heartbeat_spec::renew_lease(&p.spec, c, w)).then(Vec::new)
+                }
+                None => self.refinement.step(&p.spec, &spec),
+            },
+        };
+        if action_violations.is_none() && self.check_refinement {
+            violated.push(heartbeat_spec::HEARTBEAT_SPEC);
+        }
+        // A stutter leaves the spec state, and so every invariant's verdict,
+        // as it was in the predecessor, which has been checked already.
+        if prev.is_none_or(|p| p.spec != spec) {
+            violated.extend(
+                self.refinement
+                    .failing(&spec, &action_violations.unwrap_or_default()),
+            );
+        }
+        if let Some(p) = prev {
+            violated.extend(
+                heartbeat_spec::ACTION_PROPERTIES
+                    .iter()
+                    .filter(|(name, holds)| {
+                        self.checked.contains(name) && !holds(&self.names, &p.spec, &spec)
+                    })
+                    .map(|(name, _)| *name),
+            );
+        }
+        violated.retain(|name| self.checked.contains(name));
+        violated.sort_unstable();
+        violated.dedup();
+        ImplState {
+            spec,
+            step_violations: violated,
+            ..s
+        }
+    }
+
+    /// Serves the next request of the activator of client `i`.
+    fn step_activator(&self, s: &mut ImplState, i: usize) {
+        let Some(mut run) = s.clients.get_mut(i).and_then(|c| c.run.take()) else {
+            return;
+        };
+        if let Some(request) = run.poll_request(NOW) {
+            let reply = self.serve(s, &request, Origin::Activator(&run.request));
+            if run.handle_reply(reply).is_err() {
+                s.step_violations.push(PROCEDURES_TAKE_EVERY_REPLY);
+            }
+        }
+        // The model looks at the store when the answer is given: an
+        // acceptance is right only while the lease is in force.
+        let lease_in_force = s
+            .leases
+            .leases
+            .get(&run.request.claim)
+            .is_some_and(|lease| time::is_live(lease.expires_at));
+        let Some(client) = s.clients.get_mut(i) else {
+            return;
+        };
+        client.progress = client.progress.max(run.stage);
+        match run.answer() {
+            Some(Answer::Accepted) => client.accepted = Some(lease_in_force),
+            Some(_) => {}
+            None => client.run = Some(run),
+        }
+    }
+
+    fn step_reaper(&self, s: &mut ImplState) {
+        let mut reaper = std::mem::take(&mut s.reaper);
+        if let Some(request) = reaper.poll_request() {
+            let reply = self.serve(s, &Request::Durable(request), Origin::Reaper);
+            let Reply::Durable(reply) = reply else {
+                s.step_violations.push(PROCEDURES_TAKE_EVERY_REPLY);
+                return;
+            };
+            if reaper.handle_reply(reply).is_err() {
+                s.step_violations.push(PROCEDURES_TAKE_EVERY_REPLY);
+            }
+        }
+        // The next alarm starts a new pass.
+        s.reaper = if reaper.is_done() {
+            Reaper::default()
+        } else {
+            reaper
+        };
+    }
+
+    /// Serves the next request of claim `i`'s heartbeat; returns the
+    /// renewal it made, if any.
+    fn step_heartbeat(
+        &self,
+        s: &mut ImplState,
+        i: usize,
+        c: ModelValue,
+    ) -> Option<(ModelValue, ModelValue)> {
+        let mut heartbeat = s.heartbeats.get_mut(i)?.take()?;
+        if let Some(request) = heartbeat.poll_request(NOW) {
+            let reply = self.serve(s, &request, Origin::Heartbeat);
+            if heartbeat.handle_reply(reply).is_err() {
+                s.step_violations.push(PROCEDURES_TAKE_EVERY_REPLY);
+            }
+        }
+        match heartbeat.outcome() {
+            Some(HeartbeatOutcome::Renewed { .. }) => {
+                Some((c, self.names.worker(&heartbeat.request.worker)))
+            }
+            Some(HeartbeatOutcome::Refused { .. }) => None,
+            None => {
+                if let Some(slot) = s.heartbeats.get_mut(i) {
+                    *slot = Some(heartbeat);
+                }
+                None
+            }
+        }
+    }
+
+    /// Where `deadline` is stored, and its instant if it is still ahead.
+    fn instant(&self, s: &ImplState, deadline: Deadline) -> Option<u64> {
+        let n = &self.names;
+        let row = |c| s.durable.claims.get(&n.claim_id(c));
+        let t = match deadline {
+            Deadline::Reservation(c) => row(c)?.reservation.as_ref()?.expires_at,
+            Deadline::ActivatorLock(c) => match row(c)?.lock.as_ref()? {
+                DurableLock::Activator { expires_at, .. } => *expires_at,
+                DurableLock::Recovery => return None,
+            },
+            Deadline::Lease(c) => s.leases.leases.get(&n.claim_id(c))?.expires_at,
+            Deadline::CarriedBy(op) => {
+                match &s.clients.get(self.operation_index(op)?)?.run.as_ref()?.step {
+                    ActivatorStep::CreateLease {
+                        reservation_expires_at,
+                    } => *reservation_expires_at,
+                    ActivatorStep::AcquireLock { lease } | ActivatorStep::Commit { lease } => {
+                        lease.expires_at
+                    }
+                    _ => return None,
+                }
+            }
+        };
+        time::is_live(t).then_some(t)
+    }
+
+    /// The deadlines that can pass, each instant once.
+    fn deadlines(&self, s: &ImplState) -> Vec<Deadline> {
+        let n = &self.names;
+        let stored = n.claims.iter().flat_map(|&c| {
+            [
+                Deadline::Reservation(c),
+                Deadline::ActivatorLock(c),
+                Deadline::Lease(c),
+            ]
+        });
+        let carried = n.operations.iter().map(|&op| Deadline::CarriedBy(op));
+        let mut seen = Vec::new();
+        stored
+            .chain(carried)
+            .filter(|&d| match self.instant(s, d) {
+                Some(t) if !seen.contains(&t) => {
+                    seen.push(t);
+                    true
+                }
+                _ => false,
+            })
+            .collect()
+    }
+}
+
+impl Model for ClaimImpl {
+    type State = ImplState;
+    type Action = Action;
+
+    fn init_states(&self) -> Vec<ImplState> {
+        let n = &self.names;
+        self.attempts()
+            .into_iter()
+            .map(|attempts| {
+                let mut durable = MemoryDurable::default();
+                // Each claim was authorized at its own time: its reservation
+                // is a deadline of its own.
+                for (i, (&c, &(f, w))) in n.claims.iter().zip(&attempts).enumerate() {
+                    let reservation_expires_at = NOW + TTL + i as u64;
+                    let row = ClaimRow::authorize(
+                        n.claim_id(c),
+                        n.fence(f),
+                        n.worker_id(w),
+                        reservation_expires_at,
+                    );
+                    durable.claims.insert(row.claim.clone(), row);
+                }
+                let leases = MemoryLeases::default();
+                let clients: Vec<Client> = n
+                    .operations
+                    .iter()
+                    .map(|_| Client {
+                        run: None,
+                        accepted: None,
+                        progress: ActivationStage::Idle,
+                    })
+                    .collect();
+                let s = ImplState {
+                    spec: self
+                        .refinement
+                        .intern(self.map_stores(&durable, &leases, &clients)),
+                    durable,
+                    leases,
+                    clients,
+                    reaper: Reaper::default(),
+                    heartbeats: n.claims.iter().map(|_| None).collect(),
+                    step_violations: Vec::new(),
+                };
+                self.check(None, s, None)
+            })
+            .collect()
+    }
+
+    fn actions(&self, s: &ImplState, actions: &mut Vec<Action>) {
+        let n = &self.names;
+        for (&op, client) in n.operations.iter().zip(&s.clients) {
+            match &client.run {
+                None => {
+                    for &c in &n.claims {
+                        for &f in &n.fences {
+                            actions
+                                .extend(n.workers.iter().map(|&w| Action::Activate(op, c, f, w)));
+                        }
+                    }
+                }
+                Some(run) => {
+                    actions.push(Action::Activator(op, run.step.name()));
+                    for &c in &n.claims {
+                        for &f in &n.fences {
+                            actions.extend(
+                                n.workers
+                                    .iter()
+                                    .filter(|&&w| n.request_key(c, f, w) != run.request)
+                                    .map(|&w| Action::Reuse(op, c, f, w)),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        actions.push(Action::Reaper(s.reaper.step.name()));
+        for (&c, heartbeat) in n.claims.iter().zip(&s.heartbeats) {
+            match heartbeat {
+                None => {
+                    for &f in &n.fences {
+                        actions.extend(n.workers.iter().map(|&w| Action::Heartbeat(c, f, w)));
+                    }
+                }
+                Some(h) if h.step == HeartbeatStep::Renew => {
+                    actions.push(Action::HeartbeatRenew(c))
+                }
+                Some(_) => {}
+            }
+        }
+        actions.extend(self.deadlines(s).into_iter().map(Action::Elapse));
+    }
+
+    fn next_state(&self, prev: &ImplState, action: Action) -> Option<ImplState> {
+        let n = &self.names;
+        let mut s = prev.clone();
+        s.step_violations.clear();
+        let mut renewal = None;
+        match action {
+            Action::Activate(op, c, f, w) => {
+                let i = self.operation_index(op)?;
+                let run = Activator::new(n.operation_id(op), n.request_key(c, f, w), ACTIVATOR);
+                s.clients.get_mut(i)?.run = Some(run);
+                self.step_activator(&mut s, i);
+            }
+            Action::Reuse(op, c, f, w) => {
+                let mut reuse =
+                    Activator::new(n.operation_id(op), n.request_key(c, f, w), ACTIVATOR);
+                if let Some(request) = reuse.poll_request(NOW) {
+                    let reply = self.serve(&mut s, &request, Origin::Activator(&reuse.request));
+                    if reuse.handle_reply(reply).is_err() {
+                        s.step_violations.push(PROCEDURES_TAKE_EVERY_REPLY);
+                    }
+                }
+            }
+            Action::Activator(op, _) => self.step_activator(&mut s, self.operation_index(op)?),
+            Action::Reaper(_) => self.step_reaper(&mut s),
+            Action::Heartbeat(c, f, w) => {
+                let i = self.claim_index(c)?;
+                *s.heartbeats.get_mut(i)? = Some(Heartbeat::new(n.request_key(c, f, w), TTL));
+                renewal = self.step_heartbeat(&mut s, i, c);
+            }
+            Action::HeartbeatRenew(c) => {
+                renewal = self.step_heartbeat(&mut s, self.claim_index(c)?, c)
+            }
+            Action::Elapse(deadline) => {
+                let instant = self.instant(&s, deadline)?;
+                time::elapse(&mut s, instant);
+            }
+        }
+        Some(self.check(Some(prev), s, renewal))
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        self.checked
+            .iter()
+            .zip(SLOTS)
+            .map(|(name, slot)| Property::always(name, slot))
+            .collect()
+    }
+}
+
+/// `always` properties are plain function pointers, so each checked
+/// property gets a slot reading its name from `checked`.
+fn slot<const I: usize>(m: &ClaimImpl, s: &ImplState) -> bool {
+    m.checked
+        .get(I)
+        .is_none_or(|name| !s.step_violations.contains(name))
+}
+
+const SLOTS: [fn(&ClaimImpl, &ImplState) -> bool; 16] = [
+    slot::<0>, slot::<1>, slot::<2>, slot::<3>, slot::<4>, slot::<5>, slot::<6>, slot::<7>,
+    slot::<8>, slot::<9>, slot::<10>, slot::<11>, slot::<12>, slot::<13>, slot::<14>, slot::<15>,
+];

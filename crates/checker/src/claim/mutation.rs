@@ -1,0 +1,46 @@
+//! Mutations of the implementation, each removing one check. They are
+//! injected where the model serves requests (the host), so the protocol
+//! code that runs is the code the Durable Object runs: the host answers a
+//! request as if a check had passed, or serves it as if it had not been made.
+
+/// A named mutation, selected with `--mutation NAME`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mutation {
+    /// The activator never takes the durable lock (the host answers "lock
+    /// acquired"), and the commit is served as if the lock were held.
+    CommitWithoutLock,
+    /// A replay answers without asking the coordination store: the host
+    /// answers "the worker holds the lease".
+    ReplayWithoutLeaseCheck,
+    /// The reaper's requests are served at the end of time: every
+    /// reservation looks expired to it.
+    ReaperIgnoresReservation,
+    /// Compensation's delete is answered "deleted" and never served.
+    CompensationSkipped,
+    /// A heartbeat's renewal is served by a coordination store whose clock
+    /// is behind: a lease that has expired looks live, and is renewed.
+    RenewalRevivesLease,
+}
+
+/// The names, as `Mirror::MUTATIONS` lists them.
+pub const NAMES: &[&str] = &[
+    "commit-without-lock",
+    "replay-without-lease-check",
+    "reaper-ignores-reservation",
+    "compensation-skipped",
+    "renewal-revives-lease",
+];
+
+impl Mutation {
+    /// The mutation called `name` (one of `ClaimImpl::MUTATIONS`).
+    pub fn from_name(name: &str) -> Option<Mutation> {
+        Some(match name {
+            "commit-without-lock" => Mutation::CommitWithoutLock,
+            "replay-without-lease-check" => Mutation::ReplayWithoutLeaseCheck,
+            "reaper-ignores-reservation" => Mutation::ReaperIgnoresReservation,
+            "compensation-skipped" => Mutation::CompensationSkipped,
+            "renewal-revives-lease" => Mutation::RenewalRevivesLease,
+            _ => return None,
+        })
+    }
+}

@@ -1,0 +1,80 @@
+//! Time in the model: symbolic deadlines.
+//!
+//! The protocol compares deadlines only with `now` (and makes new ones as
+//! `now + ttl`), so what matters about a deadline is whether it has passed,
+//! and which stored deadlines are the same instant (a lease's deadline is
+//! both in the coordination store and in the activator that will prove it
+//! at commit). The model keeps `now` at [`NOW`] and lets any live deadline
+//! pass at any moment (`Elapse`): it assumes no order between different
+//! deadlines, so no check can rest on timing. After every step the stored
+//! times are renamed canonically: a passed deadline becomes `NOW`, and the
+//! live ones `NOW + 1`, `NOW + 2`, ... in order of first appearance, so
+//! that states differing only in the values of equal-or-unequal instants
+//! are one state. New deadlines are `NOW + TTL`, above every canonical name.
+
+use protocol::claim::{ActivatorStep, DurableLock, Millis};
+
+use super::state::ImplState;
+
+/// The model's clock, which never moves: deadlines move past it instead.
+pub const NOW: Millis = 1_000_000;
+
+/// Every lifetime the model's procedures ask for. Any positive value would
+/// do; this one is above the canonical names of live deadlines.
+pub const TTL: Millis = 1_000;
+
+/// Calls `f` on every stored time, in a fixed order.
+fn for_each_time(s: &mut ImplState, mut f: impl FnMut(&mut Millis)) {
+    for row in s.durable.claims.values_mut() {
+        if let Some(reservation) = &mut row.reservation {
+            f(&mut reservation.expires_at);
+        }
+        if let Some(DurableLock::Activator { expires_at, .. }) = &mut row.lock {
+            f(expires_at);
+        }
+    }
+    for lease in s.leases.leases.values_mut() {
+        f(&mut lease.expires_at);
+    }
+    for run in s.clients.iter_mut().filter_map(|c| c.run.as_mut()) {
+        match &mut run.step {
+            ActivatorStep::CreateLease {
+                reservation_expires_at,
+            } => f(reservation_expires_at),
+            ActivatorStep::AcquireLock { lease } | ActivatorStep::Commit { lease } => {
+                f(&mut lease.expires_at)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Renames the stored times canonically (see the module doc).
+pub fn canonicalize(s: &mut ImplState) {
+    let mut live: Vec<Millis> = Vec::new();
+    for_each_time(s, |t| {
+        if *t <= NOW {
+            *t = NOW;
+        } else {
+            let k = live.iter().position(|x| x == t).unwrap_or_else(|| {
+                live.push(*t);
+                live.len() - 1
+            });
+            *t = NOW + 1 + k as Millis;
+        }
+    });
+}
+
+/// The deadline `instant` passes, wherever it is stored.
+pub fn elapse(s: &mut ImplState, instant: Millis) {
+    for_each_time(s, |t| {
+        if *t == instant {
+            *t = NOW;
+        }
+    });
+}
+
+/// Whether a stored time is a deadline still ahead.
+pub fn is_live(t: Millis) -> bool {
+    protocol::claim::types::is_live(t, NOW)
+}

@@ -1,0 +1,918 @@
+//! The durable store: the authority on a claim.
+//!
+//! Each transition is a pure function from the rows it reads to the rows it
+//! writes; [`apply`] serves one [`DurableRequest`] by loading those rows
+//! through [`DurableRows`], applying the transition and storing the result.
+//! A host runs each `apply` as one transaction (the Durable Object: one
+//! SQLite transaction), so every transition is atomic. The commit of an
+//! activation is the one transition that makes a claim execute, and it is
+//! where the activation takes effect (see `docs/DESIGN.md section 3`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::{CommitRefused, DurableError, HeartbeatRefused, LockRefused, RecoveryRefused};
+use super::types::{
+    ClaimId, ClaimState, Fence, Millis, OperationId, Rejection, RequestKey, WorkerId, is_live,
+};
+
+/// The attempt's hold on its claim until `expires_at`: while it is live the
+/// attempt may still be activated, and recovery may not touch the claim.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Reservation {
+    pub worker: WorkerId,
+    pub expires_at: Millis,
+}
+
+/// The durable lock, which serializes the activator's commit with recovery.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "owner", rename_all = "snake_case")]
+pub enum DurableLock {
+    /// Held by the activation of `operation` until `expires_at`; after that
+    /// it is lost and anyone may take the lock.
+    Activator {
+        operation: OperationId,
+        expires_at: Millis,
+    },
+    /// Held by recovery until it reaps the claim. It has no expiry: only a
+    /// claim whose reservation expired is recovery-locked, no activation can
+    /// commit such a claim, and any later run of the reaper finishes it.
+    Recovery,
+}
+
+/// One claim and its current attempt.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ClaimRow {
+    pub claim: ClaimId,
+    /// The attempt's fence and worker: fixed when the attempt is authorized.
+    pub fence: Fence,
+    pub worker: WorkerId,
+    pub state: ClaimState,
+    pub reservation: Option<Reservation>,
+    pub lock: Option<DurableLock>,
+    /// How many times the activation's effect has been applied: the commit
+    /// is the only writer, and it can run once.
+    pub activations: u32,
+}
+
+/// What validating an activate request found.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Validation {
+    /// The claim awaits this attempt and its reservation holds until
+    /// `reservation_expires_at`: activate it.
+    Start { reservation_expires_at: Millis },
+    /// The claim already executes for this attempt: answer from the lease.
+    Replay,
+    /// The reservation expired but the claim is not reaped yet: nothing can
+    /// be decided until recovery reaps it.
+    Wait,
+}
+
+impl ClaimRow {
+    /// Authorizes attempt `fence` of `claim` for `worker`, reserved until
+    /// `reservation_expires_at`.
+    pub fn authorize(
+        claim: ClaimId,
+        fence: Fence,
+        worker: WorkerId,
+        reservation_expires_at: Millis,
+    ) -> ClaimRow {
+        ClaimRow {
+            claim,
+            fence,
+            reservation: Some(Reservation {
+                worker: worker.clone(),
+                expires_at: reservation_expires_at,
+            }),
+            worker,
+            state: ClaimState::Authorized,
+            lock: None,
+            activations: 0,
+        }
+    }
+
+    /// The worker the claim is reserved for at `now`, if the reservation is live.
+    pub fn reserved_for(&self, now: Millis) -> Option<&WorkerId> {
+        self.reservation
+            .as_ref()
+            .filter(|r| is_live(r.expires_at, now))
+            .map(|r| &r.worker)
+    }
+
+    /// The lock at `now`: an activator's lock past its expiry is no lock.
+    pub fn live_lock(&self, now: Millis) -> Option<&DurableLock> {
+        self.lock.as_ref().filter(|lock| match lock {
+            DurableLock::Activator { expires_at, .. } => is_live(*expires_at, now),
+            DurableLock::Recovery => true,
+        })
+    }
+
+    /// Whether `request` names this claim's current attempt (`ExactRequest`).
+    pub fn check_attempt(&self, request: &RequestKey) -> Result<(), Rejection> {
+        if request.fence != self.fence {
+            Err(Rejection::StaleFence)
+        } else if request.worker != self.worker {
+            Err(Rejection::WrongWorker)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Validates an activate request (read only).
+    pub fn validate(&self, request: &RequestKey, now: Millis) -> Result<Validation, Rejection> {
+        self.check_attempt(request)?;
+        match self.state {
+            ClaimState::Reaped => Err(Rejection::Reaped),
+            ClaimState::Executing => Ok(Validation::Replay),
+            ClaimState::Authorized => Ok(match &self.reservation {
+                Some(r) if is_live(r.expires_at, now) && r.worker == request.worker => {
+                    Validation::Start {
+                        reservation_expires_at: r.expires_at,
+                    }
+                }
+                _ => Validation::Wait,
+            }),
+        }
+    }
+
+    /// The activation of `operation` takes the durable lock until `expires_at`.
+    pub fn acquire_activation_lock(
+        &self,
+        operation: &OperationId,
+        expires_at: Millis,
+        now: Millis,
+    ) -> Result<ClaimRow, LockRefused> {
+        match self.state {
+            ClaimState::Executing => return Err(LockRefused::Executing),
+            ClaimState::Reaped => return Err(LockRefused::Reaped),
+            ClaimState::Authorized => {}
+        }
+        // Not needed for safety (the commit checks the reservation again),
+        // but a lock taken now could only block recovery.
+        if self.reserved_for(now).is_none() {
+            return Err(LockRefused::ReservationExpired);
+        }
+        if self.live_lock(now).is_some() {
+            return Err(LockRefused::Held);
+        }
+        Ok(ClaimRow {
+            lock: Some(DurableLock::Activator {
+                operation: operation.clone(),
+                expires_at,
+            }),
+            ..self.clone()
+        })
+    }
+
+    /// Commits the activation of `operation`: in one transaction the claim
+    /// goes from Authorized to Executing, the reservation is cleared, the
+    /// effect is applied and the lock released. It requires the lock held by
+    /// this activation, the attempt's reservation and the activation's lease
+    /// (`lease_expires_at`, as the coordination store granted it) all live.
+    pub fn commit_activation(
+        &self,
+        operation: &OperationId,
+        lease_expires_at: Millis,
+        now: Millis,
+    ) -> Result<ClaimRow, CommitRefused> {
+        match self.state {
+            ClaimState::Executing => return Err(CommitRefused::Executing),
+            ClaimState::Reaped => return Err(CommitRefused::Reaped),
+            ClaimState::Authorized => {}
+        }
+        match self.live_lock(now) {
+            Some(DurableLock::Activator {
+                operation: holder, ..
+            }) if holder == operation => {}
+            _ => return Err(CommitRefused::LockNotHeld),
+        }
+        if self.reserved_for(now) != Some(&self.worker) {
+            return Err(CommitRefused::ReservationExpired);
+        }
+        if !is_live(lease_expires_at, now) {
+            return Err(CommitRefused::LeaseExpired);
+        }
+        Ok(ClaimRow {
+            state: ClaimState::Executing,
+            reservation: None,
+            lock: None,
+            activations: self.activations.saturating_add(1),
+            ..self.clone()
+        })
+    }
+
+    /// Whether recovery should reap this claim: it awaits activation and its
+    /// reservation has expired.
+    pub fn awaits_recovery(&self, now: Millis) -> bool {
+        self.state == ClaimState::Authorized && self.reserved_for(now).is_none()
+    }
+
+    /// Recovery takes the durable lock of a claim whose reservation expired.
+    /// The lock belongs to recovery, not to one reaper run: a run that finds
+    /// it already taken (by a run that stopped half-way) carries on.
+    pub fn acquire_recovery_lock(&self, now: Millis) -> Result<ClaimRow, RecoveryRefused> {
+        if self.state != ClaimState::Authorized {
+            return Err(RecoveryRefused::NotAuthorized);
+        }
+        if self.reserved_for(now).is_some() {
+            return Err(RecoveryRefused::ReservationLive);
+        }
+        match self.live_lock(now) {
+            None | Some(DurableLock::Recovery) => Ok(ClaimRow {
+                lock: Some(DurableLock::Recovery),
+                ..self.clone()
+            }),
+            Some(DurableLock::Activator { .. }) => Err(RecoveryRefused::LockHeld),
+        }
+    }
+
+    /// Recovery reaps the claim it has locked: the attempt is given up, its
+    /// reservation cleared and the lock released.
+    pub fn finish_recovery(&self) -> Result<ClaimRow, RecoveryRefused> {
+        if self.lock != Some(DurableLock::Recovery) {
+            return Err(RecoveryRefused::NotRecoveryLocked);
+        }
+        if self.state != ClaimState::Authorized {
+            return Err(RecoveryRefused::NotAuthorized);
+        }
+        Ok(ClaimRow {
+            state: ClaimState::Reaped,
+            reservation: None,
+            lock: None,
+            ..self.clone()
+        })
+    }
+
+    /// Whether `request` comes from the worker that executes the claim (the
+    /// durable half of a heartbeat).
+    pub fn check_executing(&self, request: &RequestKey) -> Result<(), HeartbeatRefused> {
+        self.check_attempt(request).map_err(|r| match r {
+            Rejection::WrongWorker => HeartbeatRefused::WrongWorker,
+            _ => HeartbeatRefused::StaleFence,
+        })?;
+        match self.state {
+            ClaimState::Executing => Ok(()),
+            ClaimState::Authorized => Err(HeartbeatRefused::NotExecuting),
+            ClaimState::Reaped => Err(HeartbeatRefused::Reaped),
+        }
+    }
+}
+
+/// An operation id, the request it is bound to, and its stored answers.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct OperationRow {
+    pub operation: OperationId,
+    /// Bound once, never changed.
+    pub request: RequestKey,
+    /// A rejection is final, so it is stored and answered again as is. An
+    /// acceptance is not stored: it stands only while the lease holds, so a
+    /// replay asks the lease again.
+    pub rejection: Option<Rejection>,
+    /// The last other request sent under this id, kept for the 409's body.
+    pub conflict: Option<RequestKey>,
+}
+
+/// The outcome of binding an operation id.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum Binding {
+    /// The id is now (or already was) bound to the request.
+    Bound,
+    /// The id is bound to `bound`, another request.
+    Conflict { bound: RequestKey },
+}
+
+impl OperationRow {
+    /// Binds `operation` to `request` unless `existing` binds it to another
+    /// request, in which case the reuse is recorded. Returns the row to store.
+    pub fn bind(
+        existing: Option<&OperationRow>,
+        operation: &OperationId,
+        request: &RequestKey,
+    ) -> (OperationRow, Binding) {
+        match existing {
+            None => (
+                OperationRow {
+                    operation: operation.clone(),
+                    request: request.clone(),
+                    rejection: None,
+                    conflict: None,
+                },
+                Binding::Bound,
+            ),
+            Some(row) if row.request == *request => (row.clone(), Binding::Bound),
+            Some(row) => (
+                OperationRow {
+                    conflict: Some(request.clone()),
+                    ..row.clone()
+                },
+                Binding::Conflict {
+                    bound: row.request.clone(),
+                },
+            ),
+        }
+    }
+
+    /// Stores `reason` as the operation's answer; a rejection already stored
+    /// stands (the same operation gets the same answer).
+    pub fn reject(&self, reason: Rejection) -> OperationRow {
+        OperationRow {
+            rejection: Some(self.rejection.unwrap_or(reason)),
+            ..self.clone()
+        }
+    }
+}
+
+/// A request to the durable store.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DurableRequest {
+    Bind {
+        operation: OperationId,
+        request: RequestKey,
+    },
+    /// Validates the operation's bound request; a rejection is stored in the
+    /// same transaction.
+    Validate {
+        operation: OperationId,
+    },
+    AcquireActivationLock {
+        claim: ClaimId,
+        operation: OperationId,
+        expires_at: Millis,
+    },
+    CommitActivation {
+        claim: ClaimId,
+        operation: OperationId,
+        lease_expires_at: Millis,
+    },
+    /// Reads the claim's state.
+    Inspect {
+        claim: ClaimId,
+    },
+    RecordRejection {
+        operation: OperationId,
+        reason: Rejection,
+    },
+    /// Lists the claims whose reservation expired unreaped.
+    ListAwaitingRecovery,
+    AcquireRecoveryLock {
+        claim: ClaimId,
+    },
+    FinishRecovery {
+        claim: ClaimId,
+    },
+    CheckExecuting {
+        request: RequestKey,
+    },
+}
+
+/// The durable store's reply to a [`DurableRequest`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum DurableReply {
+    Bound,
+    Conflict {
+        bound: RequestKey,
+    },
+    Validated {
+        validation: Validation,
+    },
+    /// The operation's stored rejection (from `Validate` or `RecordRejection`).
+    Rejected {
+        reason: Rejection,
+    },
+    LockAcquired,
+    LockRefused {
+        refused: LockRefused,
+    },
+    Committed,
+    CommitRefused {
+        refused: CommitRefused,
+    },
+    Status {
+        state: ClaimState,
+    },
+    AwaitingRecovery {
+        claims: Vec<ClaimId>,
+    },
+    RecoveryLocked,
+    Reaped,
+    RecoveryRefused {
+        refused: RecoveryRefused,
+    },
+    Executing,
+    NotExecuting {
+        refused: HeartbeatRefused,
+    },
+    Failed {
+        error: DurableError,
+    },
+}
+
+/// The rows of the durable store, as a host keeps them. `apply` reads and
+/// writes only through this, inside the host's transaction.
+pub trait DurableRows {
+    fn claim(&self, claim: &ClaimId) -> Option<ClaimRow>;
+    fn put_claim(&mut self, row: ClaimRow);
+    /// Every claim row in `state`, in claim order.
+    fn claims_in(&self, state: ClaimState) -> Vec<ClaimRow>;
+    fn operation(&self, operation: &OperationId) -> Option<OperationRow>;
+    fn put_operation(&mut self, row: OperationRow);
+}
+
+/// Serves one request: loads the rows, applies the transition at `now`,
+/// stores what it wrote.
+pub fn apply(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis) -> DurableReply {
+    serve(rows, request, now).unwrap_or_else(|error| DurableReply::Failed { error })
+}
+
+fn serve(
+    rows: &mut impl DurableRows,
+    request: &DurableRequest,
+    now: Millis,
+) -> Result<DurableReply, DurableError> {
+    Ok(match request {
+        DurableRequest::Bind { operation, request } => {
+            let (row, binding) =
+                OperationRow::bind(rows.operation(operation).as_ref(), operation, request);
+            rows.put_operation(row);
+            match binding {
+                Binding::Bound => DurableReply::Bound,
+                Binding::Conflict { bound } => DurableReply::Conflict { bound },
+            }
+        }
+        DurableRequest::Validate { operation } => {
+            let op = bound_operation(rows, operation)?;
+            if let Some(reason) = op.rejection {
+                return Ok(DurableReply::Rejected { reason });
+            }
+            match claim_row(rows, &op.request.claim)?.validate(&op.request, now) {
+                Ok(validation) => DurableReply::Validated { validation },
+                Err(reason) => {
+                    rows.put_operation(op.reject(reason));
+                    DurableReply::Rejected { reason }
+                }
+            }
+        }
+        DurableRequest::AcquireActivationLock {
+            claim,
+            operation,
+            expires_at,
+        } => match claim_row(rows, claim)?.acquire_activation_lock(operation, *expires_at, now) {
+            Ok(row) => {
+                rows.put_claim(row);
+                DurableReply::LockAcquired
+            }
+            Err(refused) => DurableReply::LockRefused { refused },
+        },
+        DurableRequest::CommitActivation {
+            claim,
+            operation,
+            lease_expires_at,
+        } => match claim_row(rows, claim)?.commit_activation(operation, *lease_expires_at, now) {
+            Ok(row) => {
+                rows.put_claim(row);
+                DurableReply::Committed
+            }
+            Err(refused) => DurableReply::CommitRefused { refused },
+        },
+        DurableRequest::Inspect { claim } => DurableReply::Status {
+            state: claim_row(rows, claim)?.state,
+        },
+        DurableRequest::RecordRejection { operation, reason } => {
+            let row = bound_operation(rows, operation)?.reject(*reason);
+            let reason = row.rejection.unwrap_or(*reason);
+            rows.put_operation(row);
+            DurableReply::Rejected { reason }
+        }
+        DurableRequest::ListAwaitingRecovery => DurableReply::AwaitingRecovery {
+            claims: rows
+                .claims_in(ClaimState::Authorized)
+                .into_iter()
+                .filter(|row| row.awaits_recovery(now))
+                .map(|row| row.claim)
+                .collect(),
+        },
+        DurableRequest::AcquireRecoveryLock { claim } => {
+            match claim_row(rows, claim)?.acquire_recovery_lock(now) {
+                Ok(row) => {
+                    rows.put_claim(row);
+                    DurableReply::RecoveryLocked
+                }
+                Err(refused) => DurableReply::RecoveryRefused { refused },
+            }
+        }
+        DurableRequest::FinishRecovery { claim } => match claim_row(rows, claim)?.finish_recovery()
+        {
+            Ok(row) => {
+                rows.put_claim(row);
+                DurableReply::Reaped
+            }
+            Err(refused) => DurableReply::RecoveryRefused { refused },
+        },
+        DurableRequest::CheckExecuting { request } => {
+            match claim_row(rows, &request.claim)?.check_executing(request) {
+                Ok(()) => DurableReply::Executing,
+                Err(refused) => DurableReply::NotExecuting { refused },
+            }
+        }
+    })
+}
+
+fn claim_row(rows: &impl DurableRows, claim: &ClaimId) -> Result<ClaimRow, DurableError> {
+    rows.claim(claim)
+        .ok_or_else(|| DurableError::UnknownClaim(claim.clone()))
+}
+
+fn bound_operation(
+    rows: &impl DurableRows,
+    operation: &OperationId,
+) -> Result<OperationRow, DurableError> {
+    rows.operation(operation)
+        .ok_or_else(|| DurableError::UnknownOperation(operation.clone()))
+}
+
+/// The durable store in memory, for tests and the model checker.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MemoryDurable {
+    pub claims: BTreeMap<ClaimId, ClaimRow>,
+    pub operations: BTreeMap<OperationId, OperationRow>,
+}
+
+impl DurableRows for MemoryDurable {
+    fn claim(&self, claim: &ClaimId) -> Option<ClaimRow> {
+        self.claims.get(claim).cloned()
+    }
+
+    fn put_claim(&mut self, row: ClaimRow) {
+        self.claims.insert(row.claim.clone(), row);
+    }
+
+    fn claims_in(&self, state: ClaimState) -> Vec<ClaimRow> {
+        self.claims
+            .values()
+            .filter(|row| row.state == state)
+            .cloned()
+            .collect()
+    }
+
+    fn operation(&self, operation: &OperationId) -> Option<OperationRow> {
+        self.operations.get(operation).cloned()
+    }
+
+    fn put_operation(&mut self, row: OperationRow) {
+        self.operations.insert(row.operation.clone(), row);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::testing::{R, claim_row, key, op};
+
+    const NOW: Millis = 100;
+
+    #[test]
+    fn authorize_reserves_the_claim_for_the_attempt_worker() {
+        let row = claim_row();
+        assert_eq!(row.state, ClaimState::Authorized);
+        assert_eq!(row.reserved_for(NOW), Some(&WorkerId::from("w1")));
+        assert_eq!(
+            row.reserved_for(R),
+            None,
+            "the reservation expires at its deadline"
+        );
+        assert_eq!(row.activations, 0);
+    }
+
+    #[test]
+    fn validate_starts_an_exact_request_with_a_live_reservation() {
+        let row = claim_row();
+        assert_eq!(
+            row.validate(&key(1, "w1"), NOW),
+            Ok(Validation::Start {
+                reservation_expires_at: R
+            })
+        );
+        assert_eq!(row.validate(&key(1, "w1"), R), Ok(Validation::Wait));
+    }
+
+    #[test]
+    fn validate_rejects_another_attempt() {
+        let row = claim_row();
+        assert_eq!(row.validate(&key(2, "w1"), NOW), Err(Rejection::StaleFence));
+        assert_eq!(
+            row.validate(&key(1, "w2"), NOW),
+            Err(Rejection::WrongWorker)
+        );
+        assert_eq!(row.validate(&key(2, "w2"), NOW), Err(Rejection::StaleFence));
+    }
+
+    #[test]
+    fn validate_rejects_a_reaped_claim_and_replays_an_executing_one() {
+        let reaped = ClaimRow {
+            state: ClaimState::Reaped,
+            reservation: None,
+            ..claim_row()
+        };
+        assert_eq!(reaped.validate(&key(1, "w1"), NOW), Err(Rejection::Reaped));
+        let executing = ClaimRow {
+            state: ClaimState::Executing,
+            reservation: None,
+            ..claim_row()
+        };
+        assert_eq!(
+            executing.validate(&key(1, "w1"), NOW),
+            Ok(Validation::Replay)
+        );
+    }
+
+    #[test]
+    fn the_activation_lock_is_exclusive_until_it_expires() {
+        let row = claim_row();
+        let locked = row.acquire_activation_lock(&op("o1"), 150, NOW).unwrap();
+        assert_eq!(
+            locked.acquire_activation_lock(&op("o2"), 160, NOW),
+            Err(LockRefused::Held)
+        );
+        let taken_over = locked.acquire_activation_lock(&op("o2"), 160, 150).unwrap();
+        assert_eq!(
+            taken_over.lock,
+            Some(DurableLock::Activator {
+                operation: op("o2"),
+                expires_at: 160
+            })
+        );
+    }
+
+    #[test]
+    fn the_activation_lock_is_refused_when_it_cannot_lead_to_a_commit() {
+        let row = claim_row();
+        assert_eq!(
+            row.acquire_activation_lock(&op("o1"), 150, R),
+            Err(LockRefused::ReservationExpired)
+        );
+        let executing = committed(&row);
+        assert_eq!(
+            executing.acquire_activation_lock(&op("o2"), 150, NOW),
+            Err(LockRefused::Executing)
+        );
+        let recovering = row.acquire_recovery_lock(R).unwrap();
+        assert_eq!(
+            recovering.acquire_activation_lock(&op("o1"), 150, NOW),
+            Err(LockRefused::Held)
+        );
+        let reaped = recovering.finish_recovery().unwrap();
+        assert_eq!(
+            reaped.acquire_activation_lock(&op("o1"), 150, NOW),
+            Err(LockRefused::Reaped)
+        );
+    }
+
+    #[test]
+    fn commit_executes_clears_applies_once_and_releases_in_one_transition() {
+        let locked = claim_row()
+            .acquire_activation_lock(&op("o1"), 150, NOW)
+            .unwrap();
+        let committed = locked.commit_activation(&op("o1"), 180, NOW).unwrap();
+        assert_eq!(committed.state, ClaimState::Executing);
+        assert_eq!(committed.reservation, None);
+        assert_eq!(committed.lock, None);
+        assert_eq!(committed.activations, 1);
+        assert_eq!(
+            committed.commit_activation(&op("o1"), 180, NOW),
+            Err(CommitRefused::Executing)
+        );
+    }
+
+    #[test]
+    fn commit_requires_the_lock_the_reservation_and_the_lease() {
+        let row = claim_row();
+        assert_eq!(
+            row.commit_activation(&op("o1"), 180, NOW),
+            Err(CommitRefused::LockNotHeld)
+        );
+        let locked = row.acquire_activation_lock(&op("o1"), 150, NOW).unwrap();
+        assert_eq!(
+            locked.commit_activation(&op("o2"), 180, NOW),
+            Err(CommitRefused::LockNotHeld)
+        );
+        assert_eq!(
+            locked.commit_activation(&op("o1"), 180, 150),
+            Err(CommitRefused::LockNotHeld),
+            "the lock expired"
+        );
+        assert_eq!(
+            locked.commit_activation(&op("o1"), NOW, NOW),
+            Err(CommitRefused::LeaseExpired)
+        );
+        let late = claim_row()
+            .acquire_activation_lock(&op("o1"), R + 50, NOW)
+            .unwrap();
+        assert_eq!(
+            late.commit_activation(&op("o1"), R + 80, R),
+            Err(CommitRefused::ReservationExpired)
+        );
+        let reaped = ClaimRow {
+            state: ClaimState::Reaped,
+            ..late
+        };
+        assert_eq!(
+            reaped.commit_activation(&op("o1"), R + 80, NOW),
+            Err(CommitRefused::Reaped)
+        );
+    }
+
+    #[test]
+    fn recovery_locks_and_reaps_only_an_expired_reservation() {
+        let row = claim_row();
+        assert!(!row.awaits_recovery(NOW));
+        assert_eq!(
+            row.acquire_recovery_lock(NOW),
+            Err(RecoveryRefused::ReservationLive)
+        );
+        assert!(row.awaits_recovery(R));
+        assert_eq!(
+            row.finish_recovery(),
+            Err(RecoveryRefused::NotRecoveryLocked)
+        );
+        let locked = row.acquire_recovery_lock(R).unwrap();
+        assert_eq!(locked.lock, Some(DurableLock::Recovery));
+        assert_eq!(
+            locked.acquire_recovery_lock(R).as_ref(),
+            Ok(&locked),
+            "recovery already holds it"
+        );
+        let reaped = locked.finish_recovery().unwrap();
+        assert_eq!(reaped.state, ClaimState::Reaped);
+        assert_eq!(
+            (reaped.reservation.clone(), reaped.lock.clone()),
+            (None, None)
+        );
+        assert_eq!(
+            reaped.acquire_recovery_lock(R),
+            Err(RecoveryRefused::NotAuthorized)
+        );
+        assert!(!reaped.awaits_recovery(R));
+    }
+
+    #[test]
+    fn recovery_waits_for_an_activator_lock_and_ignores_an_executing_claim() {
+        let locked = claim_row()
+            .acquire_activation_lock(&op("o1"), R + 10, NOW)
+            .unwrap();
+        assert_eq!(
+            locked.acquire_recovery_lock(R),
+            Err(RecoveryRefused::LockHeld)
+        );
+        assert!(
+            locked.acquire_recovery_lock(R + 10).is_ok(),
+            "the activator's lock expired"
+        );
+        let executing = committed(&claim_row());
+        assert_eq!(
+            executing.acquire_recovery_lock(R),
+            Err(RecoveryRefused::NotAuthorized)
+        );
+        let stale = ClaimRow {
+            lock: Some(DurableLock::Recovery),
+            ..executing
+        };
+        assert_eq!(stale.finish_recovery(), Err(RecoveryRefused::NotAuthorized));
+    }
+
+    #[test]
+    fn check_executing_admits_only_the_executing_attempt() {
+        let row = claim_row();
+        assert_eq!(
+            row.check_executing(&key(1, "w1")),
+            Err(HeartbeatRefused::NotExecuting)
+        );
+        let executing = committed(&row);
+        assert_eq!(executing.check_executing(&key(1, "w1")), Ok(()));
+        assert_eq!(
+            executing.check_executing(&key(2, "w1")),
+            Err(HeartbeatRefused::StaleFence)
+        );
+        assert_eq!(
+            executing.check_executing(&key(1, "w2")),
+            Err(HeartbeatRefused::WrongWorker)
+        );
+        let reaped = row
+            .acquire_recovery_lock(R)
+            .unwrap()
+            .finish_recovery()
+            .unwrap();
+        assert_eq!(
+            reaped.check_executing(&key(1, "w1")),
+            Err(HeartbeatRefused::Reaped)
+        );
+    }
+
+    #[test]
+    fn an_operation_id_binds_once_and_records_reuse() {
+        let (row, binding) = OperationRow::bind(None, &op("o1"), &key(1, "w1"));
+        assert_eq!(binding, Binding::Bound);
+        let (same, binding) = OperationRow::bind(Some(&row), &op("o1"), &key(1, "w1"));
+        assert_eq!((same.clone(), binding), (row.clone(), Binding::Bound));
+        let (reused, binding) = OperationRow::bind(Some(&row), &op("o1"), &key(2, "w1"));
+        assert_eq!(
+            binding,
+            Binding::Conflict {
+                bound: key(1, "w1")
+            }
+        );
+        assert_eq!(reused.request, key(1, "w1"), "the binding is immutable");
+        assert_eq!(reused.conflict, Some(key(2, "w1")));
+    }
+
+    #[test]
+    fn the_first_stored_rejection_stands() {
+        let (row, _) = OperationRow::bind(None, &op("o1"), &key(1, "w1"));
+        let rejected = row.reject(Rejection::LeaseLost).reject(Rejection::Reaped);
+        assert_eq!(rejected.rejection, Some(Rejection::LeaseLost));
+    }
+
+    #[test]
+    fn apply_stores_a_validation_rejection_in_the_same_transaction() {
+        let mut rows = MemoryDurable::default();
+        rows.put_claim(claim_row());
+        let bind = DurableRequest::Bind {
+            operation: op("o1"),
+            request: key(2, "w1"),
+        };
+        assert_eq!(apply(&mut rows, &bind, NOW), DurableReply::Bound);
+        let validate = DurableRequest::Validate {
+            operation: op("o1"),
+        };
+        let stale = DurableReply::Rejected {
+            reason: Rejection::StaleFence,
+        };
+        assert_eq!(apply(&mut rows, &validate, NOW), stale);
+        assert_eq!(
+            rows.operations[&op("o1")].rejection,
+            Some(Rejection::StaleFence)
+        );
+        assert_eq!(
+            apply(&mut rows, &validate, NOW),
+            stale,
+            "answered again from the stored row"
+        );
+    }
+
+    #[test]
+    fn apply_refuses_unknown_rows_without_writing() {
+        let mut rows = MemoryDurable::default();
+        let unknown_claim = DurableRequest::Inspect {
+            claim: ClaimId::from("c9"),
+        };
+        assert_eq!(
+            apply(&mut rows, &unknown_claim, NOW),
+            DurableReply::Failed {
+                error: DurableError::UnknownClaim(ClaimId::from("c9"))
+            }
+        );
+        let unbound = DurableRequest::Validate {
+            operation: op("o9"),
+        };
+        assert_eq!(
+            apply(&mut rows, &unbound, NOW),
+            DurableReply::Failed {
+                error: DurableError::UnknownOperation(op("o9"))
+            }
+        );
+        assert_eq!(rows, MemoryDurable::default());
+    }
+
+    #[test]
+    fn apply_lists_the_claims_awaiting_recovery() {
+        let mut rows = MemoryDurable::default();
+        rows.put_claim(claim_row());
+        rows.put_claim(ClaimRow::authorize(
+            ClaimId::from("c2"),
+            Fence(1),
+            WorkerId::from("w1"),
+            R + 100,
+        ));
+        let list = DurableRequest::ListAwaitingRecovery;
+        assert_eq!(
+            apply(&mut rows, &list, NOW),
+            DurableReply::AwaitingRecovery { claims: vec![] }
+        );
+        assert_eq!(
+            apply(&mut rows, &list, R),
+            DurableReply::AwaitingRecovery {
+                claims: vec![ClaimId::from("c1")]
+            }
+        );
+    }
+
+    /// `row` after a lock and commit at `NOW`.
+    fn committed(row: &ClaimRow) -> ClaimRow {
+        let locked = row.acquire_activation_lock(&op("o1"), 150, NOW).unwrap();
+        locked.commit_activation(&op("o1"), 180, NOW).unwrap()
+    }
+}

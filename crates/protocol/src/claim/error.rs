@@ -1,0 +1,113 @@
+//! Typed refusals of the store transitions, and the errors of the procedures.
+//!
+//! A refusal is an ordinary outcome that a procedure acts on (a lock that is
+//! held, a reservation that expired); it travels in a reply. An error is a
+//! request the stores cannot serve or a reply a procedure cannot take: the
+//! host turns it into a 4xx/5xx and the procedure's state is left as it was.
+
+use serde::{Deserialize, Serialize};
+
+use super::types::{ClaimId, OperationId};
+
+/// A durable request names a row that does not exist.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
+#[serde(rename_all = "snake_case")]
+pub enum DurableError {
+    #[error("no claim {0}")]
+    UnknownClaim(ClaimId),
+    #[error("operation {0} is not bound to a request")]
+    UnknownOperation(OperationId),
+}
+
+/// Why the activator cannot take the durable lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
+#[serde(rename_all = "snake_case")]
+pub enum LockRefused {
+    #[error("the claim already executes")]
+    Executing,
+    #[error("the claim was reaped")]
+    Reaped,
+    #[error("the reservation expired: the claim can no longer be activated")]
+    ReservationExpired,
+    #[error("another activation or the recovery holds the lock")]
+    Held,
+}
+
+/// Why a commit of the activation is refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
+#[serde(rename_all = "snake_case")]
+pub enum CommitRefused {
+    #[error("the claim already executes")]
+    Executing,
+    #[error("the claim was reaped")]
+    Reaped,
+    #[error("the committing activation does not hold the durable lock")]
+    LockNotHeld,
+    #[error("the reservation expired")]
+    ReservationExpired,
+    #[error("the lease the activation created has expired")]
+    LeaseExpired,
+}
+
+/// Why recovery cannot lock or reap a claim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryRefused {
+    #[error("the claim is not awaiting activation")]
+    NotAuthorized,
+    #[error("the reservation is still live")]
+    ReservationLive,
+    #[error("an activation holds the durable lock")]
+    LockHeld,
+    #[error("recovery does not hold the durable lock")]
+    NotRecoveryLocked,
+}
+
+/// Why the coordination store refuses a lease request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
+#[serde(rename_all = "snake_case")]
+pub enum LeaseRefused {
+    #[error("the reservation the lease would stand for has expired")]
+    ReservationExpired,
+    #[error("this attempt's lease has expired; it is not created or renewed again")]
+    Lapsed,
+    #[error("no lease is held")]
+    NotHeld,
+    #[error("the lease is held by another worker")]
+    HeldByOther,
+    #[error("the lease belongs to a newer attempt")]
+    Superseded,
+}
+
+/// Why a heartbeat does not renew the lease.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
+#[serde(rename_all = "snake_case")]
+pub enum HeartbeatRefused {
+    #[error("stale_fence")]
+    StaleFence,
+    #[error("wrong_worker")]
+    WrongWorker,
+    /// Only an executing claim's worker holds a lease worth renewing: before
+    /// the commit the lease stands for an activation, not for execution.
+    #[error("not_executing")]
+    NotExecuting,
+    #[error("reaped")]
+    Reaped,
+    #[error("lease_lost")]
+    LeaseLost,
+}
+
+/// A procedure was handed something it cannot act on.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProcedureError {
+    /// The host answered with a reply of another request (a host bug).
+    #[error("{procedure} waiting at {step} cannot take the reply {reply}")]
+    UnexpectedReply {
+        procedure: &'static str,
+        step: &'static str,
+        reply: String,
+    },
+    /// The durable store could not serve the request.
+    #[error(transparent)]
+    Durable(#[from] DurableError),
+}

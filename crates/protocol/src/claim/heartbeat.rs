@@ -1,0 +1,237 @@
+//! The heartbeat: the executing worker renews its lease.
+//!
+//! The durable store is asked first whether the request comes from the
+//! attempt that executes the claim (a lease alone does not say so: before
+//! the commit it stands for an activation, not for execution); then the
+//! coordination store renews the lease if it is still live. An expired lease
+//! is never renewed, so a worker whose lease lapsed learns it must stop, and
+//! no earlier answer comes back into force (`tla/RemoraClaimHeartbeat.tla`).
+
+use serde::{Deserialize, Serialize};
+
+use super::durable::{DurableReply, DurableRequest};
+use super::error::{HeartbeatRefused, LeaseRefused, ProcedureError};
+use super::lease::{LeaseReply, LeaseRequest};
+use super::message::{Reply, Request};
+use super::types::{Millis, RequestKey, deadline};
+
+/// Where a heartbeat is.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum HeartbeatStep {
+    CheckExecuting,
+    Renew,
+    Done { outcome: HeartbeatOutcome },
+}
+
+impl HeartbeatStep {
+    /// The step's name (`snake_case`, as serialized).
+    pub fn name(&self) -> &'static str {
+        match self {
+            HeartbeatStep::CheckExecuting => "check_executing",
+            HeartbeatStep::Renew => "renew",
+            HeartbeatStep::Done { .. } => "done",
+        }
+    }
+}
+
+/// The answer to a heartbeat.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum HeartbeatOutcome {
+    Renewed { expires_at: Millis },
+    Refused { reason: HeartbeatRefused },
+}
+
+/// One heartbeat request in flight.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Heartbeat {
+    pub request: RequestKey,
+    /// The lease's new lifetime, from the time of the renewal.
+    pub lease_ttl: Millis,
+    pub step: HeartbeatStep,
+}
+
+impl Heartbeat {
+    pub fn new(request: RequestKey, lease_ttl: Millis) -> Heartbeat {
+        Heartbeat {
+            request,
+            lease_ttl,
+            step: HeartbeatStep::CheckExecuting,
+        }
+    }
+
+    /// The request to send next; `None` once answered.
+    #[must_use]
+    pub fn poll_request(&self, now: Millis) -> Option<Request> {
+        match self.step {
+            HeartbeatStep::CheckExecuting => {
+                Some(Request::Durable(DurableRequest::CheckExecuting {
+                    request: self.request.clone(),
+                }))
+            }
+            HeartbeatStep::Renew => Some(Request::Lease(LeaseRequest::Renew {
+                claim: self.request.claim.clone(),
+                fence: self.request.fence,
+                worker: self.request.worker.clone(),
+                expires_at: deadline(now, self.lease_ttl),
+            })),
+            HeartbeatStep::Done { .. } => None,
+        }
+    }
+
+    /// Takes the reply to the last polled request.
+    pub fn handle_reply(&mut self, reply: Reply) -> Result<(), ProcedureError> {
+        let refused = |reason| HeartbeatStep::Done {
+            outcome: HeartbeatOutcome::Refused { reason },
+        };
+        let step = match (&self.step, reply) {
+            (_, Reply::Durable(DurableReply::Failed { error })) => return Err(error.into()),
+            (HeartbeatStep::CheckExecuting, Reply::Durable(DurableReply::Executing)) => {
+                HeartbeatStep::Renew
+            }
+            (
+                HeartbeatStep::CheckExecuting,
+                Reply::Durable(DurableReply::NotExecuting { refused: reason }),
+            ) => refused(reason),
+            (HeartbeatStep::Renew, Reply::Lease(LeaseReply::Granted { lease })) => {
+                HeartbeatStep::Done {
+                    outcome: HeartbeatOutcome::Renewed {
+                        expires_at: lease.expires_at,
+                    },
+                }
+            }
+            (HeartbeatStep::Renew, Reply::Lease(LeaseReply::Refused { refused: why })) => {
+                refused(match why {
+                    LeaseRefused::Superseded => HeartbeatRefused::StaleFence,
+                    _ => HeartbeatRefused::LeaseLost,
+                })
+            }
+            (step, reply) => {
+                return Err(ProcedureError::UnexpectedReply {
+                    procedure: "heartbeat",
+                    step: step.name(),
+                    reply: format!("{reply:?}"),
+                });
+            }
+        };
+        self.step = step;
+        Ok(())
+    }
+
+    /// The outcome, once there is one.
+    pub fn outcome(&self) -> Option<&HeartbeatOutcome> {
+        match &self.step {
+            HeartbeatStep::Done { outcome } => Some(outcome),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::testing::{R, Stores, key, op, run};
+    use crate::claim::types::{Answer, ClaimId};
+    use crate::claim::{Activator, ActivatorConfig};
+
+    const NOW: Millis = 100;
+    const TTL: Millis = 500;
+
+    fn beat(stores: &mut Stores, fence: u64, worker: &str, now: Millis) -> HeartbeatOutcome {
+        let mut heartbeat = Heartbeat::new(key(fence, worker), TTL);
+        while let Some(request) = heartbeat.poll_request(now) {
+            let reply = stores.serve(&request, now);
+            heartbeat.handle_reply(reply).unwrap();
+        }
+        heartbeat.outcome().cloned().unwrap()
+    }
+
+    fn refused(reason: HeartbeatRefused) -> HeartbeatOutcome {
+        HeartbeatOutcome::Refused { reason }
+    }
+
+    fn executing() -> Stores {
+        let mut stores = Stores::new();
+        let config = ActivatorConfig {
+            lease_ttl: TTL,
+            lock_ttl: 50,
+        };
+        let mut a = Activator::new(op("o1"), key(1, "w1"), config);
+        assert_eq!(run(&mut stores, &mut a, NOW), Answer::Accepted);
+        stores
+    }
+
+    #[test]
+    fn the_executing_worker_renews_its_lease() {
+        let mut stores = executing();
+        let later = NOW + TTL - 1;
+        assert_eq!(
+            beat(&mut stores, 1, "w1", later),
+            HeartbeatOutcome::Renewed {
+                expires_at: later + TTL
+            }
+        );
+        assert_eq!(
+            stores.leases.leases[&ClaimId::from("c1")].expires_at,
+            later + TTL
+        );
+        let replay = Activator::new(
+            op("o1"),
+            key(1, "w1"),
+            ActivatorConfig {
+                lease_ttl: TTL,
+                lock_ttl: 50,
+            },
+        );
+        assert_eq!(
+            run(&mut stores, &mut replay.clone(), NOW + TTL),
+            Answer::Accepted,
+            "the renewed lease holds"
+        );
+    }
+
+    #[test]
+    fn an_expired_lease_is_not_renewed() {
+        let mut stores = executing();
+        assert_eq!(
+            beat(&mut stores, 1, "w1", NOW + TTL),
+            refused(HeartbeatRefused::LeaseLost)
+        );
+        assert_eq!(
+            stores.leases.leases[&ClaimId::from("c1")].expires_at,
+            NOW + TTL
+        );
+    }
+
+    #[test]
+    fn only_the_executing_attempt_heartbeats() {
+        let mut stores = executing();
+        assert_eq!(
+            beat(&mut stores, 2, "w1", NOW),
+            refused(HeartbeatRefused::StaleFence)
+        );
+        assert_eq!(
+            beat(&mut stores, 1, "w2", NOW),
+            refused(HeartbeatRefused::WrongWorker)
+        );
+        let mut authorized = Stores::new();
+        assert_eq!(
+            beat(&mut authorized, 1, "w1", NOW),
+            refused(HeartbeatRefused::NotExecuting)
+        );
+        let row = &authorized.durable.claims[&ClaimId::from("c1")];
+        let reaped = row
+            .acquire_recovery_lock(R)
+            .and_then(|row| row.finish_recovery())
+            .unwrap();
+        authorized
+            .durable
+            .claims
+            .insert(ClaimId::from("c1"), reaped);
+        assert_eq!(
+            beat(&mut authorized, 1, "w1", R),
+            refused(HeartbeatRefused::Reaped)
+        );
+    }
+}

@@ -1,0 +1,409 @@
+//! The coordination store: leases, claim → (attempt, worker, expiry).
+//!
+//! A lease tells a worker it may keep executing; it is not authority. The
+//! store knows nothing of the durable state, so nothing here decides whether
+//! a claim executes: the durable commit does, and it checks the lease's
+//! deadline itself. What the store does guarantee is that a lease, once
+//! expired, stays expired for its attempt (a host may forget an expired
+//! record only after the reservation it was created under has expired too,
+//! when no request can create it again): an activation still under way
+//! could otherwise bring back a lease that lapsed after another activation
+//! committed, and a rejected operation would then be accepted.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::error::LeaseRefused;
+use super::types::{ClaimId, Fence, Millis, WorkerId, is_live};
+
+/// The lease of attempt `fence` of a claim, held by `worker` until `expires_at`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Lease {
+    pub fence: Fence,
+    pub worker: WorkerId,
+    pub expires_at: Millis,
+}
+
+impl Lease {
+    /// Creates the lease of attempt `fence` for `worker`, live until
+    /// `expires_at`, unless the reservation it stands for has expired
+    /// (`not_after`). Creating a lease the same worker already holds returns
+    /// that lease unchanged: a second activation of the same attempt shares it.
+    pub fn create(
+        existing: Option<&Lease>,
+        fence: Fence,
+        worker: &WorkerId,
+        expires_at: Millis,
+        not_after: Millis,
+        now: Millis,
+    ) -> Result<Lease, LeaseRefused> {
+        if !is_live(not_after, now) {
+            return Err(LeaseRefused::ReservationExpired);
+        }
+        if !is_live(expires_at, now) {
+            return Err(LeaseRefused::Lapsed);
+        }
+        let fresh = Lease {
+            fence,
+            worker: worker.clone(),
+            expires_at,
+        };
+        match existing {
+            None => Ok(fresh),
+            // An older attempt's lease gives way to the current attempt.
+            Some(old) if old.fence < fence => Ok(fresh),
+            Some(old) if old.fence > fence => Err(LeaseRefused::Superseded),
+            Some(old) if !is_live(old.expires_at, now) => Err(LeaseRefused::Lapsed),
+            Some(old) if old.worker == *worker => Ok(old.clone()),
+            Some(_) => Err(LeaseRefused::HeldByOther),
+        }
+    }
+
+    /// Renews the live lease of attempt `fence` held by `worker` until
+    /// `expires_at`. An expired lease is not renewed.
+    pub fn renew(
+        existing: Option<&Lease>,
+        fence: Fence,
+        worker: &WorkerId,
+        expires_at: Millis,
+        now: Millis,
+    ) -> Result<Lease, LeaseRefused> {
+        let Some(old) = existing else {
+            return Err(LeaseRefused::NotHeld);
+        };
+        if old.fence > fence {
+            Err(LeaseRefused::Superseded)
+        } else if old.fence < fence {
+            Err(LeaseRefused::NotHeld)
+        } else if old.worker != *worker {
+            Err(LeaseRefused::HeldByOther)
+        } else if !is_live(old.expires_at, now) {
+            Err(LeaseRefused::Lapsed)
+        } else {
+            Ok(Lease {
+                expires_at,
+                ..old.clone()
+            })
+        }
+    }
+
+    /// Whether `worker` may delete `existing` (delete if owner): it may
+    /// delete its own attempt's lease, live or expired, and "deleting" no
+    /// lease is a no-op.
+    pub fn may_delete(
+        existing: Option<&Lease>,
+        fence: Fence,
+        worker: &WorkerId,
+    ) -> Result<(), LeaseRefused> {
+        match existing {
+            Some(old) if old.fence != fence || old.worker != *worker => {
+                Err(LeaseRefused::HeldByOther)
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The lease in force at `now`, if any.
+pub fn holder(existing: Option<&Lease>, now: Millis) -> Option<&Lease> {
+    existing.filter(|lease| is_live(lease.expires_at, now))
+}
+
+/// A request to the coordination store.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LeaseRequest {
+    Create {
+        claim: ClaimId,
+        fence: Fence,
+        worker: WorkerId,
+        expires_at: Millis,
+        /// The reservation's deadline: no lease is created after it.
+        not_after: Millis,
+    },
+    /// Who holds the claim's lease now.
+    Holder { claim: ClaimId },
+    Renew {
+        claim: ClaimId,
+        fence: Fence,
+        worker: WorkerId,
+        expires_at: Millis,
+    },
+    /// Delete if owner.
+    Delete {
+        claim: ClaimId,
+        fence: Fence,
+        worker: WorkerId,
+    },
+}
+
+/// The coordination store's reply to a [`LeaseRequest`].
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum LeaseReply {
+    /// The lease now in force (created, shared or renewed).
+    Granted {
+        lease: Lease,
+    },
+    Holder {
+        lease: Option<Lease>,
+    },
+    Deleted,
+    Refused {
+        refused: LeaseRefused,
+    },
+}
+
+/// The leases of a host, by claim.
+pub trait LeaseRows {
+    fn lease(&self, claim: &ClaimId) -> Option<Lease>;
+    fn put_lease(&mut self, claim: &ClaimId, lease: Lease);
+    fn remove_lease(&mut self, claim: &ClaimId);
+}
+
+/// Serves one request at `now`.
+pub fn apply(rows: &mut impl LeaseRows, request: &LeaseRequest, now: Millis) -> LeaseReply {
+    match request {
+        LeaseRequest::Create {
+            claim,
+            fence,
+            worker,
+            expires_at,
+            not_after,
+        } => {
+            let result = Lease::create(
+                rows.lease(claim).as_ref(),
+                *fence,
+                worker,
+                *expires_at,
+                *not_after,
+                now,
+            );
+            grant(rows, claim, result)
+        }
+        LeaseRequest::Holder { claim } => LeaseReply::Holder {
+            lease: holder(rows.lease(claim).as_ref(), now).cloned(),
+        },
+        LeaseRequest::Renew {
+            claim,
+            fence,
+            worker,
+            expires_at,
+        } => {
+            let result = Lease::renew(rows.lease(claim).as_ref(), *fence, worker, *expires_at, now);
+            grant(rows, claim, result)
+        }
+        LeaseRequest::Delete {
+            claim,
+            fence,
+            worker,
+        } => match Lease::may_delete(rows.lease(claim).as_ref(), *fence, worker) {
+            Ok(()) => {
+                rows.remove_lease(claim);
+                LeaseReply::Deleted
+            }
+            Err(refused) => LeaseReply::Refused { refused },
+        },
+    }
+}
+
+/// Stores a granted lease and replies with it, or replies with the refusal.
+fn grant(
+    rows: &mut impl LeaseRows,
+    claim: &ClaimId,
+    result: Result<Lease, LeaseRefused>,
+) -> LeaseReply {
+    match result {
+        Ok(lease) => {
+            rows.put_lease(claim, lease.clone());
+            LeaseReply::Granted { lease }
+        }
+        Err(refused) => LeaseReply::Refused { refused },
+    }
+}
+
+/// The coordination store in memory, for tests and the model checker.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct MemoryLeases {
+    pub leases: BTreeMap<ClaimId, Lease>,
+}
+
+impl LeaseRows for MemoryLeases {
+    fn lease(&self, claim: &ClaimId) -> Option<Lease> {
+        self.leases.get(claim).cloned()
+    }
+
+    fn put_lease(&mut self, claim: &ClaimId, lease: Lease) {
+        self.leases.insert(claim.clone(), lease);
+    }
+
+    fn remove_lease(&mut self, claim: &ClaimId) {
+        self.leases.remove(claim);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NOW: Millis = 100;
+
+    fn w(id: &str) -> WorkerId {
+        WorkerId::from(id)
+    }
+
+    fn lease(fence: u64, worker: &str, expires_at: Millis) -> Lease {
+        Lease {
+            fence: Fence(fence),
+            worker: w(worker),
+            expires_at,
+        }
+    }
+
+    #[test]
+    fn create_grants_a_lease_while_the_reservation_holds() {
+        assert_eq!(
+            Lease::create(None, Fence(1), &w("w1"), 200, 150, NOW),
+            Ok(lease(1, "w1", 200))
+        );
+        assert_eq!(
+            Lease::create(None, Fence(1), &w("w1"), 200, NOW, NOW),
+            Err(LeaseRefused::ReservationExpired)
+        );
+        assert_eq!(
+            Lease::create(None, Fence(1), &w("w1"), NOW, 150, NOW),
+            Err(LeaseRefused::Lapsed)
+        );
+    }
+
+    #[test]
+    fn create_shares_a_live_lease_and_never_revives_an_expired_one() {
+        let held = lease(1, "w1", 200);
+        assert_eq!(
+            Lease::create(Some(&held), Fence(1), &w("w1"), 300, 400, NOW),
+            Ok(held.clone())
+        );
+        assert_eq!(
+            Lease::create(Some(&held), Fence(1), &w("w2"), 300, 400, NOW),
+            Err(LeaseRefused::HeldByOther)
+        );
+        assert_eq!(
+            Lease::create(Some(&held), Fence(1), &w("w1"), 300, 400, 200),
+            Err(LeaseRefused::Lapsed)
+        );
+    }
+
+    #[test]
+    fn create_replaces_an_older_attempt_and_yields_to_a_newer_one() {
+        let old = lease(1, "w1", 200);
+        assert_eq!(
+            Lease::create(Some(&old), Fence(2), &w("w2"), 300, 400, NOW),
+            Ok(lease(2, "w2", 300))
+        );
+        let newer = lease(3, "w1", 200);
+        assert_eq!(
+            Lease::create(Some(&newer), Fence(2), &w("w1"), 300, 400, NOW),
+            Err(LeaseRefused::Superseded)
+        );
+    }
+
+    #[test]
+    fn renew_extends_only_the_holders_live_lease() {
+        let held = lease(1, "w1", 200);
+        assert_eq!(
+            Lease::renew(Some(&held), Fence(1), &w("w1"), 300, NOW),
+            Ok(lease(1, "w1", 300))
+        );
+        assert_eq!(
+            Lease::renew(Some(&held), Fence(1), &w("w1"), 300, 200),
+            Err(LeaseRefused::Lapsed)
+        );
+        assert_eq!(
+            Lease::renew(Some(&held), Fence(1), &w("w2"), 300, NOW),
+            Err(LeaseRefused::HeldByOther)
+        );
+        assert_eq!(
+            Lease::renew(Some(&held), Fence(0), &w("w1"), 300, NOW),
+            Err(LeaseRefused::Superseded)
+        );
+        assert_eq!(
+            Lease::renew(Some(&held), Fence(2), &w("w1"), 300, NOW),
+            Err(LeaseRefused::NotHeld)
+        );
+        assert_eq!(
+            Lease::renew(None, Fence(1), &w("w1"), 300, NOW),
+            Err(LeaseRefused::NotHeld)
+        );
+    }
+
+    #[test]
+    fn delete_if_owner() {
+        let held = lease(1, "w1", 200);
+        assert_eq!(Lease::may_delete(Some(&held), Fence(1), &w("w1")), Ok(()));
+        assert_eq!(
+            Lease::may_delete(Some(&held), Fence(1), &w("w2")),
+            Err(LeaseRefused::HeldByOther)
+        );
+        assert_eq!(
+            Lease::may_delete(Some(&held), Fence(2), &w("w1")),
+            Err(LeaseRefused::HeldByOther)
+        );
+        assert_eq!(Lease::may_delete(None, Fence(1), &w("w1")), Ok(()));
+    }
+
+    #[test]
+    fn apply_keeps_an_expired_lease_on_record_until_deleted() {
+        let c1 = ClaimId::from("c1");
+        let mut rows = MemoryLeases::default();
+        let create = LeaseRequest::Create {
+            claim: c1.clone(),
+            fence: Fence(1),
+            worker: w("w1"),
+            expires_at: 200,
+            not_after: 400,
+        };
+        assert_eq!(
+            apply(&mut rows, &create, NOW),
+            LeaseReply::Granted {
+                lease: lease(1, "w1", 200)
+            }
+        );
+        let holder = LeaseRequest::Holder { claim: c1.clone() };
+        assert_eq!(
+            apply(&mut rows, &holder, NOW),
+            LeaseReply::Holder {
+                lease: Some(lease(1, "w1", 200))
+            }
+        );
+        assert_eq!(
+            apply(&mut rows, &holder, 200),
+            LeaseReply::Holder { lease: None }
+        );
+        assert_eq!(
+            apply(&mut rows, &create, 200),
+            LeaseReply::Refused {
+                refused: LeaseRefused::Lapsed
+            }
+        );
+        let delete = LeaseRequest::Delete {
+            claim: c1.clone(),
+            fence: Fence(1),
+            worker: w("w1"),
+        };
+        assert_eq!(apply(&mut rows, &delete, 200), LeaseReply::Deleted);
+        assert!(rows.leases.is_empty());
+        let renew = LeaseRequest::Renew {
+            claim: c1,
+            fence: Fence(1),
+            worker: w("w1"),
+            expires_at: 300,
+        };
+        assert_eq!(
+            apply(&mut rows, &renew, 200),
+            LeaseReply::Refused {
+                refused: LeaseRefused::NotHeld
+            }
+        );
+    }
+}

@@ -1,0 +1,48 @@
+//! Remora claim activation (`tla/RemoraClaimActivation.tla`, extended with
+//! lease renewal in `tla/RemoraClaimHeartbeat.tla`), sans-IO.
+//!
+//! Two stores and three procedures:
+//!
+//! - [`durable`]: the authority. Pure transitions over a claim row and
+//!   operation rows, served one transaction per request by [`durable::apply`].
+//! - [`lease`]: the coordination store's leases (claim → attempt, worker,
+//!   expiry). Leases are not authority.
+//! - [`activator`]: serves one activate request (first activation, replay,
+//!   rejection, conflict, compensation).
+//! - [`reaper`]: one recovery pass over the claims whose reservation expired.
+//! - [`heartbeat`]: the executing worker renews its lease.
+//!
+//! A procedure never touches a store: it emits a [`Request`], the host
+//! serves it (`durable::apply` or `lease::apply`, at the host's `now`) and
+//! hands the [`Reply`] back. Time is an input everywhere; expiry is decided
+//! by comparing it with a deadline ([`types::is_live`]). Nothing panics on
+//! any input: a reply that does not fit is a [`ProcedureError`].
+
+pub mod activator;
+pub mod durable;
+pub mod error;
+pub mod heartbeat;
+pub mod lease;
+pub mod message;
+pub mod reaper;
+#[cfg(test)]
+mod testing;
+pub mod types;
+
+pub use activator::{Activator, ActivatorConfig, ActivatorStep};
+pub use durable::{
+    ClaimRow, DurableLock, DurableReply, DurableRequest, DurableRows, MemoryDurable, OperationRow,
+    Reservation, Validation,
+};
+pub use error::{
+    CommitRefused, DurableError, HeartbeatRefused, LeaseRefused, LockRefused, ProcedureError,
+    RecoveryRefused,
+};
+pub use heartbeat::{Heartbeat, HeartbeatOutcome, HeartbeatStep};
+pub use lease::{Lease, LeaseReply, LeaseRequest, LeaseRows, MemoryLeases};
+pub use message::{Reply, Request};
+pub use reaper::{Reaper, ReaperStep};
+pub use types::{
+    ActivationStage, Answer, ClaimId, ClaimState, Fence, Millis, OperationId, Rejection,
+    RequestKey, WorkerId,
+};
