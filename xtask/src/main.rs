@@ -9,7 +9,9 @@
 //! | `build`   | build the Worker to wasm |
 //! | `dev`     | run the Worker locally on workerd (wrangler dev) |
 //! | `deploy`  | `wrangler deploy` (or `--dry-run`: bundle only) |
+//! | `bench`   | benchmarks on workerd |
 
+mod bench;
 mod check;
 mod explore;
 mod tests;
@@ -45,6 +47,8 @@ enum Cmd {
         #[arg(long, default_value_t = 8787)]
         port: u16,
     },
+    /// Benchmarks on workerd (`bench kv`: replicated store vs single-DO baselines).
+    Bench(bench::BenchArgs),
     /// Deploy with wrangler; --dry-run only writes the bundle.
     Deploy {
         #[arg(long)]
@@ -73,6 +77,7 @@ fn run() -> Result<bool> {
         Cmd::Test => test(&root),
         Cmd::Explore(args) => explore::run(&root, &args).map(|()| true),
         Cmd::Build => worker::build(&root).map(|()| true),
+        Cmd::Bench(args) => bench::run(&root, &args),
         Cmd::Dev { port } => worker::dev(&root, port).map(|()| true),
         Cmd::Deploy { dry_run, outdir } => worker::deploy(&root, dry_run, outdir).map(|()| true),
     }
@@ -83,9 +88,10 @@ fn run() -> Result<bool> {
 fn test(root: &Path) -> Result<bool> {
     let args = check::CheckArgs { cfg: None, all: false, checker: None, tla_only: false, rust_only: false, json: false };
     let checked = check::run(root, &args)?;
-    eprintln!("Worker stage: build, run on workerd, smoke test");
+    eprintln!("Worker stage: build, run on workerd, smoke and end-to-end tests");
     worker::smoke(root)?;
-    Ok(checked)
+    let e2e = worker::e2e(root)?;
+    Ok(checked && e2e)
 }
 
 fn project_root() -> Result<PathBuf> {

@@ -22,7 +22,10 @@ pub fn workspace(root: &Path) -> Result<TestsOutcome> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut child = Command::new(cargo)
         .current_dir(root)
-        .args(["test", "--workspace", "--exclude", "do-worker"])
+        // do-worker and e2e run in the Worker stage (`worker::e2e`): the
+        // worker's host unit tests first, then e2e, which needs the Worker
+        // running on workerd (HANDOFF_URL).
+        .args(["test", "--workspace", "--exclude", "do-worker", "--exclude", "e2e"])
         .env("INSTA_UPDATE", "no")
         .stdout(Stdio::piped())
         .spawn()

@@ -23,7 +23,8 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result, ensure};
 use serde_json::{Value, json};
 
-use wrangler::{Dev, Output};
+pub(crate) use wrangler::Dev;
+use wrangler::Output;
 
 /// worker-build flags; keep in sync with `[build] command` in
 /// crates/do-worker/wrangler.toml, which wrangler runs again (a fast no-op
@@ -54,11 +55,50 @@ pub fn dev(root: &Path, port: u16) -> Result<()> {
     TcpListener::bind(("127.0.0.1", port)).with_context(|| format!("127.0.0.1:{port} is not free; pick another port"))?;
     let tools = ensure_tools(root)?;
     build_with(&tools)?;
-    let mut server = Dev::start(&tools, port, None, Output::Inherit)?;
+    let env_files = dev_env_files(&tools, &root.join("target/worker-dev"))?;
+    let mut server = Dev::start(&tools, port, None, Output::Inherit, &env_files)?;
     server.wait_ready(READY_TIMEOUT)?;
-    println!("worker: ready on {} (HANDOFF_TEST_HOOKS=1 from .dev.vars); Ctrl-C stops it", server.base);
-    println!("worker: try  curl -s {0}/health  or  curl -s '{0}/health?deep=1'", server.base);
+    println!("worker: ready on {} (HANDOFF_TEST_HOOKS=1 from .dev.vars, a fresh internal key); Ctrl-C stops it", server.base);
+    println!("worker: try  curl -s -X PUT --data-binary 'hello' {0}/v1/demo/kv/greeting", server.base);
+    println!("worker:      curl -si {0}/v1/demo/kv/greeting      curl -s {0}/v1/demo/status", server.base);
     server.wait()
+}
+
+/// The `--env-file`s for `wrangler dev`: the worker's `.dev.vars` (test
+/// hooks on), then a fresh file in `dir` holding a random
+/// `HANDOFF_INTERNAL_KEY` for this run only (0600; never in a command line,
+/// which other users of the machine could read in `ps`).
+pub(crate) fn dev_env_files(tools: &Tools, dir: &Path) -> Result<Vec<PathBuf>> {
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let key_file = dir.join("internal-key.env");
+    write_secret_file(&key_file, &format!("{INTERNAL_KEY_VAR}={}\n", random_key()?))?;
+    Ok(vec![tools.worker_dir.join(".dev.vars"), key_file])
+}
+
+/// The Worker secret that authenticates Worker → object and replica →
+/// replica requests (crates/do-worker/src/auth.rs).
+const INTERNAL_KEY_VAR: &str = "HANDOFF_INTERNAL_KEY";
+
+/// 256 random bits as 64 hex digits.
+fn random_key() -> Result<String> {
+    let mut bytes = [0u8; 32];
+    getrandom::getrandom(&mut bytes).map_err(|e| anyhow::anyhow!("no OS randomness for the internal key: {e}"))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Writes `contents` readable by the owner only.
+fn write_secret_file(path: &Path, contents: &str) -> Result<()> {
+    use std::io::Write;
+    let _ = fs::remove_file(path);
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let mut file = options.open(path).with_context(|| format!("creating {}", path.display()))?;
+    file.write_all(contents.as_bytes()).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Runs `wrangler deploy`; with `dry_run`, only bundles into `outdir`
@@ -71,11 +111,27 @@ pub fn deploy(root: &Path, dry_run: bool, outdir: Option<PathBuf>) -> Result<()>
     let started = SystemTime::now();
     let mut cmd = tools.command(&tools.wrangler)?;
     cmd.arg("deploy").arg("--outdir").arg(&outdir);
+    // Kept alive until wrangler has uploaded it, then deleted.
+    let mut secrets = None;
     if dry_run {
         cmd.arg("--dry-run");
+    } else {
+        // A fresh internal key with every deployment: a deploy restarts
+        // every object anyway (memory-only: the store starts empty), so no
+        // object ever needs the previous one.
+        let dir = root.join("target/worker-deploy");
+        fs::create_dir_all(&dir)?;
+        let file = dir.join("secrets.json");
+        write_secret_file(&file, &json!({ INTERNAL_KEY_VAR: random_key()? }).to_string())?;
+        cmd.arg("--secrets-file").arg(&file);
+        secrets = Some(file);
     }
     println!("worker: wrangler deploy{} (bundle in {})", if dry_run { " --dry-run" } else { "" }, outdir.display());
-    run(cmd, "wrangler deploy")?;
+    let deployed = run(cmd, "wrangler deploy");
+    if let Some(file) = secrets {
+        let _ = fs::remove_file(file);
+    }
+    deployed?;
     if dry_run { report_bundle(&outdir, started) } else { Ok(()) }
 }
 
@@ -115,19 +171,7 @@ fn kib(bytes: u64) -> String {
 /// `cargo xtask test`'s worker check: serves the worker on a free port and
 /// checks its HTTP contract, then stops wrangler and everything it started.
 pub fn smoke(root: &Path) -> Result<()> {
-    let tools = ensure_tools(root)?;
-    build_with(&tools)?;
-    let dir = root.join("target/worker-smoke");
-    let state = dir.join("state");
-    // Fresh local storage each run, so results never depend on a previous one.
-    if state.exists() {
-        fs::remove_dir_all(&state).with_context(|| format!("removing {}", state.display()))?;
-    }
-    fs::create_dir_all(&dir)?;
-    let port = wrangler::free_port()?;
-    println!("worker: smoke test: wrangler dev on 127.0.0.1:{port} (log {})", dir.join("wrangler.log").display());
-    let mut server = Dev::start(&tools, port, Some(&state), Output::File(dir.join("wrangler.log")))?;
-    server.wait_ready(READY_TIMEOUT)?;
+    let mut server = serve_for_tests(root, "worker-smoke", "smoke test")?;
     for check in SMOKE_CHECKS {
         check.run(&server).map_err(|e| e.context(server.log_tail()))?;
     }
@@ -136,6 +180,64 @@ pub fn smoke(root: &Path) -> Result<()> {
     println!("worker: smoke test passed ({} checks)", SMOKE_CHECKS.len());
     Ok(())
 }
+
+/// Builds the worker and serves it with `wrangler dev` on a free port, with
+/// fresh local state and a log under `target/<name>/`, test hooks on and a
+/// fresh internal key. For `smoke`, `e2e` and `bench`.
+pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str) -> Result<Dev> {
+    let tools = ensure_tools(root)?;
+    build_with(&tools)?;
+    let dir = root.join("target").join(name);
+    let state = dir.join("state");
+    // Fresh local storage each run, so results never depend on a previous one.
+    if state.exists() {
+        fs::remove_dir_all(&state).with_context(|| format!("removing {}", state.display()))?;
+    }
+    fs::create_dir_all(&dir)?;
+    let env_files = dev_env_files(&tools, &dir)?;
+    let port = wrangler::free_port()?;
+    let log = dir.join("wrangler.log");
+    println!("worker: {what}: wrangler dev on 127.0.0.1:{port} (log {})", log.display());
+    let mut server = Dev::start(&tools, port, Some(&state), Output::File(log), &env_files)?;
+    server.wait_ready(READY_TIMEOUT)?;
+    Ok(server)
+}
+
+/// `cargo xtask test`'s end-to-end stage: serves the worker on workerd and
+/// runs `cargo test -p e2e` against it (HANDOFF_URL), then stops wrangler.
+/// Also fails if the worker log shows a Rust panic, even if every test
+/// passed (a panic wipes every replica in the isolate).
+pub fn e2e(root: &Path) -> Result<bool> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    // The worker's pure logic (routing, names, wire, auth, timers) on the host.
+    println!("worker: cargo test -p do-worker --lib (host unit tests)");
+    let unit = Command::new(&cargo).current_dir(root).args(["test", "-p", "do-worker", "--lib"]).status();
+    if !unit.context("running cargo test -p do-worker")?.success() {
+        println!("worker: do-worker unit tests FAILED");
+        return Ok(false);
+    }
+    let mut server = serve_for_tests(root, "worker-e2e", "end-to-end tests")?;
+    println!("worker: cargo test -p e2e with HANDOFF_URL={}", server.base);
+    let status = Command::new(&cargo)
+        .current_dir(root)
+        .args(["test", "-p", "e2e", "--", "--test-threads", E2E_THREADS])
+        .env("HANDOFF_URL", &server.base)
+        .status()
+        .context("running cargo test -p e2e");
+    let panics = server.log_matches(&["panicked at", "RuntimeError: unreachable"]);
+    server.stop()?;
+    ensure!(!wrangler::interrupted(), "interrupted");
+    let passed = status?.success();
+    if !panics.is_empty() {
+        eprintln!("worker: the worker panicked during the end-to-end tests:\n{}", panics.join("\n"));
+    }
+    println!("worker: end-to-end tests {}", if passed && panics.is_empty() { "passed" } else { "FAILED" });
+    Ok(passed && panics.is_empty())
+}
+
+/// Tests run in parallel (each in its own namespace); the idle test sleeps
+/// 25 s, so more threads than cores keeps the stage short.
+const E2E_THREADS: &str = "6";
 
 /// One request and what its JSON answer must contain.
 struct Check {
@@ -152,7 +254,9 @@ const SMOKE_CHECKS: &[Check] = &[
         path: "/health",
         status: 200,
         // test_hooks: proves .dev.vars reached the worker.
-        expect: || vec![("/ok", json!(true)), ("/service", json!("handoff")), ("/test_hooks", json!(true))],
+        expect: || {
+            vec![("/ok", json!(true)), ("/service", json!("handoff")), ("/test_hooks", json!(true)), ("/internal_key", json!(true))]
+        },
     },
     Check {
         method: "GET",

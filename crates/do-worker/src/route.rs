@@ -1,32 +1,178 @@
-//! Request routing as a pure function of method, path and query, so the
-//! decisions (which status for which request) are unit-tested on the host
-//! without a Workers runtime.
+//! Request routing as a pure function of method, path, query and whether
+//! the test hooks are on, so the decisions (which status for which request)
+//! are unit-tested on the host without a Workers runtime.
+//!
+//! The public surface is exactly what [`route`] returns. The replicas'
+//! internal endpoints (`crate::wire`) are not routes of the public Worker:
+//! nothing here ever produces a request to them from a client's path.
 
 use serde::Serialize;
+
+use crate::names::{self, ReplicaName};
+
+/// Which store serves a KV route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// The replicated store: `{ns}:r0`, `{ns}:r1`, `{ns}:r2`.
+    Replicated,
+    /// Benchmark baseline: one Durable Object holding a map in memory.
+    Mem,
+    /// Benchmark baseline: one Durable Object writing to SQLite storage.
+    Sql,
+}
+
+/// A KV operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KvOp {
+    Get,
+    Put,
+    Delete,
+}
 
 /// What the worker should do with a request.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Route {
     /// `GET /health`; `deep` also pings a `Replica` Durable Object.
     Health { deep: bool },
+    /// `GET|PUT|DELETE /v1/{ns}/kv/{key}` (and the benchmark baselines'
+    /// `/_bench/{mem|sql}/{ns}/kv/{key}`, test hooks only).
+    Kv { backend: Backend, ns: String, key: String, op: KvOp },
+    /// `GET /v1/{ns}/status`.
+    Status { ns: String },
+    /// `POST /v1/{ns}/_test/evict/{replica}` (test hooks only).
+    Evict { ns: String, replica: ReplicaName },
+    /// `POST /v1/{ns}/_test/pause/{replica}?ms=N` (test hooks only): the
+    /// replica drops every peer message, in and out, for N ms.
+    Pause { ns: String, replica: ReplicaName, ms: u64 },
+    /// `POST /v1/{ns}/_test/raw/{replica}?auth=0|1` (test hooks only): the
+    /// body is delivered to the replica's peer-message endpoint as is, with
+    /// or without the internal credential, and its answer returned.
+    Raw { ns: String, replica: ReplicaName, auth: bool },
     /// A known path with a method it does not serve.
     MethodNotAllowed { allow: &'static str },
-    /// A known path with a malformed query.
-    BadRequest { message: String },
+    /// A known path with a bad name or a malformed query.
+    BadRequest { code: &'static str, message: String },
     /// Anything else.
     NotFound,
 }
 
-/// Decides the route. `query` is the raw query string without `?`.
-pub fn route(method: &str, path: &str, query: Option<&str>) -> Route {
-    match path {
-        "/health" if method != "GET" => Route::MethodNotAllowed { allow: "GET" },
-        "/health" => match deep_flag(query) {
+/// Largest value a PUT may carry: 1 MiB (larger bodies get 413).
+pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
+
+/// Longest pause the test hook accepts.
+pub const MAX_PAUSE_MS: u64 = 30_000;
+
+/// Decides the route. `query` is the raw query string without `?`; `hooks`
+/// is whether `HANDOFF_TEST_HOOKS` is "1" (otherwise every test-only path
+/// is a plain 404, whatever the method).
+pub fn route(method: &str, path: &str, query: Option<&str>, hooks: bool) -> Route {
+    if path == "/health" {
+        if method != "GET" {
+            return Route::MethodNotAllowed { allow: "GET" };
+        }
+        return match deep_flag(query) {
             Ok(deep) => Route::Health { deep },
-            Err(message) => Route::BadRequest { message },
-        },
-        _ => Route::NotFound,
+            Err(message) => bad("bad_request", message),
+        };
     }
+    if let Some(rest) = path.strip_prefix("/v1/") {
+        return v1(method, rest, query, hooks);
+    }
+    if let Some(rest) = path.strip_prefix("/_bench/")
+        && hooks
+    {
+        let (backend, rest) = match rest.split_once('/') {
+            Some(("mem", rest)) => (Backend::Mem, rest),
+            Some(("sql", rest)) => (Backend::Sql, rest),
+            _ => return Route::NotFound,
+        };
+        let Some((ns, tail)) = rest.split_once('/') else { return Route::NotFound };
+        return match tail.strip_prefix("kv/") {
+            Some(key) => kv(method, backend, ns, key),
+            None => Route::NotFound,
+        };
+    }
+    Route::NotFound
+}
+
+/// `/v1/{ns}/...` with the `/v1/` stripped.
+fn v1(method: &str, rest: &str, query: Option<&str>, hooks: bool) -> Route {
+    let Some((ns_raw, tail)) = rest.split_once('/') else { return Route::NotFound };
+    if let Some(key_raw) = tail.strip_prefix("kv/") {
+        return kv(method, Backend::Replicated, ns_raw, key_raw);
+    }
+    if tail == "status" {
+        if method != "GET" {
+            return Route::MethodNotAllowed { allow: "GET" };
+        }
+        return with_ns(ns_raw, |ns| Route::Status { ns });
+    }
+    if let Some(hook) = tail.strip_prefix("_test/") {
+        if !hooks {
+            return Route::NotFound;
+        }
+        return test_hook(method, ns_raw, hook, query);
+    }
+    Route::NotFound
+}
+
+fn kv(method: &str, backend: Backend, ns_raw: &str, key_raw: &str) -> Route {
+    let op = match method {
+        "GET" => KvOp::Get,
+        "PUT" => KvOp::Put,
+        "DELETE" => KvOp::Delete,
+        _ => return Route::MethodNotAllowed { allow: "GET, PUT, DELETE" },
+    };
+    with_ns(ns_raw, |ns| match names::key(key_raw) {
+        Ok(key) => Route::Kv { backend, ns, key, op },
+        Err(e) => bad("invalid_key", format!("the key {e}")),
+    })
+}
+
+fn test_hook(method: &str, ns_raw: &str, hook: &str, query: Option<&str>) -> Route {
+    let Some((name, replica_raw)) = hook.split_once('/') else { return Route::NotFound };
+    if !matches!(name, "evict" | "pause" | "raw") {
+        return Route::NotFound;
+    }
+    if method != "POST" {
+        return Route::MethodNotAllowed { allow: "POST" };
+    }
+    let Some(replica) = ReplicaName::parse(replica_raw) else {
+        return bad("invalid_replica", format!("replica must be r0, r1 or r2, not {replica_raw:?}"));
+    };
+    with_ns(ns_raw, |ns| match name {
+        "evict" => Route::Evict { ns, replica },
+        "pause" => match param(query, "ms").map(str::parse::<u64>) {
+            Some(Ok(ms)) if (1..=MAX_PAUSE_MS).contains(&ms) => Route::Pause { ns, replica, ms },
+            _ => bad("bad_request", format!("query parameter `ms` must be 1 to {MAX_PAUSE_MS}")),
+        },
+        _ => match param(query, "auth") {
+            None | Some("1") => Route::Raw { ns, replica, auth: true },
+            Some("0") => Route::Raw { ns, replica, auth: false },
+            Some(other) => bad("bad_request", format!("query parameter `auth` must be 0 or 1, not {other:?}")),
+        },
+    })
+}
+
+fn with_ns(ns_raw: &str, then: impl FnOnce(String) -> Route) -> Route {
+    match names::namespace(ns_raw) {
+        Ok(ns) => then(ns),
+        Err(e) => bad("invalid_namespace", format!("the namespace {e}")),
+    }
+}
+
+fn bad(code: &'static str, message: String) -> Route {
+    Route::BadRequest { code, message }
+}
+
+/// The raw value of the last `name=` parameter.
+fn param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
+    query
+        .unwrap_or("")
+        .split('&')
+        .filter_map(|pair| pair.split_once('=').or(Some((pair, ""))))
+        .rfind(|(k, _)| *k == name)
+        .map(|(_, v)| v)
 }
 
 /// Reads `deep` from the query. Strict on purpose: a typo such as `deep=yes`
@@ -75,33 +221,153 @@ impl<'a> ErrorBody<'a> {
 mod tests {
     use super::*;
 
+    fn r(method: &str, path: &str) -> Route {
+        route(method, path, None, true)
+    }
+
+    fn kv_route(ns: &str, key: &str, op: KvOp) -> Route {
+        Route::Kv { backend: Backend::Replicated, ns: ns.into(), key: key.into(), op }
+    }
+
+    fn code(route: Route) -> &'static str {
+        match route {
+            Route::BadRequest { code, .. } => code,
+            other => panic!("expected a 400, got {other:?}"),
+        }
+    }
+
     #[test]
     fn health_get_is_shallow_by_default() {
-        assert_eq!(route("GET", "/health", None), Route::Health { deep: false });
-        assert_eq!(route("GET", "/health", Some("")), Route::Health { deep: false });
-        assert_eq!(route("GET", "/health", Some("x=1")), Route::Health { deep: false });
+        assert_eq!(route("GET", "/health", None, false), Route::Health { deep: false });
+        assert_eq!(route("GET", "/health", Some(""), false), Route::Health { deep: false });
+        assert_eq!(route("GET", "/health", Some("x=1"), false), Route::Health { deep: false });
     }
 
     #[test]
     fn health_deep_flag() {
-        assert_eq!(route("GET", "/health", Some("deep=1")), Route::Health { deep: true });
-        assert_eq!(route("GET", "/health", Some("a=b&deep=true")), Route::Health { deep: true });
-        assert_eq!(route("GET", "/health", Some("deep=0")), Route::Health { deep: false });
-        assert!(matches!(route("GET", "/health", Some("deep=yes")), Route::BadRequest { .. }));
-        assert!(matches!(route("GET", "/health", Some("deep")), Route::BadRequest { .. }));
+        assert_eq!(route("GET", "/health", Some("deep=1"), false), Route::Health { deep: true });
+        assert_eq!(route("GET", "/health", Some("a=b&deep=true"), false), Route::Health { deep: true });
+        assert_eq!(route("GET", "/health", Some("deep=0"), false), Route::Health { deep: false });
+        assert!(matches!(route("GET", "/health", Some("deep=yes"), false), Route::BadRequest { .. }));
+        assert!(matches!(route("GET", "/health", Some("deep"), false), Route::BadRequest { .. }));
     }
 
     #[test]
     fn health_wrong_method() {
         for m in ["POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"] {
-            assert_eq!(route(m, "/health", None), Route::MethodNotAllowed { allow: "GET" }, "{m}");
+            assert_eq!(route(m, "/health", None, false), Route::MethodNotAllowed { allow: "GET" }, "{m}");
+        }
+    }
+
+    #[test]
+    fn kv_routes() {
+        assert_eq!(r("GET", "/v1/shop/kv/cart"), kv_route("shop", "cart", KvOp::Get));
+        assert_eq!(r("PUT", "/v1/shop/kv/a/b"), kv_route("shop", "a/b", KvOp::Put));
+        assert_eq!(r("DELETE", "/v1/shop/kv/a%2Fb"), kv_route("shop", "a/b", KvOp::Delete));
+        assert_eq!(r("GET", "/v1/caf%C3%A9/kv/%F0%9F%94%91"), kv_route("café", "🔑", KvOp::Get));
+        // A namespace may be called like a path word.
+        assert_eq!(r("GET", "/v1/kv/kv/kv"), kv_route("kv", "kv", KvOp::Get));
+    }
+
+    #[test]
+    fn kv_errors() {
+        for m in ["POST", "PATCH", "HEAD", "OPTIONS"] {
+            assert_eq!(r(m, "/v1/shop/kv/k"), Route::MethodNotAllowed { allow: "GET, PUT, DELETE" }, "{m}");
+        }
+        assert_eq!(code(r("GET", "/v1/shop/kv/")), "invalid_key");
+        assert_eq!(code(r("GET", "/v1//kv/k")), "invalid_namespace");
+        assert_eq!(code(r("GET", "/v1/a%2Fb/kv/k")), "invalid_namespace");
+        assert_eq!(code(r("PUT", "/v1/shop/kv/a%00")), "invalid_key");
+        assert_eq!(code(r("PUT", "/v1/shop/kv/%FF")), "invalid_key");
+        let long = "k".repeat(crate::names::MAX_NAME_BYTES + 1);
+        assert_eq!(code(r("PUT", &format!("/v1/shop/kv/{long}"))), "invalid_key");
+        assert_eq!(code(r("PUT", &format!("/v1/{long}/kv/k"))), "invalid_namespace");
+    }
+
+    #[test]
+    fn status_route() {
+        assert_eq!(r("GET", "/v1/shop/status"), Route::Status { ns: "shop".into() });
+        assert_eq!(r("POST", "/v1/shop/status"), Route::MethodNotAllowed { allow: "GET" });
+        assert_eq!(code(r("GET", "/v1/%01/status")), "invalid_namespace");
+    }
+
+    #[test]
+    fn test_hooks_exist_only_when_enabled() {
+        assert_eq!(r("POST", "/v1/s/_test/evict/r1"), Route::Evict { ns: "s".into(), replica: ReplicaName::R1 });
+        assert_eq!(
+            route("POST", "/v1/s/_test/pause/r2", Some("ms=1500"), true),
+            Route::Pause { ns: "s".into(), replica: ReplicaName::R2, ms: 1500 }
+        );
+        assert_eq!(
+            r("POST", "/v1/s/_test/raw/r0"),
+            Route::Raw { ns: "s".into(), replica: ReplicaName::R0, auth: true }
+        );
+        assert_eq!(
+            route("POST", "/v1/s/_test/raw/r0", Some("auth=0"), true),
+            Route::Raw { ns: "s".into(), replica: ReplicaName::R0, auth: false }
+        );
+        assert_eq!(r("GET", "/v1/s/_test/evict/r1"), Route::MethodNotAllowed { allow: "POST" });
+        assert_eq!(code(r("POST", "/v1/s/_test/evict/r3")), "invalid_replica");
+        assert_eq!(code(route("POST", "/v1/s/_test/pause/r1", None, true)), "bad_request");
+        assert_eq!(code(route("POST", "/v1/s/_test/pause/r1", Some("ms=0"), true)), "bad_request");
+        assert_eq!(code(route("POST", "/v1/s/_test/pause/r1", Some("ms=30001"), true)), "bad_request");
+        assert_eq!(code(route("POST", "/v1/s/_test/raw/r1", Some("auth=2"), true)), "bad_request");
+        assert_eq!(r("POST", "/v1/s/_test/nope/r1"), Route::NotFound);
+        for (m, p) in [
+            ("POST", "/v1/s/_test/evict/r1"),
+            ("GET", "/v1/s/_test/evict/r1"),
+            ("POST", "/v1/s/_test/evict/r9"),
+            ("POST", "/v1/%00/_test/evict/r1"),
+            ("POST", "/v1/s/_test/pause/r1"),
+            ("POST", "/v1/s/_test/raw/r0"),
+            ("GET", "/_bench/mem/s/kv/k"),
+            ("PUT", "/_bench/sql/s/kv/k"),
+        ] {
+            assert_eq!(route(m, p, Some("ms=10"), false), Route::NotFound, "{m} {p}");
+        }
+    }
+
+    #[test]
+    fn bench_baselines() {
+        assert_eq!(
+            r("PUT", "/_bench/mem/b/kv/k1"),
+            Route::Kv { backend: Backend::Mem, ns: "b".into(), key: "k1".into(), op: KvOp::Put }
+        );
+        assert_eq!(
+            r("GET", "/_bench/sql/b/kv/k1"),
+            Route::Kv { backend: Backend::Sql, ns: "b".into(), key: "k1".into(), op: KvOp::Get }
+        );
+        assert_eq!(r("GET", "/_bench/disk/b/kv/k1"), Route::NotFound);
+        assert_eq!(r("GET", "/_bench/mem/b/status"), Route::NotFound);
+    }
+
+    #[test]
+    fn internal_paths_are_not_public_routes() {
+        for p in [
+            "/internal/ping",
+            "/msg",
+            "/put",
+            "/get",
+            "/evict",
+            "/status",
+            "/v1/s/msg",
+            "/v1/s/_internal/msg",
+            "/v1/s/r0/msg",
+            "/v1/s:r0/kv",
+            "/v1/s/kv",
+            "/v1/s",
+            "/v1/",
+        ] {
+            for m in ["GET", "POST", "PUT"] {
+                assert_eq!(r(m, p), Route::NotFound, "{m} {p}");
+            }
         }
     }
 
     #[test]
     fn everything_else_is_not_found() {
-        for p in ["/", "/health/", "/healthz", "/HEALTH", "/nope/../health", ""] {
-            assert_eq!(route("GET", p, None), Route::NotFound, "{p}");
+        for p in ["/", "/health/", "/healthz", "/HEALTH", "/nope/../health", "", "/v2/s/kv/k", "/V1/s/kv/k"] {
+            assert_eq!(r("GET", p), Route::NotFound, "{p}");
         }
     }
 

@@ -28,7 +28,7 @@ const GRACE: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(250);
 
 /// Where wrangler's output goes.
-pub(super) enum Output {
+pub(crate) enum Output {
     /// The terminal (interactive `dev`).
     Inherit,
     /// A log file, whose tail is quoted in errors (`smoke`).
@@ -36,7 +36,7 @@ pub(super) enum Output {
 }
 
 /// A running `wrangler dev`; dropping it stops the whole process group.
-pub(super) struct Dev {
+pub(crate) struct Dev {
     child: Child,
     /// Base URL, `http://127.0.0.1:<port>`.
     pub base: String,
@@ -47,8 +47,11 @@ pub(super) struct Dev {
 }
 
 impl Dev {
-    /// Starts `wrangler dev` on 127.0.0.1:`port` (dev vars from .dev.vars).
-    pub fn start(tools: &Tools, port: u16, persist_to: Option<&Path>, output: Output) -> Result<Self> {
+    /// Starts `wrangler dev` on 127.0.0.1:`port`. `env_files` are passed as
+    /// `--env-file`, later ones overriding earlier ones; wrangler then reads
+    /// only those (not `.dev.vars` by itself), so callers list `.dev.vars`
+    /// first (see [`super::dev_env_files`]).
+    pub fn start(tools: &Tools, port: u16, persist_to: Option<&Path>, output: Output, env_files: &[PathBuf]) -> Result<Self> {
         install_ctrlc_handler();
         let mut cmd = tools.command(&tools.wrangler)?;
         cmd.args(["dev", "--ip", "127.0.0.1", "--port", &port.to_string()])
@@ -61,6 +64,9 @@ impl Dev {
             .stdin(Stdio::null());
         if let Some(dir) = persist_to {
             cmd.arg("--persist-to").arg(dir);
+        }
+        for file in env_files {
+            cmd.arg("--env-file").arg(file);
         }
         let log = match output {
             Output::Inherit => None,
@@ -137,6 +143,13 @@ impl Dev {
         GROUP.store(0, Ordering::SeqCst);
         self.stopped = true;
         Ok(())
+    }
+
+    /// Lines of the log file containing any of `needles`.
+    pub fn log_matches(&self, needles: &[&str]) -> Vec<String> {
+        let Some(path) = &self.log else { return Vec::new() };
+        let text = fs::read_to_string(path).unwrap_or_default();
+        text.lines().filter(|line| needles.iter().any(|n| line.contains(n))).map(str::to_string).collect()
     }
 
     /// The last lines of the log file, formatted for an error message.

@@ -1,0 +1,180 @@
+//! The two benchmark baselines `cargo xtask bench kv` compares the
+//! replicated store against, reached through the same Worker code path
+//! (`/_bench/{mem|sql}/{ns}/kv/{key}`, test hooks only):
+//!
+//! - [`MemBaseline`]: one Durable Object per namespace holding the map in
+//!   memory. No replication, no keepalive: it loses everything when idle
+//!   (the e2e idle test uses it as the control that hibernation happens).
+//! - [`SqlBaseline`]: one Durable Object per namespace writing every value
+//!   to its SQLite storage; a write is answered once durable (the output
+//!   gate holds the response until the storage write is confirmed).
+//!
+//! Both answer like the replicated store (`{"key","ep","ver","wid"}` on a
+//! write, raw bytes and `handoff-*` headers on a read) with `ep` = 0 and a
+//! per-key version, so the client side of the benchmark is identical.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use worker::{DurableObject, Env, Request, Response, Result, SqlStorageValue, State, durable_object};
+
+use crate::auth::KeyProblem;
+use crate::http::{self, WRITE_ID_HEADER};
+use crate::internal;
+use crate::names;
+use crate::replica::Committed;
+use crate::route::MAX_VALUE_BYTES;
+use crate::wire::Op;
+
+/// What both baselines need from a request: op, key, write id, body.
+struct KvRequest {
+    op: Op,
+    key: String,
+    wid: String,
+    body: Vec<u8>,
+}
+
+async fn admit(
+    secret: &std::result::Result<String, KeyProblem>,
+    mut req: Request,
+) -> std::result::Result<KvRequest, Result<Response>> {
+    let target = internal::admit(secret, &req)?;
+    let Some(key) = target.key.clone() else { return Err(http::error(400, "bad_request", "missing key")) };
+    if let Err(e) = names::check(&key) {
+        return Err(http::error(400, "invalid_key", &format!("the key {e}")));
+    }
+    if !matches!(target.op, Op::Put | Op::Get | Op::Delete) {
+        return Err(http::error(404, "not_found", "a baseline serves put, get and delete only"));
+    }
+    let wid = req.headers().get(WRITE_ID_HEADER).ok().flatten().unwrap_or_default();
+    let body = if target.op == Op::Put { req.bytes().await.map_err(Err)? } else { Vec::new() };
+    if body.len() > MAX_VALUE_BYTES {
+        return Err(http::error(413, "value_too_large", "value over 1 MiB"));
+    }
+    Ok(KvRequest { op: target.op, key, wid, body })
+}
+
+fn ack(key: &str, ver: u64, wid: String) -> Result<Response> {
+    http::json(&Committed { key, ep: 0, ver, wid })
+}
+
+fn absent(key: &str) -> Result<Response> {
+    http::error(404, "key_not_found", &format!("{key} does not exist"))
+}
+
+/// A stored value: (version, write id, bytes).
+type Entry = (u64, String, Vec<u8>);
+
+/// Baseline 1: an in-memory map in one object.
+#[durable_object]
+pub struct MemBaseline {
+    secret: std::result::Result<String, KeyProblem>,
+    map: RefCell<HashMap<String, Entry>>,
+}
+
+impl DurableObject for MemBaseline {
+    fn new(_state: State, env: Env) -> Self {
+        Self { secret: internal::internal_key(&env), map: RefCell::new(HashMap::new()) }
+    }
+
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        let kv = match admit(&self.secret, req).await {
+            Ok(kv) => kv,
+            Err(resp) => return resp,
+        };
+        // Every borrow below ends within its statement: no await follows.
+        match kv.op {
+            Op::Put => {
+                let ver = {
+                    let Ok(mut map) = self.map.try_borrow_mut() else { return http::error(500, "internal", "busy") };
+                    let ver = map.get(&kv.key).map_or(0, |(v, _, _)| *v).saturating_add(1);
+                    map.insert(kv.key.clone(), (ver, kv.wid.clone(), kv.body));
+                    ver
+                };
+                ack(&kv.key, ver, kv.wid)
+            }
+            Op::Delete => {
+                let removed = self.map.try_borrow_mut().ok().and_then(|mut m| m.remove(&kv.key));
+                ack(&kv.key, removed.map_or(0, |(v, _, _)| v.saturating_add(1)), kv.wid)
+            }
+            _ => {
+                let found = self.map.try_borrow().ok().and_then(|m| m.get(&kv.key).cloned());
+                match found {
+                    Some((ver, wid, bytes)) => http::record(bytes, 0, ver, &wid),
+                    None => absent(&kv.key),
+                }
+            }
+        }
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        Response::ok("no alarms")
+    }
+}
+
+/// Baseline 2: every value in the object's SQLite storage.
+#[durable_object]
+pub struct SqlBaseline {
+    state: State,
+    secret: std::result::Result<String, KeyProblem>,
+}
+
+impl DurableObject for SqlBaseline {
+    fn new(state: State, env: Env) -> Self {
+        Self { state, secret: internal::internal_key(&env) }
+    }
+
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        let kv = match admit(&self.secret, req).await {
+            Ok(kv) => kv,
+            Err(resp) => return resp,
+        };
+        let sql = self.state.storage().sql();
+        sql.exec(
+            "CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v BLOB NOT NULL, ver INTEGER NOT NULL, wid TEXT NOT NULL)",
+            None,
+        )?;
+        match kv.op {
+            Op::Put => {
+                let cursor = sql.exec(
+                    "INSERT INTO kv (k, v, ver, wid) VALUES (?, ?, 1, ?) \
+                     ON CONFLICT(k) DO UPDATE SET v = excluded.v, ver = kv.ver + 1, wid = excluded.wid RETURNING ver",
+                    vec![kv.key.as_str().into(), SqlStorageValue::Blob(kv.body), kv.wid.as_str().into()],
+                )?;
+                let ver = match cursor.raw().next() {
+                    Some(Ok(row)) => match row.first() {
+                        Some(SqlStorageValue::Integer(v)) => u64::try_from(*v).unwrap_or(0),
+                        _ => 0,
+                    },
+                    _ => 0,
+                };
+                ack(&kv.key, ver, kv.wid)
+            }
+            Op::Delete => {
+                sql.exec("DELETE FROM kv WHERE k = ?", vec![kv.key.as_str().into()])?;
+                ack(&kv.key, 0, kv.wid)
+            }
+            _ => {
+                let cursor = sql.exec("SELECT v, ver, wid FROM kv WHERE k = ?", vec![kv.key.as_str().into()])?;
+                match cursor.raw().next() {
+                    Some(Ok(row)) => match row.as_slice() {
+                        [SqlStorageValue::Blob(v), SqlStorageValue::Integer(ver), SqlStorageValue::String(wid)] => {
+                            http::record(v.clone(), 0, u64::try_from(*ver).unwrap_or(0), wid)
+                        }
+                        // An empty BLOB may come back as an empty string or null.
+                        [_, SqlStorageValue::Integer(ver), SqlStorageValue::String(wid)] => {
+                            http::record(Vec::new(), 0, u64::try_from(*ver).unwrap_or(0), wid)
+                        }
+                        _ => http::error(500, "internal", "unexpected row shape"),
+                    },
+                    Some(Err(e)) => Err(e),
+                    None => absent(&kv.key),
+                }
+            }
+        }
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        Response::ok("no alarms")
+    }
+}

@@ -1,0 +1,112 @@
+//! Calls over the internal wire (Worker → object, replica → replica) and
+//! the check every object runs first on what it receives.
+
+use worker::{Env, Headers, Method, Request, RequestInit, Response, Result, Stub};
+
+use crate::auth::{self, KeyProblem};
+use crate::http;
+use crate::wire::Target;
+
+/// Durable Object bindings, declared in wrangler.toml.
+pub const REPLICA_BINDING: &str = "REPLICA";
+pub const MEM_BINDING: &str = "MEM_BASELINE";
+pub const SQL_BINDING: &str = "SQL_BASELINE";
+
+/// The deployment's internal secret, if usable.
+pub fn internal_key(env: &Env) -> std::result::Result<String, KeyProblem> {
+    let configured = env.var(auth::BINDING).ok().map(|v| v.to_string());
+    auth::usable(configured.as_deref()).map(str::to_string)
+}
+
+/// The stub of object `name` in `binding`.
+pub fn stub(env: &Env, binding: &str, name: &str) -> Result<Stub> {
+    env.durable_object(binding)?.get_by_name(name)
+}
+
+/// One internal request. `key` is the credential to present (`None` only
+/// for the test hook that proves objects refuse unauthenticated calls).
+pub async fn call(
+    stub: &Stub,
+    target: &Target,
+    key: Option<&str>,
+    body: Option<&[u8]>,
+    headers: &[(&str, &str)],
+) -> Result<Response> {
+    let url = target.url().map_err(|e| worker::Error::RustError(format!("internal url: {e}")))?;
+    call_url(stub, &url, target.op.method() == "POST", key, body, headers).await
+}
+
+/// [`call`] with a prebuilt URL (replicas cache theirs per destination).
+pub async fn call_url(
+    stub: &Stub,
+    url: &str,
+    post: bool,
+    key: Option<&str>,
+    body: Option<&[u8]>,
+    headers: &[(&str, &str)],
+) -> Result<Response> {
+    let h = Headers::new();
+    if let Some(key) = key {
+        h.set(auth::HEADER, key)?;
+    }
+    for (name, value) in headers {
+        h.set(name, value)?;
+    }
+    let mut init = RequestInit::new();
+    init.with_method(if post { Method::Post } else { Method::Get }).with_headers(h);
+    if let Some(body) = body {
+        init.with_body(Some(js_sys::Uint8Array::from(body).into()));
+    }
+    let req = Request::new_with_init(url, &init)?;
+    stub.fetch_with_request(req).await
+}
+
+/// What an object does first with every request: the credential, then the
+/// URL. `Err` is the response to send (403, 404, 405 or 500). `expected` is
+/// the object's copy of the secret, read once when it was constructed (a
+/// deployment's secrets do not change under a running object).
+pub fn admit(
+    expected: &std::result::Result<String, KeyProblem>,
+    req: &Request,
+) -> std::result::Result<Target, Result<Response>> {
+    let expected = match expected {
+        Ok(key) => key,
+        Err(problem) => return Err(http::error(500, "internal_key_missing", &problem.to_string())),
+    };
+    let presented = req.headers().get(auth::HEADER).ok().flatten();
+    if !auth::matches(expected, presented.as_deref()) {
+        return Err(http::error(403, "forbidden", "internal endpoint: requests must come from the Handoff Worker"));
+    }
+    let url = match req.url() {
+        Ok(url) => url,
+        Err(e) => return Err(http::error(400, "bad_request", &format!("unreadable url: {e}"))),
+    };
+    let Some(target) = Target::parse(&url) else {
+        return Err(http::error(404, "not_found", &format!("no internal endpoint {}", url.path())));
+    };
+    if req.method().as_ref() != target.op.method() {
+        return Err(http::method_not_allowed(req.method().as_ref(), url.path(), target.op.method()));
+    }
+    Ok(target)
+}
+
+/// Host milliseconds (`Date.now()`).
+pub fn now_ms() -> u64 {
+    // `as` saturates (NaN → 0): never panics.
+    js_sys::Date::now() as u64
+}
+
+/// Fresh randomness from `crypto.getRandomValues`. Falls back to
+/// `Math.random` if the runtime refuses (never seen; keeps this total).
+pub fn random_u128() -> u128 {
+    let mut buf = [0u8; 16];
+    if getrandom::getrandom(&mut buf).is_ok() {
+        return u128::from_le_bytes(buf);
+    }
+    let part = || (js_sys::Math::random() * 9_007_199_254_740_992.0) as u128;
+    (part() << 75) ^ (part() << 37) ^ part() ^ u128::from(now_ms())
+}
+
+pub fn random_u64() -> u64 {
+    (random_u128() >> 64) as u64 ^ random_u128() as u64
+}

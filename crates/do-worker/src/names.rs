@@ -1,0 +1,196 @@
+//! Namespace, key and replica names as they arrive in URL paths: decoding
+//! and validation, pure so that every rule is unit-tested on the host.
+//!
+//! Both a namespace and a key are 1 to [`MAX_NAME_BYTES`] bytes of UTF-8
+//! after percent-decoding, without control characters (C0, DEL, C1); a
+//! namespace also has no `/` (it is one path segment; `%2F` does not
+//! smuggle one in). A key may contain `/`: it is the rest of the path.
+
+use std::fmt;
+
+use percent_encoding::percent_decode_str;
+
+/// Longest namespace or key, in bytes of UTF-8.
+pub const MAX_NAME_BYTES: usize = 512;
+
+/// Why a name was refused; the message is shown to the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameError {
+    Empty,
+    TooLong { len: usize },
+    NotUtf8,
+    Control { at: usize },
+    Slash,
+}
+
+impl fmt::Display for NameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NameError::Empty => write!(f, "must not be empty (1 to {MAX_NAME_BYTES} bytes of UTF-8)"),
+            NameError::TooLong { len } => {
+                write!(f, "is {len} bytes; at most {MAX_NAME_BYTES} bytes of UTF-8 are allowed")
+            }
+            NameError::NotUtf8 => f.write_str("is not valid UTF-8 once percent-decoded"),
+            NameError::Control { at } => write!(f, "contains a control character at byte {at}"),
+            NameError::Slash => f.write_str("must not contain '/' (nor %2F)"),
+        }
+    }
+}
+
+/// Decodes and validates a namespace path segment.
+pub fn namespace(raw: &str) -> Result<String, NameError> {
+    let ns = decode(raw)?;
+    check(&ns)?;
+    if ns.contains('/') {
+        return Err(NameError::Slash);
+    }
+    Ok(ns)
+}
+
+/// Decodes and validates a key (the rest of the path after `/kv/`).
+pub fn key(raw: &str) -> Result<String, NameError> {
+    let key = decode(raw)?;
+    check(&key)?;
+    Ok(key)
+}
+
+/// The checks shared by namespaces and keys, on decoded text. Also used by
+/// the Durable Objects on names that reach them over the internal wire.
+pub fn check(name: &str) -> Result<(), NameError> {
+    if name.is_empty() {
+        return Err(NameError::Empty);
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(NameError::TooLong { len: name.len() });
+    }
+    if let Some((at, _)) = name.char_indices().find(|(_, c)| c.is_control()) {
+        return Err(NameError::Control { at });
+    }
+    Ok(())
+}
+
+fn decode(raw: &str) -> Result<String, NameError> {
+    // The runtime bounds the URL's length, hence the work done here.
+    percent_decode_str(raw).decode_utf8().map(|s| s.into_owned()).map_err(|_| NameError::NotUtf8)
+}
+
+/// One of the three replicas of a namespace; `{ns}:r0` is the coordinator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ReplicaName {
+    R0,
+    R1,
+    R2,
+}
+
+impl ReplicaName {
+    pub const ALL: [ReplicaName; 3] = [ReplicaName::R0, ReplicaName::R1, ReplicaName::R2];
+
+    /// `r0`, `r1` or `r2`.
+    pub fn parse(s: &str) -> Option<ReplicaName> {
+        match s {
+            "r0" => Some(ReplicaName::R0),
+            "r1" => Some(ReplicaName::R1),
+            "r2" => Some(ReplicaName::R2),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReplicaName::R0 => "r0",
+            ReplicaName::R1 => "r1",
+            ReplicaName::R2 => "r2",
+        }
+    }
+
+    /// The protocol's replica number (0 is the coordinator).
+    pub fn index(self) -> u8 {
+        match self {
+            ReplicaName::R0 => 0,
+            ReplicaName::R1 => 1,
+            ReplicaName::R2 => 2,
+        }
+    }
+
+    pub fn from_index(i: u8) -> Option<ReplicaName> {
+        match i {
+            0 => Some(ReplicaName::R0),
+            1 => Some(ReplicaName::R1),
+            2 => Some(ReplicaName::R2),
+            _ => None,
+        }
+    }
+
+    /// The Durable Object name of this replica of `ns`: `{ns}:r0` etc.
+    pub fn object_name(self, ns: &str) -> String {
+        format!("{ns}:{}", self.as_str())
+    }
+
+    /// Splits a Durable Object name back into namespace and replica. The
+    /// namespace may itself contain `:`; the suffix never does.
+    pub fn split_object_name(name: &str) -> Option<(&str, ReplicaName)> {
+        let (ns, r) = name.rsplit_once(':')?;
+        Some((ns, ReplicaName::parse(r)?))
+    }
+}
+
+impl fmt::Display for ReplicaName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_and_encoded_names() {
+        assert_eq!(namespace("shop"), Ok("shop".into()));
+        assert_eq!(namespace("caf%C3%A9"), Ok("café".into()));
+        assert_eq!(namespace("a%3Ab"), Ok("a:b".into()));
+        assert_eq!(key("a/b/c"), Ok("a/b/c".into()));
+        assert_eq!(key("a%2Fb"), Ok("a/b".into()));
+        assert_eq!(key("%F0%9F%94%91"), Ok("🔑".into()));
+        assert_eq!(key("with%20space"), Ok("with space".into()));
+    }
+
+    #[test]
+    fn bad_names() {
+        assert_eq!(namespace(""), Err(NameError::Empty));
+        assert_eq!(key(""), Err(NameError::Empty));
+        assert_eq!(namespace("a%2Fb"), Err(NameError::Slash));
+        assert_eq!(namespace("a%2fb"), Err(NameError::Slash));
+        assert_eq!(key("a%00b"), Err(NameError::Control { at: 1 }));
+        assert_eq!(key("%7F"), Err(NameError::Control { at: 0 }));
+        assert_eq!(key("x%C2%85"), Err(NameError::Control { at: 1 }), "C1 control NEL");
+        assert_eq!(key("%0A"), Err(NameError::Control { at: 0 }));
+        assert_eq!(key("%FF"), Err(NameError::NotUtf8));
+        assert_eq!(key("%C3"), Err(NameError::NotUtf8));
+    }
+
+    #[test]
+    fn length_is_counted_in_decoded_bytes() {
+        assert!(key(&"k".repeat(MAX_NAME_BYTES)).is_ok());
+        assert_eq!(key(&"k".repeat(MAX_NAME_BYTES + 1)), Err(NameError::TooLong { len: MAX_NAME_BYTES + 1 }));
+        // 170 × "é" (2 bytes each, 6 encoded characters) = 340 bytes: fine.
+        assert!(key(&"%C3%A9".repeat(170)).is_ok());
+        // 257 × "é" = 514 bytes: too long although 1542 encoded characters.
+        assert_eq!(key(&"%C3%A9".repeat(257)), Err(NameError::TooLong { len: 514 }));
+        assert!(matches!(key(&"%41".repeat(10_000)), Err(NameError::TooLong { .. })));
+    }
+
+    #[test]
+    fn replica_names() {
+        for r in ReplicaName::ALL {
+            assert_eq!(ReplicaName::parse(r.as_str()), Some(r));
+            assert_eq!(ReplicaName::from_index(r.index()), Some(r));
+            assert_eq!(ReplicaName::split_object_name(&r.object_name("a:b")), Some(("a:b", r)));
+        }
+        assert_eq!(ReplicaName::parse("r3"), None);
+        assert_eq!(ReplicaName::parse("R0"), None);
+        assert_eq!(ReplicaName::from_index(3), None);
+        assert_eq!(ReplicaName::split_object_name("nocolon"), None);
+        assert_eq!(ReplicaName::split_object_name("ns:r9"), None);
+    }
+}

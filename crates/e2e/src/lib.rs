@@ -1,0 +1,326 @@
+//! A small client for the Handoff HTTP API, for the end-to-end tests in
+//! `tests/`. They run against a real Worker on workerd, whose base URL is
+//! `HANDOFF_URL` (`cargo xtask test` starts `wrangler dev` and sets it).
+//! Without `HANDOFF_URL` every test FAILS: a skipped end-to-end test would
+//! pass without proving anything.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// Base URL of the Worker under test.
+pub fn base_url() -> String {
+    match std::env::var("HANDOFF_URL") {
+        Ok(url) if !url.trim().is_empty() => url.trim().trim_end_matches('/').to_string(),
+        _ => panic!(
+            "HANDOFF_URL is not set: these tests need the Worker running on workerd. \
+             Run them with `cargo xtask test` (or start `cargo xtask dev` and set HANDOFF_URL=http://127.0.0.1:8787)"
+        ),
+    }
+}
+
+/// A namespace no other test (or earlier run) uses.
+pub fn unique_ns(prefix: &str) -> String {
+    format!("{prefix}-{:016x}", random_u64())
+}
+
+pub fn random_u64() -> u64 {
+    let mut buf = [0u8; 8];
+    getrandom::getrandom(&mut buf).expect("OS randomness");
+    u64::from_le_bytes(buf)
+}
+
+/// A fresh write id: 32 hex digits.
+pub fn new_wid() -> String {
+    format!("{:016x}{:016x}", random_u64(), random_u64())
+}
+
+/// Percent-encodes everything but RFC 3986 unreserved characters, so any
+/// name (`/`, `%`, controls, non-ASCII) reaches the Worker byte for byte.
+pub fn enc(s: &str) -> String {
+    enc_bytes(s.as_bytes())
+}
+
+pub fn enc_bytes(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 3);
+    for &b in bytes {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// A response, fully read.
+#[derive(Debug, Clone)]
+pub struct Resp {
+    pub status: u16,
+    pub headers: BTreeMap<String, String>,
+    pub body: Vec<u8>,
+}
+
+impl Resp {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|e| panic!("status {}: body is not JSON ({e}): {}", self.status, self.text()))
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(&name.to_ascii_lowercase()).map(String::as_str)
+    }
+
+    /// The `error.code` of a JSON error envelope; panics (fails the test)
+    /// if the body is not exactly `{"error":{"code":..,"message":..}}`.
+    pub fn error_code(&self) -> String {
+        let json = self.json();
+        let error = json.get("error").and_then(Value::as_object).unwrap_or_else(|| panic!("no error object: {json}"));
+        assert_eq!(json.as_object().map(|o| o.len()), Some(1), "extra top-level fields: {json}");
+        let code = error.get("code").and_then(Value::as_str).unwrap_or_else(|| panic!("no error.code: {json}"));
+        assert!(error.get("message").and_then(Value::as_str).is_some(), "no error.message: {json}");
+        assert!(
+            self.header("content-type").is_some_and(|c| c.starts_with("application/json")),
+            "error without a JSON content type: {:?}",
+            self.headers
+        );
+        code.to_string()
+    }
+
+    /// Asserts status and error code together.
+    #[track_caller]
+    pub fn expect_error(&self, status: u16, code: &str) {
+        assert_eq!(self.status, status, "expected {status} {code}, got {}: {}", self.status, self.text());
+        assert_eq!(self.error_code(), code, "body: {}", self.text());
+    }
+}
+
+/// A committed write, as acknowledged by `PUT`/`DELETE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ack {
+    pub key: String,
+    pub ep: u64,
+    pub ver: u64,
+    pub wid: String,
+}
+
+impl Ack {
+    pub fn parse(resp: &Resp) -> Ack {
+        assert_eq!(resp.status, 200, "not an ack: {}", resp.text());
+        let j = resp.json();
+        let field = |name: &str| j.get(name).cloned().unwrap_or_else(|| panic!("ack without {name}: {j}"));
+        let ack = Ack {
+            key: field("key").as_str().unwrap_or_else(|| panic!("key: {j}")).to_string(),
+            ep: field("ep").as_u64().unwrap_or_else(|| panic!("ep: {j}")),
+            ver: field("ver").as_u64().unwrap_or_else(|| panic!("ver: {j}")),
+            wid: field("wid").as_str().unwrap_or_else(|| panic!("wid: {j}")).to_string(),
+        };
+        assert_eq!(ack.wid.len(), 32, "wid is 32 hex digits: {j}");
+        ack
+    }
+
+    pub fn stamp(&self) -> (u64, u64) {
+        (self.ep, self.ver)
+    }
+}
+
+/// A value read by `GET`, with its stamp.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub value: Vec<u8>,
+    pub ep: u64,
+    pub ver: u64,
+    pub wid: String,
+}
+
+impl Found {
+    pub fn parse(resp: &Resp) -> Found {
+        assert_eq!(resp.status, 200, "not a value: {}", resp.text());
+        let num = |h: &str| {
+            resp.header(h)
+                .and_then(|v| v.parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("missing/bad {h}: {:?}", resp.headers))
+        };
+        Found {
+            value: resp.body.clone(),
+            ep: num("handoff-epoch"),
+            ver: num("handoff-version"),
+            wid: resp.header("handoff-write-id").unwrap_or_else(|| panic!("no handoff-write-id")).to_string(),
+        }
+    }
+
+    pub fn stamp(&self) -> (u64, u64) {
+        (self.ep, self.ver)
+    }
+}
+
+/// The store under test.
+#[derive(Clone)]
+pub struct Store {
+    pub base: String,
+    http: reqwest::Client,
+}
+
+impl Default for Store {
+    fn default() -> Self {
+        Store::from_env()
+    }
+}
+
+impl Store {
+    pub fn from_env() -> Store {
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .timeout(Duration::from_secs(30))
+            .pool_max_idle_per_host(64)
+            .build()
+            .expect("HTTP client");
+        Store { base: base_url(), http }
+    }
+
+    /// Any request; `path` is sent as given (already encoded).
+    pub async fn request(&self, method: &str, path: &str, body: Option<Vec<u8>>, headers: &[(&str, &str)]) -> Resp {
+        self.try_request(method, path, body, headers).await.unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+    }
+
+    pub async fn try_request(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Vec<u8>>,
+        headers: &[(&str, &str)],
+    ) -> Result<Resp, reqwest::Error> {
+        let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let mut req = self.http.request(method, format!("{}{path}", self.base));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        if let Some(body) = body {
+            req = req.body(body);
+        }
+        let resp = req.send().await?;
+        let status = resp.status().as_u16();
+        let headers = resp
+            .headers()
+            .iter()
+            .map(|(k, v)| (k.as_str().to_ascii_lowercase(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+            .collect();
+        let body = resp.bytes().await?.to_vec();
+        Ok(Resp { status, headers, body })
+    }
+
+    pub fn kv_path(ns: &str, key: &str) -> String {
+        format!("/v1/{}/kv/{}", enc(ns), enc(key))
+    }
+
+    pub async fn put(&self, ns: &str, key: &str, value: &[u8]) -> Resp {
+        self.request("PUT", &Store::kv_path(ns, key), Some(value.to_vec()), &[]).await
+    }
+
+    pub async fn put_wid(&self, ns: &str, key: &str, value: &[u8], wid: &str) -> Resp {
+        self.request("PUT", &Store::kv_path(ns, key), Some(value.to_vec()), &[("handoff-write-id", wid)]).await
+    }
+
+    pub async fn get(&self, ns: &str, key: &str) -> Resp {
+        self.request("GET", &Store::kv_path(ns, key), None, &[]).await
+    }
+
+    pub async fn delete(&self, ns: &str, key: &str) -> Resp {
+        self.request("DELETE", &Store::kv_path(ns, key), None, &[]).await
+    }
+
+    pub async fn status(&self, ns: &str) -> Value {
+        let resp = self.request("GET", &format!("/v1/{}/status", enc(ns)), None, &[]).await;
+        assert_eq!(resp.status, 200, "status: {}", resp.text());
+        resp.json()
+    }
+
+    /// `POST /v1/{ns}/_test/evict/{r}`; fails the test unless it is 200.
+    pub async fn evict(&self, ns: &str, r: &str) -> Value {
+        let resp = self.request("POST", &format!("/v1/{}/_test/evict/{r}", enc(ns)), None, &[]).await;
+        assert_eq!(resp.status, 200, "evict {r}: {}", resp.text());
+        resp.json()
+    }
+
+    pub async fn pause(&self, ns: &str, r: &str, ms: u64) {
+        let resp = self.request("POST", &format!("/v1/{}/_test/pause/{r}?ms={ms}", enc(ns)), None, &[]).await;
+        assert_eq!(resp.status, 200, "pause {r}: {}", resp.text());
+    }
+
+    /// PUT with the same write id until acknowledged (503s and transport
+    /// errors are retried after `Retry-After`, bounded by `within`).
+    /// `None` if never acknowledged.
+    pub async fn put_until_ack(&self, ns: &str, key: &str, value: &[u8], wid: &str, within: Duration) -> Option<Ack> {
+        let deadline = Instant::now() + within;
+        loop {
+            let path = Store::kv_path(ns, key);
+            let wait = match self.try_request("PUT", &path, Some(value.to_vec()), &[("handoff-write-id", wid)]).await {
+                Ok(resp) if resp.status == 200 => {
+                    let ack = Ack::parse(&resp);
+                    assert_eq!(ack.wid, wid, "ack for another write id");
+                    return Some(ack);
+                }
+                Ok(resp) if resp.status == 503 => {
+                    assert!(resp.header("retry-after").is_some(), "503 without Retry-After: {}", resp.text());
+                    Duration::from_millis(200)
+                }
+                Ok(resp) => panic!("PUT {key}: unexpected {}: {}", resp.status, resp.text()),
+                Err(_) => Duration::from_millis(200),
+            };
+            if Instant::now() + wait > deadline {
+                return None;
+            }
+            tokio::time::sleep(wait).await;
+        }
+    }
+
+    /// GET until it is not a 503 (bounded); the last response.
+    pub async fn get_settled(&self, ns: &str, key: &str, within: Duration) -> Resp {
+        let deadline = Instant::now() + within;
+        loop {
+            let resp = self.try_request("GET", &Store::kv_path(ns, key), None, &[]).await;
+            match resp {
+                Ok(r) if r.status != 503 => return r,
+                other if Instant::now() > deadline => panic!("GET {key} still failing after {within:?}: {other:?}"),
+                _ => tokio::time::sleep(Duration::from_millis(200)).await,
+            }
+        }
+    }
+
+    /// Waits until all three replicas report `ready` (and the same epoch).
+    pub async fn wait_ready(&self, ns: &str, within: Duration) -> Value {
+        let deadline = Instant::now() + within;
+        loop {
+            let status = self.status(ns).await;
+            if all_ready(&status) {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "namespace {ns} not ready after {within:?}: {status}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// All three replicas `ready` with one epoch.
+pub fn all_ready(status: &Value) -> bool {
+    let Some(replicas) = status.get("replicas").and_then(Value::as_array) else { return false };
+    let epochs: Vec<Option<u64>> = replicas.iter().map(|r| r.get("epoch").and_then(Value::as_u64)).collect();
+    replicas.len() == 3
+        && replicas.iter().all(|r| r.get("status").and_then(Value::as_str) == Some("ready"))
+        && epochs.windows(2).all(|w| w[0] == w[1])
+}
+
+/// A replica's field in a status document.
+pub fn replica_field<'a>(status: &'a Value, name: &str, field: &str) -> &'a Value {
+    status
+        .get("replicas")
+        .and_then(Value::as_array)
+        .and_then(|rs| rs.iter().find(|r| r.get("name").and_then(Value::as_str) == Some(name)))
+        .and_then(|r| r.get(field))
+        .unwrap_or(&Value::Null)
+}

@@ -1,0 +1,275 @@
+//! The HTTP API: the happy paths and every error of the contract.
+
+use std::time::Duration;
+
+use e2e::{Ack, Found, Store, enc, enc_bytes, new_wid, replica_field, unique_ns};
+
+const SETTLE: Duration = Duration::from_secs(10);
+
+#[tokio::test]
+async fn put_get_overwrite_delete() {
+    let s = Store::from_env();
+    let ns = unique_ns("api");
+    let first = Ack::parse(&s.put(&ns, "greeting", b"hello").await);
+    assert_eq!(first.key, "greeting");
+    assert!(first.ep >= 1 && first.ver >= 1, "{first:?}");
+
+    let got = Found::parse(&s.get(&ns, "greeting").await);
+    assert_eq!(got.value, b"hello");
+    assert_eq!((got.ep, got.ver, got.wid.as_str()), (first.ep, first.ver, first.wid.as_str()));
+
+    let second = Ack::parse(&s.put(&ns, "greeting", b"hello again").await);
+    assert!(second.stamp() > first.stamp(), "an overwrite gets a later stamp: {first:?} then {second:?}");
+    assert_ne!(second.wid, first.wid);
+    let got = Found::parse(&s.get(&ns, "greeting").await);
+    assert_eq!(got.value, b"hello again");
+    assert_eq!(got.stamp(), second.stamp());
+
+    let del = Ack::parse(&s.delete(&ns, "greeting").await);
+    assert!(del.stamp() > second.stamp(), "{del:?}");
+    s.get(&ns, "greeting").await.expect_error(404, "key_not_found");
+
+    // Deleting what is already gone is a committed tombstone, too.
+    let again = Ack::parse(&s.delete(&ns, "greeting").await);
+    assert!(again.stamp() > del.stamp());
+    // And a deleted key can be written again.
+    Ack::parse(&s.put(&ns, "greeting", b"back").await);
+    assert_eq!(Found::parse(&s.get(&ns, "greeting").await).value, b"back");
+}
+
+#[tokio::test]
+async fn status_reports_three_replicas() {
+    let s = Store::from_env();
+    let ns = unique_ns("status");
+    for k in ["a", "b", "c"] {
+        Ack::parse(&s.put(&ns, k, k.as_bytes()).await);
+    }
+    Ack::parse(&s.delete(&ns, "c").await);
+    let status = s.wait_ready(&ns, SETTLE).await;
+    let replicas = status["replicas"].as_array().expect("replicas array");
+    let names: Vec<&str> = replicas.iter().map(|r| r["name"].as_str().unwrap_or("")).collect();
+    assert_eq!(names, ["r0", "r1", "r2"]);
+    let roles: Vec<&str> = replicas.iter().map(|r| r["role"].as_str().unwrap_or("")).collect();
+    assert_eq!(roles, ["coordinator", "peer", "peer"]);
+    for r in replicas {
+        assert_eq!(r["status"], "ready", "{r}");
+        for field in ["epoch", "known", "keys"] {
+            assert!(r[field].is_u64(), "{field} is a number: {r}");
+        }
+    }
+    // The coordinator holds exactly the committed live keys (c is deleted).
+    assert_eq!(replica_field(&status, "r0", "keys"), 2, "{status}");
+    // Pushes reach both peers: they converge on the same two keys.
+    let deadline = std::time::Instant::now() + SETTLE;
+    loop {
+        let st = s.status(&ns).await;
+        if replica_field(&st, "r1", "keys") == 2 && replica_field(&st, "r2", "keys") == 2 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "peers did not converge: {st}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test]
+async fn binary_and_edge_values() {
+    let s = Store::from_env();
+    let ns = unique_ns("bin");
+    let all_bytes: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
+    let invalid_utf8 = vec![0xff, 0xfe, 0x00, 0xc3, 0x28, 0xa0, 0xa1];
+    let max = vec![0xa5u8; 1024 * 1024];
+    for (key, value) in [("all-bytes", all_bytes), ("not-utf8", invalid_utf8), ("empty", Vec::new()), ("one-mib", max)]
+    {
+        Ack::parse(&s.put(&ns, key, &value).await);
+        let got = s.get(&ns, key).await;
+        assert_eq!(got.header("content-type"), Some("application/octet-stream"));
+        assert_eq!(Found::parse(&got).value, value, "{key}");
+    }
+}
+
+#[tokio::test]
+async fn awkward_but_valid_names() {
+    let s = Store::from_env();
+    let max_key = "k".repeat(512);
+    let max_ns = format!("n{}", "s".repeat(511));
+    for (ns, key) in [
+        (unique_ns("names"), "a/b/c".to_string()),
+        (unique_ns("names"), "with space & ? # %".to_string()),
+        (unique_ns("names"), "🔑 clé".to_string()),
+        (unique_ns("names"), "colon:r0".to_string()),
+        (unique_ns("names:with:colons"), "k".to_string()),
+        (unique_ns("names"), max_key),
+        (max_ns, "k".to_string()),
+    ] {
+        let value = format!("{ns}/{key}");
+        let ack = Ack::parse(&s.put(&ns, &key, value.as_bytes()).await);
+        assert_eq!(ack.key, key);
+        assert_eq!(Found::parse(&s.get(&ns, &key).await).value, value.as_bytes(), "{ns} {key}");
+    }
+    // A raw "/" and "%2F" in a key are the same key.
+    let ns = unique_ns("slash");
+    Ack::parse(&s.request("PUT", &format!("/v1/{ns}/kv/x/y"), Some(b"raw".to_vec()), &[]).await);
+    assert_eq!(Found::parse(&s.request("GET", &format!("/v1/{ns}/kv/x%2Fy"), None, &[]).await).value, b"raw");
+}
+
+#[tokio::test]
+async fn unknown_namespaces_and_keys() {
+    let s = Store::from_env();
+    // A namespace nobody wrote to is created on first use: reads find
+    // nothing, writes work.
+    let ns = unique_ns("never-seen");
+    s.get(&ns, "nothing-here").await.expect_error(404, "key_not_found");
+    let ns2 = unique_ns("never-seen");
+    s.delete(&ns2, "nothing-here").await;
+    s.get(&ns2, "nothing-here").await.expect_error(404, "key_not_found");
+    let status = s.wait_ready(&unique_ns("never-seen"), SETTLE).await;
+    assert_eq!(replica_field(&status, "r0", "keys"), 0);
+}
+
+#[tokio::test]
+async fn bad_names_are_400() {
+    let s = Store::from_env();
+    let ns = unique_ns("bad");
+    let long = "k".repeat(513);
+    let long_utf8 = "é".repeat(257); // 514 bytes
+    for (path, code) in [
+        (format!("/v1/{ns}/kv/"), "invalid_key"),
+        (format!("/v1/{ns}/kv/{}", enc(&long)), "invalid_key"),
+        (format!("/v1/{ns}/kv/{}", enc(&long_utf8)), "invalid_key"),
+        (format!("/v1/{ns}/kv/a%00b"), "invalid_key"),
+        (format!("/v1/{ns}/kv/a%0Ab"), "invalid_key"),
+        (format!("/v1/{ns}/kv/%7F"), "invalid_key"),
+        (format!("/v1/{ns}/kv/{}", enc_bytes(&[0xff, 0xfe])), "invalid_key"),
+        ("/v1//kv/k".to_string(), "invalid_namespace"),
+        ("/v1/a%2Fb/kv/k".to_string(), "invalid_namespace"),
+        (format!("/v1/{}/kv/k", enc(&long)), "invalid_namespace"),
+        ("/v1/a%01b/kv/k".to_string(), "invalid_namespace"),
+        ("/v1/%C3/kv/k".to_string(), "invalid_namespace"),
+        ("/v1/a%09b/status".to_string(), "invalid_namespace"),
+    ] {
+        for method in ["GET", "PUT", "DELETE"] {
+            if path.ends_with("/status") && method != "GET" {
+                continue;
+            }
+            let body = (method == "PUT").then(|| b"v".to_vec());
+            s.request(method, &path, body, &[]).await.expect_error(400, code);
+        }
+    }
+    // A huge key is refused without being stored anywhere.
+    let huge = "h".repeat(8 * 1024);
+    s.request("PUT", &format!("/v1/{ns}/kv/{huge}"), Some(b"v".to_vec()), &[]).await.expect_error(400, "invalid_key");
+}
+
+#[tokio::test]
+async fn values_over_one_mib_are_413() {
+    let s = Store::from_env();
+    let ns = unique_ns("big");
+    let resp = s.put(&ns, "big", &vec![1u8; 1024 * 1024 + 1]).await;
+    resp.expect_error(413, "value_too_large");
+    let resp = s.put(&ns, "bigger", &vec![2u8; 5 * 1024 * 1024]).await;
+    resp.expect_error(413, "value_too_large");
+    s.get(&ns, "big").await.expect_error(404, "key_not_found");
+    // The same without a Content-Length (chunked): counted while read.
+    let resp = chunked_put(&s.base, &format!("/v1/{ns}/kv/chunked"), 1024 * 1024 + 10).await;
+    assert!(resp.starts_with("HTTP/1.1 413"), "chunked oversize: {resp}");
+    let ok = chunked_put(&s.base, &format!("/v1/{ns}/kv/chunked-ok"), 1000).await;
+    assert!(ok.starts_with("HTTP/1.1 200"), "chunked small: {ok}");
+    assert_eq!(Found::parse(&s.get(&ns, "chunked-ok").await).value, vec![b'x'; 1000]);
+}
+
+/// A PUT with `Transfer-Encoding: chunked` over a raw socket (no length
+/// announced); returns the response head.
+async fn chunked_put(base: &str, path: &str, total: usize) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = base.trim_start_matches("http://");
+    let mut sock = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let head =
+        format!("PUT {path} HTTP/1.1\r\nHost: {addr}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+    sock.write_all(head.as_bytes()).await.expect("write head");
+    let chunk = vec![b'x'; 64 * 1024];
+    let mut left = total;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        let mut frame = format!("{n:x}\r\n").into_bytes();
+        frame.extend_from_slice(&chunk[..n]);
+        frame.extend_from_slice(b"\r\n");
+        if sock.write_all(&frame).await.is_err() {
+            break; // the server may answer 413 and close before the end
+        }
+        left -= n;
+    }
+    let _ = sock.write_all(b"0\r\n\r\n").await;
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(30), sock.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).lines().next().unwrap_or("").to_string()
+}
+
+#[tokio::test]
+async fn wrong_methods_are_405_with_allow() {
+    let s = Store::from_env();
+    let ns = unique_ns("methods");
+    for (method, path, allow) in [
+        ("POST", format!("/v1/{ns}/kv/k"), "GET, PUT, DELETE"),
+        ("PATCH", format!("/v1/{ns}/kv/k"), "GET, PUT, DELETE"),
+        ("OPTIONS", format!("/v1/{ns}/kv/k"), "GET, PUT, DELETE"),
+        ("PUT", format!("/v1/{ns}/status"), "GET"),
+        ("DELETE", format!("/v1/{ns}/status"), "GET"),
+        ("POST", "/health".to_string(), "GET"),
+        ("GET", format!("/v1/{ns}/_test/evict/r1"), "POST"),
+    ] {
+        let resp = s.request(method, &path, None, &[]).await;
+        resp.expect_error(405, "method_not_allowed");
+        assert_eq!(resp.header("allow"), Some(allow), "{method} {path}");
+    }
+}
+
+#[tokio::test]
+async fn unknown_paths_are_404() {
+    let s = Store::from_env();
+    for path in [
+        "/",
+        "/v1",
+        "/v1/",
+        "/v1/ns",
+        "/v1/ns/",
+        "/v1/ns/kv",
+        "/v1/ns/keys/k",
+        "/v2/ns/kv/k",
+        "/V1/ns/kv/k",
+        "/healthz",
+    ] {
+        for method in ["GET", "PUT", "POST", "DELETE"] {
+            s.request(method, path, None, &[]).await.expect_error(404, "not_found");
+        }
+    }
+}
+
+#[tokio::test]
+async fn write_ids_make_retries_idempotent() {
+    let s = Store::from_env();
+    let ns = unique_ns("wid");
+    let wid = new_wid();
+    let first = Ack::parse(&s.put_wid(&ns, "k", b"once", &wid).await);
+    assert_eq!(first.wid, wid);
+    let retry = Ack::parse(&s.put_wid(&ns, "k", b"once", &wid).await);
+    assert_eq!(retry, first, "a retried write id is answered from the committed write, not written twice");
+    for bad in ["", "xyz", "0123456789abcdef0123456789abcdeg", "0123456789abcdef0123456789abcdef00"] {
+        s.put_wid(&ns, "k", b"v", bad).await.expect_error(400, "invalid_write_id");
+    }
+}
+
+#[tokio::test]
+async fn bodies_where_none_belong_are_ignored() {
+    let s = Store::from_env();
+    let ns = unique_ns("bodies");
+    Ack::parse(&s.put(&ns, "k", b"v").await);
+    // A body on GET/DELETE is not a value: ignored, never stored.
+    let got = s.request("GET", &Store::kv_path(&ns, "k"), Some(b"ignored".to_vec()), &[]).await;
+    assert_eq!(Found::parse(&got).value, b"v");
+    Ack::parse(&s.request("DELETE", &Store::kv_path(&ns, "k"), Some(b"{\"not\":\"json\"".to_vec()), &[]).await);
+    s.get(&ns, "k").await.expect_error(404, "key_not_found");
+    // Content types mean nothing: a value is bytes.
+    let json_ct = [("content-type", "application/json")];
+    Ack::parse(&s.request("PUT", &Store::kv_path(&ns, "j"), Some(b"{broken".to_vec()), &json_ct).await);
+    assert_eq!(Found::parse(&s.get(&ns, "j").await).value, b"{broken");
+}

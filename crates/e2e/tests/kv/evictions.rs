@@ -1,0 +1,126 @@
+//! Evictions (the `_test/evict` hook resets a replica's Durable Object so
+//! its memory is gone, as on a real eviction): of each replica, the
+//! coordinator included, between writes; the namespace recovers and serves.
+
+use std::time::Duration;
+
+use e2e::{Ack, Found, Store, replica_field, unique_ns};
+
+const RECOVER: Duration = Duration::from_secs(15);
+
+async fn write_all(s: &Store, ns: &str, round: usize) -> Vec<(String, Vec<u8>, Ack)> {
+    let mut out = Vec::new();
+    for k in 0..8 {
+        let key = format!("k{k}");
+        let value = format!("round {round} value {k}").into_bytes();
+        let ack = s.put_until_ack(ns, &key, &value, &e2e::new_wid(), RECOVER).await.expect("write acknowledged");
+        out.push((key, value, ack));
+    }
+    out
+}
+
+async fn check_all(s: &Store, ns: &str, written: &[(String, Vec<u8>, Ack)]) {
+    for (key, value, ack) in written {
+        let found = Found::parse(&s.get_settled(ns, key, RECOVER).await);
+        assert_eq!(&found.value, value, "{key}");
+        assert_eq!(found.stamp(), ack.stamp(), "{key}");
+        assert_eq!(found.wid, ack.wid, "{key}");
+    }
+}
+
+#[tokio::test]
+async fn each_replica_evicted_between_writes() {
+    let s = Store::from_env();
+    let ns = unique_ns("evict-each");
+    let mut written = write_all(&s, &ns, 0).await;
+    s.wait_ready(&ns, RECOVER).await;
+    for (round, r) in ["r1", "r2", "r0", "r0", "r1"].into_iter().enumerate() {
+        let before = s.status(&ns).await;
+        let epoch_before = replica_field(&before, "r0", "epoch").as_u64().unwrap_or(0);
+        let evicted = s.evict(&ns, r).await;
+        assert_ne!(evicted["before"], evicted["after"], "{evicted}");
+        assert_eq!(evicted["evicted"], r);
+        // Right after the reset the replica has lost its memory; whatever
+        // it reports, the data must come back from the others.
+        check_all(&s, &ns, &written).await;
+        let after = s.wait_ready(&ns, RECOVER).await;
+        let epoch_after = replica_field(&after, "r0", "epoch").as_u64().unwrap_or(0);
+        if r == "r0" {
+            assert!(epoch_after > epoch_before, "a new coordinator takes a new epoch: {epoch_before} -> {epoch_after}");
+        } else {
+            assert_eq!(epoch_after, epoch_before, "a peer eviction does not change the epoch");
+        }
+        // Every replica holds every key again (reseeded / collected).
+        for name in ["r0", "r1", "r2"] {
+            assert_eq!(replica_field(&after, name, "keys"), 8, "{name} after evicting {r}: {after}");
+        }
+        written = write_all(&s, &ns, round + 1).await;
+        check_all(&s, &ns, &written).await;
+    }
+}
+
+#[tokio::test]
+async fn all_three_evicted_the_namespace_restarts_and_serves() {
+    let s = Store::from_env();
+    let ns = unique_ns("evict-all");
+    write_all(&s, &ns, 0).await;
+    let gen_before = replica_field(&s.wait_ready(&ns, RECOVER).await, "r0", "generation").clone();
+    for r in ["r1", "r2", "r0"] {
+        s.evict(&ns, r).await;
+    }
+    // Every replica that held the data was evicted: losing it is allowed.
+    // The namespace must come back and serve.
+    let written = write_all(&s, &ns, 1).await;
+    check_all(&s, &ns, &written).await;
+    let after = s.wait_ready(&ns, RECOVER).await;
+    assert_ne!(
+        replica_field(&after, "r0", "generation"),
+        &gen_before,
+        "a namespace that died restarts as a new generation"
+    );
+}
+
+#[tokio::test]
+async fn recovering_coordinator_answers_503_with_retry_after() {
+    let s = Store::from_env();
+    let ns = unique_ns("evict-503");
+    let ack = Ack::parse(&s.put(&ns, "k", b"kept").await);
+    s.wait_ready(&ns, RECOVER).await;
+    // r1 drops every peer message for 10 s, so a new coordinator cannot
+    // finish collecting (it needs both peers) until the pause ends.
+    s.pause(&ns, "r1", 10_000).await;
+    s.evict(&ns, "r0").await;
+    for resp in [s.get(&ns, "k").await, s.put(&ns, "k2", b"v").await] {
+        resp.expect_error(503, "recovering");
+        let retry_after: u64 = resp.header("retry-after").and_then(|v| v.parse().ok()).expect("Retry-After in seconds");
+        assert!((1..=60).contains(&retry_after), "{retry_after}");
+    }
+    let st = s.status(&ns).await;
+    assert!(matches!(replica_field(&st, "r0", "status").as_str(), Some("collect" | "announce")), "{st}");
+    // Once the peer answers again the namespace serves, with the data.
+    let found = Found::parse(&s.get_settled(&ns, "k", RECOVER).await);
+    assert_eq!(found.value, b"kept");
+    assert_eq!(found.stamp(), ack.stamp());
+    Ack::parse(&s.put(&ns, "k2", b"v").await);
+}
+
+#[tokio::test]
+async fn writes_commit_with_one_peer_down() {
+    let s = Store::from_env();
+    let ns = unique_ns("one-peer");
+    Ack::parse(&s.put(&ns, "warm", b"up").await);
+    // With r2 unreachable, a write still commits on r1's ack.
+    s.pause(&ns, "r2", 3_000).await;
+    let ack = Ack::parse(&s.put(&ns, "k", b"held by r0 and r1").await);
+    assert_eq!(Found::parse(&s.get(&ns, "k").await).stamp(), ack.stamp());
+}
+
+#[tokio::test]
+async fn evict_hook_errors() {
+    let s = Store::from_env();
+    let ns = unique_ns("evict-errors");
+    s.request("POST", &format!("/v1/{ns}/_test/evict/r3"), None, &[]).await.expect_error(400, "invalid_replica");
+    s.request("POST", &format!("/v1/{ns}/_test/evict/"), None, &[]).await.expect_error(400, "invalid_replica");
+    s.request("POST", "/v1/a%2Fb/_test/evict/r0", None, &[]).await.expect_error(400, "invalid_namespace");
+    s.request("POST", &format!("/v1/{ns}/_test/pause/r1?ms=0"), None, &[]).await.expect_error(400, "bad_request");
+}

@@ -1,0 +1,106 @@
+//! The namespace's topology and the replica timings.
+
+use super::error::ConfigError;
+use super::ids::ReplicaId;
+
+/// Who is who, and how often things happen. The same for all three
+/// replicas of a namespace.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Config {
+    coordinator: ReplicaId,
+    peers: [ReplicaId; 2],
+    /// Retry interval for unanswered requests (pushes, collect, announce,
+    /// reseed) and the delay of internal steps (0 would spin).
+    pub retry_ms: u64,
+    /// Keep-alive interval. A Durable Object that gets no request for about
+    /// 10 s hibernates and its memory is gone; 2 s leaves room for four
+    /// lost heartbeats in a row.
+    pub heartbeat_ms: u64,
+    /// Anti-entropy interval (full-memory gossip to both other replicas).
+    pub gossip_ms: u64,
+    /// `Retry-After` suggested to clients while the coordinator recovers.
+    pub retry_after_ms: u64,
+    /// Uncommitted writes the coordinator buffers before it sheds load.
+    pub max_pending: usize,
+    /// Largest value accepted, in bytes.
+    pub max_value_bytes: usize,
+}
+
+impl Config {
+    /// A namespace of `coordinator` and two `peers`, with default timings.
+    pub fn new(coordinator: ReplicaId, peers: [ReplicaId; 2]) -> Result<Config, ConfigError> {
+        let [p, q] = peers;
+        if coordinator == p || coordinator == q || p == q {
+            return Err(ConfigError::DuplicateReplica([coordinator, p, q]));
+        }
+        Ok(Config {
+            coordinator,
+            peers,
+            retry_ms: 250,
+            heartbeat_ms: 2_000,
+            gossip_ms: 5_000,
+            retry_after_ms: 1_000,
+            max_pending: 1_024,
+            max_value_bytes: 1024 * 1024,
+        })
+    }
+
+    /// Fails on timings that cannot work.
+    pub(crate) fn validate(&self) -> Result<(), ConfigError> {
+        for (name, ms) in [("retry_ms", self.retry_ms), ("heartbeat_ms", self.heartbeat_ms), ("gossip_ms", self.gossip_ms)] {
+            if ms == 0 {
+                return Err(ConfigError::ZeroInterval { name });
+            }
+        }
+        Ok(())
+    }
+
+    /// The fixed write coordinator (the spec's `Coordinator`).
+    pub fn coordinator(&self) -> ReplicaId {
+        self.coordinator
+    }
+
+    /// `Peers == Replicas \ {Coordinator}`.
+    pub fn peers(&self) -> [ReplicaId; 2] {
+        self.peers
+    }
+
+    /// `Replicas`, coordinator first.
+    pub fn replicas(&self) -> [ReplicaId; 3] {
+        let [p, q] = self.peers;
+        [self.coordinator, p, q]
+    }
+
+    /// The two replicas other than `me`.
+    pub fn others(&self, me: ReplicaId) -> impl Iterator<Item = ReplicaId> + use<> {
+        self.replicas().into_iter().filter(move |&r| r != me)
+    }
+
+    pub(crate) fn contains(&self, r: ReplicaId) -> bool {
+        self.replicas().contains(&r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replicas_must_be_distinct() {
+        let r = ReplicaId;
+        assert!(Config::new(r(0), [r(1), r(2)]).is_ok());
+        assert_eq!(Config::new(r(0), [r(0), r(2)]), Err(ConfigError::DuplicateReplica([r(0), r(0), r(2)])));
+        assert!(Config::new(r(0), [r(1), r(1)]).is_err());
+        let c = Config::new(r(5), [r(1), r(2)]).unwrap();
+        assert_eq!(c.others(r(1)).collect::<Vec<_>>(), [r(5), r(2)]);
+        assert_eq!(c.replicas(), [r(5), r(1), r(2)]);
+    }
+
+    #[test]
+    fn zero_intervals_are_refused() {
+        let mut c = Config::new(ReplicaId(0), [ReplicaId(1), ReplicaId(2)]).unwrap();
+        assert!(c.validate().is_ok());
+        c.retry_ms = 0;
+        assert_eq!(c.validate(), Err(ConfigError::ZeroInterval { name: "retry_ms" }));
+    }
+}

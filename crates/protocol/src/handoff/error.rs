@@ -1,0 +1,58 @@
+//! Typed errors. Nothing in this module's callers panics on input: a
+//! malformed, misdirected, stale or adversarial input becomes one of these.
+
+use super::ids::{Generation, ReplicaId};
+
+/// A key that cannot be stored.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("a key must not be empty")]
+    Empty,
+    #[error("a key is at most {max} bytes, this one has {len}")]
+    TooLong { len: usize, max: usize },
+}
+
+/// Bytes that are not a replica message this build understands.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("malformed message: {0}")]
+    Malformed(String),
+    #[error("protocol version {got} is not supported (this replica speaks {supported})")]
+    UnsupportedVersion { got: u16, supported: u16 },
+    #[error("a message is at most {max} bytes, this one has {len}")]
+    TooLarge { len: usize, max: usize },
+}
+
+/// A replica configuration that cannot work.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error("the three replicas must be distinct, got {0:?}")]
+    DuplicateReplica([ReplicaId; 3]),
+    #[error("{0} is not one of this namespace's replicas")]
+    NotAReplica(ReplicaId),
+    #[error("{name} must be at least 1 ms")]
+    ZeroInterval { name: &'static str },
+}
+
+/// An input the replica refuses. The replica's state is unchanged.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum HandleError {
+    #[error("protocol version {got} is not supported (this replica speaks {supported})")]
+    UnsupportedVersion { got: u16, supported: u16 },
+    #[error("message for {to} delivered to {me}")]
+    WrongDestination { to: ReplicaId, me: ReplicaId },
+    #[error("{0} is not another replica of this namespace")]
+    UnknownSender(ReplicaId),
+    #[error("message from generation {got:?}, older than this replica's {mine:?}: a ghost of a dead namespace")]
+    StaleGeneration { got: Generation, mine: Generation },
+    #[error("a {role} does not accept {kind} messages")]
+    UnexpectedMessage { kind: &'static str, role: &'static str },
+    #[error("a {kind} message must carry a generation")]
+    MissingGeneration { kind: &'static str },
+    #[error("a {kind} message may only come from the coordinator, not {from}")]
+    NotFromCoordinator { kind: &'static str, from: ReplicaId },
+    #[error("client requests go to the coordinator {coordinator}, not {me}")]
+    NotCoordinator { me: ReplicaId, coordinator: ReplicaId },
+    #[error("a value is at most {max} bytes, this one has {len}")]
+    ValueTooLarge { len: usize, max: usize },
+}

@@ -1,0 +1,247 @@
+//! Identifiers and scalars, each a newtype so that an epoch is never
+//! confused with a version or a write id.
+//!
+//! Everything that must be unique without a central counter (write ids,
+//! generations, instances) is supplied from outside: the caller draws write
+//! ids, the host passes a seed from which a replica draws its instance and
+//! generation nonces.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::error::KeyError;
+
+/// One of the three replicas of a namespace (`{ns}:r0`, `{ns}:r1`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ReplicaId(pub u8);
+
+impl fmt::Display for ReplicaId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "r{}", self.0)
+    }
+}
+
+/// A coordinator incarnation's epoch (the spec's `ep`). 0 means "none yet":
+/// a recovering coordinator before it chooses, a peer that heard nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Epoch(pub u64);
+
+impl Epoch {
+    /// "No epoch": the spec's 0.
+    pub const NONE: Epoch = Epoch(0);
+
+    /// The epoch after this one, saturating: 2^64 epochs are never reached
+    /// (one per coordinator recovery), and saturation keeps the order.
+    pub fn next(self) -> Epoch {
+        Epoch(self.0.saturating_add(1))
+    }
+}
+
+/// A per-incarnation version counter value (the spec's `ver`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Version(pub u64);
+
+/// A globally unique write id (the spec's `wid`), supplied by the caller:
+/// 128 random bits, so two writers never need to coordinate. On the wire it
+/// is 32 lowercase hex digits (a JSON number cannot carry 128 bits).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WriteId(pub u128);
+
+impl fmt::Display for WriteId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:032x}", self.0)
+    }
+}
+
+impl fmt::Debug for WriteId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "WriteId({self})")
+    }
+}
+
+impl WriteId {
+    /// Parses exactly 32 hex digits (either case).
+    pub fn parse(s: &str) -> Option<WriteId> {
+        if s.len() != 32 || !s.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        u128::from_str_radix(s, 16).ok().map(WriteId)
+    }
+}
+
+impl Serialize for WriteId {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for WriteId {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        WriteId::parse(&s).ok_or_else(|| serde::de::Error::custom("a write id is 32 hex digits"))
+    }
+}
+
+/// A namespace generation: minted by a coordinator that finds no replica
+/// holding any state (first boot, or after all three died), and carried by
+/// every replica-to-replica message. Generations are ordered by mint time,
+/// then nonce: a message from an older generation is a ghost of a dead
+/// namespace and is refused; one from a newer generation tells a survivor
+/// of a dead namespace to reboot into the new one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Generation {
+    /// Host time (ms) when minted; orders generations across a total death.
+    pub minted_at: u64,
+    /// Random bits, so two generations minted in the same millisecond differ.
+    pub nonce: u64,
+}
+
+/// One boot of one replica (a Durable Object instance): drawn from the
+/// host-supplied seed. Requests carry the requester's instance and replies
+/// echo it, so a reply addressed to a dead instance is recognised as stale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Instance(pub u64);
+
+/// The host's id for a client request, echoed in the reply (the Durable
+/// Object glue keeps the open HTTP request under this id).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ClientRequestId(pub u64);
+
+/// Host time in milliseconds. Only ever passed in: the protocol never reads
+/// a clock (and `std::time::Instant` does not exist on wasm32).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Millis(pub u64);
+
+impl Millis {
+    /// `self + ms`, saturating.
+    pub fn plus(self, ms: u64) -> Millis {
+        Millis(self.0.saturating_add(ms))
+    }
+}
+
+/// A record key: non-empty UTF-8 of at most [`Key::MAX_LEN`] bytes. Checked
+/// on construction and on decoding, so an adversarial key never reaches the
+/// state machines.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct Key(String);
+
+impl Key {
+    /// Longest key accepted, in bytes (a URL path segment in practice).
+    pub const MAX_LEN: usize = 1024;
+
+    /// Validates `s` as a key.
+    pub fn new(s: impl Into<String>) -> Result<Key, KeyError> {
+        let s = s.into();
+        if s.is_empty() {
+            return Err(KeyError::Empty);
+        }
+        if s.len() > Key::MAX_LEN {
+            return Err(KeyError::TooLong { len: s.len(), max: Key::MAX_LEN });
+        }
+        Ok(Key(s))
+    }
+
+    /// The key's text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl TryFrom<String> for Key {
+    type Error = KeyError;
+    fn try_from(s: String) -> Result<Key, KeyError> {
+        Key::new(s)
+    }
+}
+
+impl From<Key> for String {
+    fn from(k: Key) -> String {
+        k.0
+    }
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.0)
+    }
+}
+
+/// SplitMix64: a tiny deterministic generator for the nonces a replica
+/// draws (instances after a reboot, generation nonces). Seeded by the host,
+/// so tests and the model checker replay exactly; no dependency, no
+/// platform entropy.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct SplitMix64(u64);
+
+impl SplitMix64 {
+    pub(crate) fn new(seed: u64) -> Self {
+        SplitMix64(seed)
+    }
+
+    pub(crate) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_ids_round_trip_as_32_hex_digits() {
+        let w = WriteId(0x0123_4567_89ab_cdef_0011_2233_4455_6677);
+        let json = serde_json::to_string(&w).unwrap();
+        assert_eq!(json, "\"0123456789abcdef0011223344556677\"");
+        assert_eq!(serde_json::from_str::<WriteId>(&json).unwrap(), w);
+        assert_eq!(WriteId::parse("0123456789ABCDEF0011223344556677"), Some(w));
+        for bad in ["", "123", "0123456789abcdef001122334455667g", "+123456789abcdef0011223344556677"] {
+            assert_eq!(WriteId::parse(bad), None, "{bad:?}");
+        }
+        assert!(serde_json::from_str::<WriteId>("12").is_err());
+    }
+
+    #[test]
+    fn keys_are_validated_everywhere() {
+        assert_eq!(Key::new(""), Err(KeyError::Empty));
+        assert!(matches!(Key::new("x".repeat(Key::MAX_LEN + 1)), Err(KeyError::TooLong { .. })));
+        assert!(Key::new("x".repeat(Key::MAX_LEN)).is_ok());
+        assert!(serde_json::from_str::<Key>("\"\"").is_err());
+        assert_eq!(serde_json::from_str::<Key>("\"a/b\"").unwrap().as_str(), "a/b");
+    }
+
+    #[test]
+    fn generations_order_by_mint_time_then_nonce() {
+        let g = |minted_at, nonce| Generation { minted_at, nonce };
+        assert!(g(1, 9) < g(2, 0));
+        assert!(g(2, 0) < g(2, 1));
+    }
+
+    #[test]
+    fn splitmix_is_deterministic_and_spreads() {
+        let mut a = SplitMix64::new(7);
+        let mut b = SplitMix64::new(7);
+        let xs: Vec<u64> = (0..4).map(|_| a.next_u64()).collect();
+        let ys: Vec<u64> = (0..4).map(|_| b.next_u64()).collect();
+        assert_eq!(xs, ys);
+        assert_ne!(xs[0], xs[1]);
+        assert_ne!(SplitMix64::new(8).next_u64(), xs[0]);
+    }
+}

@@ -1,0 +1,44 @@
+//! Handoff: replication and recovery for a memory-only KV store whose
+//! replicas are evicted at will (Cloudflare Durable Objects), after
+//! `tla/Handoff.tla` and its extensions `tla/HandoffAcks.tla` (every
+//! replica-to-replica exchange a message) and `tla/HandoffZombie.tla`
+//! (superseded coordinator instances, fenced by epoch).
+//!
+//! Three replicas: a fixed coordinator issues every write and commits it on
+//! the first peer ack; records carry `(ep, ver, wid)` and merge by
+//! lexicographic `(ep, ver)` ([`record`]); a rebooted coordinator collects
+//! snapshots and epochs from both peers, chooses `collectMax + 1` and
+//! announces it before serving; a rebooted peer reseeds from both other
+//! replicas; ready replicas gossip.
+//!
+//! Sans-IO: a host (the Durable Object glue, a test network, the model
+//! checker) boots a [`Replica`], feeds it [`Input`]s with the current time
+//! and performs the [`Output`]s. No clock, no randomness (a seed is passed
+//! in), no I/O, no panics: bad input is a typed error ([`error`]).
+//!
+//! - [`ids`]: identifiers and scalars; [`record`]: records and THE merge
+//!   rule; [`memory`]: a replica's memory and snapshots.
+//! - [`message`]: the wire messages (versioned JSON).
+//! - [`replica`]: the entry point; [`coordinator`], [`peer`]: the roles.
+//! - [`config`]: topology and timings; [`error`]: typed errors.
+
+pub mod config;
+pub mod coordinator;
+pub mod error;
+pub mod ids;
+pub mod memory;
+pub mod message;
+pub mod peer;
+pub mod record;
+pub mod replica;
+
+#[cfg(test)]
+mod tests;
+
+pub use config::Config;
+pub use error::{ConfigError, DecodeError, HandleError, KeyError};
+pub use ids::{ClientRequestId, Epoch, Generation, Instance, Key, Millis, ReplicaId, Version, WriteId};
+pub use memory::Memory;
+pub use message::{Body, Message, PROTOCOL_VERSION};
+pub use record::{Record, Stamp, Value};
+pub use replica::{Input, Output, Read, Replica, RoleView, Status, StatusReport, Timer, WriteReply};

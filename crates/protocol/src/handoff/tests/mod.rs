@@ -1,0 +1,4 @@
+//! Multi-replica tests on a deterministic simulated network.
+
+mod net;
+mod scenarios;

@@ -1,0 +1,269 @@
+//! A deterministic test host: three replicas (plus zombie instances) over a
+//! simulated network with loss, duplication and reordering, in virtual
+//! time that jumps to the next event. Everything random comes from a seed.
+
+use std::collections::BTreeMap;
+
+use crate::handoff::ids::SplitMix64;
+use crate::handoff::{
+    ClientRequestId, Config, HandleError, Input, Key, Message, Millis, Output, Read, Replica, ReplicaId, Status,
+    Timer, WriteId, WriteReply,
+};
+
+pub const C: ReplicaId = ReplicaId(0);
+pub const P1: ReplicaId = ReplicaId(1);
+pub const P2: ReplicaId = ReplicaId(2);
+pub const ALL: [ReplicaId; 3] = [C, P1, P2];
+
+/// How hostile the network is, in percent per message.
+#[derive(Clone, Copy, Debug)]
+pub struct Weather {
+    pub drop_pct: u64,
+    pub dup_pct: u64,
+    /// Delivery delay is uniform in `1..=max_delay_ms` (reordering).
+    pub max_delay_ms: u64,
+}
+
+impl Weather {
+    pub const CALM: Weather = Weather { drop_pct: 0, dup_pct: 0, max_delay_ms: 1 };
+    pub const STORMY: Weather = Weather { drop_pct: 20, dup_pct: 20, max_delay_ms: 80 };
+}
+
+/// A replica instance the host still runs: the current one of its name, or
+/// a zombie that only receives replies to its own requests.
+struct Host {
+    replica: Replica,
+    timers: BTreeMap<Timer, Millis>,
+}
+
+pub struct Net {
+    pub config: Config,
+    pub now: Millis,
+    pub weather: Weather,
+    rng: SplitMix64,
+    current: BTreeMap<ReplicaId, Host>,
+    zombies: Vec<Host>,
+    /// (deliver at, sequence number for a stable order, message)
+    in_flight: Vec<(Millis, u64, Message)>,
+    seq: u64,
+    next_req: u64,
+    /// Every reply a client received, in order.
+    pub replies: Vec<(ClientRequestId, WriteReply)>,
+    /// Every input a replica refused.
+    pub errors: Vec<(ReplicaId, HandleError)>,
+    /// Messages delivered to each replica name, with the time (keep-alive).
+    pub deliveries: Vec<(Millis, ReplicaId)>,
+}
+
+impl Net {
+    /// Boots all three replicas at time 0.
+    pub fn new(seed: u64, weather: Weather) -> Net {
+        let config = Config::new(C, [P1, P2]).unwrap();
+        let mut net = Net {
+            config,
+            now: Millis(0),
+            weather,
+            rng: SplitMix64::new(seed),
+            current: BTreeMap::new(),
+            zombies: Vec::new(),
+            in_flight: Vec::new(),
+            seq: 0,
+            next_req: 1,
+            replies: Vec::new(),
+            errors: Vec::new(),
+            deliveries: Vec::new(),
+        };
+        for r in ALL {
+            net.boot(r);
+        }
+        net
+    }
+
+    fn chance(&mut self, pct: u64) -> bool {
+        self.rng.next_u64() % 100 < pct
+    }
+
+    /// Constructs `r` empty (first boot, or eviction: the same thing).
+    pub fn boot(&mut self, r: ReplicaId) {
+        let seed = self.rng.next_u64();
+        let (replica, out) = Replica::boot(self.config.clone(), r, self.now, seed).unwrap();
+        self.current.insert(r, Host { replica, timers: BTreeMap::new() });
+        self.perform(r, None, out);
+    }
+
+    /// The platform evicts `r`: its memory is gone, a new instance boots.
+    pub fn evict(&mut self, r: ReplicaId) {
+        self.boot(r);
+    }
+
+    /// The platform starts a new coordinator instance while the old one
+    /// keeps running what it had in flight (a zombie).
+    pub fn supersede_coordinator(&mut self) {
+        if let Some(old) = self.current.remove(&C) {
+            self.zombies.push(Host { replica: old.replica, timers: BTreeMap::new() });
+        }
+        self.boot(C);
+    }
+
+    pub fn replica(&self, r: ReplicaId) -> &Replica {
+        &self.current[&r].replica
+    }
+
+    pub fn zombie(&self, i: usize) -> &Replica {
+        &self.zombies[i].replica
+    }
+
+    pub fn status(&self, r: ReplicaId) -> Status {
+        self.replica(r).status().status
+    }
+
+    pub fn all_ready(&self) -> bool {
+        ALL.iter().all(|&r| self.status(r) == Status::Ready)
+    }
+
+    /// A client PUT to the coordinator; returns the request id.
+    pub fn put(&mut self, key: &str, value: &[u8], wid: u128) -> ClientRequestId {
+        let req = self.next_req();
+        let input = Input::Put { req, key: Key::new(key).unwrap(), value: value.to_vec(), wid: WriteId(wid) };
+        self.input(C, None, input);
+        req
+    }
+
+    /// A client DELETE to the coordinator.
+    pub fn delete(&mut self, key: &str, wid: u128) -> ClientRequestId {
+        let req = self.next_req();
+        self.input(C, None, Input::Delete { req, key: Key::new(key).unwrap(), wid: WriteId(wid) });
+        req
+    }
+
+    /// A client PUT that reached zombie `i` (an in-flight request).
+    pub fn put_to_zombie(&mut self, i: usize, key: &str, value: &[u8], wid: u128) -> ClientRequestId {
+        let req = self.next_req();
+        let input = Input::Put { req, key: Key::new(key).unwrap(), value: value.to_vec(), wid: WriteId(wid) };
+        self.input(C, Some(i), input);
+        req
+    }
+
+    fn next_req(&mut self) -> ClientRequestId {
+        self.next_req += 1;
+        ClientRequestId(self.next_req)
+    }
+
+    pub fn read(&self, key: &str) -> Read {
+        self.replica(C).read(&Key::new(key).unwrap()).unwrap()
+    }
+
+    /// The replies `req` got.
+    pub fn replies_to(&self, req: ClientRequestId) -> Vec<&WriteReply> {
+        self.replies.iter().filter(|(r, _)| *r == req).map(|(_, w)| w).collect()
+    }
+
+    /// Injects a raw message (a ghost, a forgery) into the network.
+    pub fn inject(&mut self, msg: Message) {
+        let at = self.now.plus(1);
+        self.seq += 1;
+        self.in_flight.push((at, self.seq, msg));
+    }
+
+    fn host_mut(&mut self, r: ReplicaId, zombie: Option<usize>) -> Option<&mut Host> {
+        match zombie {
+            None => self.current.get_mut(&r),
+            Some(i) => self.zombies.get_mut(i),
+        }
+    }
+
+    fn input(&mut self, r: ReplicaId, zombie: Option<usize>, input: Input) {
+        let now = self.now;
+        let Some(host) = self.host_mut(r, zombie) else { return };
+        if let Input::Timer(t) = &input {
+            host.timers.remove(t);
+        }
+        match host.replica.handle(now, input) {
+            Ok(out) => self.perform(r, zombie, out),
+            Err(e) => self.errors.push((r, e)),
+        }
+    }
+
+    fn perform(&mut self, r: ReplicaId, zombie: Option<usize>, out: Vec<Output>) {
+        for o in out {
+            match o {
+                Output::Send(msg) => {
+                    if self.chance(self.weather.drop_pct) {
+                        continue;
+                    }
+                    let copies = if self.chance(self.weather.dup_pct) { 2 } else { 1 };
+                    for _ in 0..copies {
+                        let delay = 1 + self.rng.next_u64() % self.weather.max_delay_ms.max(1);
+                        self.seq += 1;
+                        self.in_flight.push((self.now.plus(delay), self.seq, msg.clone()));
+                    }
+                }
+                Output::Reply { req, reply } => self.replies.push((req, reply)),
+                Output::SetTimer { timer, at } => {
+                    // Zombies get no new events: their timers never fire.
+                    if let (None, Some(host)) = (zombie, self.current.get_mut(&r)) {
+                        host.timers.insert(timer, at);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Runs the earliest event (a delivery or a timer); false if none.
+    pub fn step(&mut self) -> bool {
+        let next_msg = self.in_flight.iter().enumerate().min_by_key(|(_, (at, seq, _))| (*at, *seq)).map(|(i, (at, _, _))| (i, *at));
+        let next_timer = self
+            .current
+            .iter()
+            .flat_map(|(r, h)| h.timers.iter().map(move |(t, at)| (*at, *r, *t)))
+            .min();
+        match (next_msg, next_timer) {
+            (Some((i, at)), timer) if timer.is_none_or(|(t_at, _, _)| at <= t_at) => {
+                let (at, _, msg) = self.in_flight.swap_remove(i);
+                self.now = self.now.max(at);
+                self.deliver(msg);
+                true
+            }
+            (_, Some((at, r, timer))) => {
+                self.now = self.now.max(at);
+                self.input(r, None, Input::Timer(timer));
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Routes a reply to the instance that asked (current or zombie), and
+    /// anything else to the current instance.
+    fn deliver(&mut self, msg: Message) {
+        let to = msg.to;
+        let zombie = match msg.body.reply_to() {
+            Some(instance) if self.current.get(&to).is_some_and(|h| h.replica.instance() == instance) => None,
+            Some(instance) => match self.zombies.iter().position(|z| z.replica.me() == to && z.replica.instance() == instance) {
+                Some(i) => Some(i),
+                None => return,
+            },
+            None => None,
+        };
+        self.deliveries.push((self.now, to));
+        self.input(to, zombie, Input::Message(msg));
+    }
+
+    /// Runs events until `until` holds or `deadline_ms` of virtual time
+    /// passes; returns whether `until` held.
+    pub fn run_until(&mut self, deadline_ms: u64, mut until: impl FnMut(&Net) -> bool) -> bool {
+        let deadline = self.now.plus(deadline_ms);
+        while !until(self) {
+            if self.now > deadline || !self.step() {
+                return until(self);
+            }
+        }
+        true
+    }
+
+    /// Runs for `ms` of virtual time.
+    pub fn run_for(&mut self, ms: u64) {
+        let deadline = self.now.plus(ms);
+        while self.now <= deadline && self.step() {}
+    }
+}
