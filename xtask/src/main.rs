@@ -87,10 +87,15 @@ fn run() -> Result<bool> {
 /// workspace tests), then the Worker on workerd.
 fn test(root: &Path) -> Result<bool> {
     let args = check::CheckArgs { cfg: None, all: false, checker: None, tla_only: false, rust_only: false, json: false };
-    let checked = check::run(root, &args)?;
+    let (checked, tests) = check::run_with_tests(root, &args)?;
     eprintln!("Worker stage: build, run on workerd, smoke and end-to-end tests");
     worker::smoke(root)?;
     let e2e = worker::e2e(root)?;
+    // A closing line for CI: the workspace test totals (the end-to-end
+    // suite reports its own above).
+    if let Some(t) = tests {
+        println!("tests: {} passed, {} failed", t.passed, t.failed);
+    }
     Ok(checked && e2e)
 }
 

@@ -60,6 +60,12 @@ pub struct CheckArgs {
 
 /// Runs the check; `Ok(false)` when anything failed.
 pub fn run(root: &Path, args: &CheckArgs) -> Result<bool> {
+    run_with_tests(root, args).map(|(ok, _)| ok)
+}
+
+/// Runs the check and also returns the workspace test totals (when the
+/// snapshot stage ran).
+pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<crate::tests::TestsOutcome>)> {
     let tla_dir = root.join("tla");
     let cfgs = match &args.cfg {
         Some(c) => vec![c.clone()],
@@ -115,7 +121,7 @@ pub fn run(root: &Path, args: &CheckArgs) -> Result<bool> {
     } else {
         summary.print_table();
     }
-    Ok(summary.ok())
+    Ok((summary.ok(), summary.tests.clone()))
 }
 
 /// A chosen TLA+ checker, ready to run.
