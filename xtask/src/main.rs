@@ -86,7 +86,15 @@ fn run() -> Result<bool> {
 /// `cargo xtask test`: the full check (TLA+ stage, Rust stage with parity,
 /// workspace tests), then the Worker on workerd.
 fn test(root: &Path) -> Result<bool> {
-    let args = check::CheckArgs { cfg: None, all: false, checker: None, tla_only: false, rust_only: false, json: false };
+    let args = check::CheckArgs {
+        cfg: None,
+        all: false,
+        checker: None,
+        tla_only: false,
+        rust_only: false,
+        json: false,
+        simulation_seconds: 60,
+    };
     let (checked, tests) = check::run_with_tests(root, &args)?;
     eprintln!("Worker stage: build, run on workerd, smoke and end-to-end tests");
     worker::smoke(root)?;

@@ -1,7 +1,8 @@
 //! `checker`: runs the stateright models of the TLA+ specs.
 //!
 //! ```text
-//! checker check   <SPEC.tla> --config <CFG> [--threads N] [--mutation NAME] [--json] [--progress]
+//! checker check   <SPEC.tla|MODEL> --config <CFG> [--threads N] [--mutation NAME] [--json] [--progress]
+//!                 [--search bfs|dfs|simulation [--seconds S] [--seed N] [--max-depth D]]
 //! checker explore <SPEC.tla> --config <CFG> [--port N] [--mutation NAME]
 //! checker models
 //! ```
@@ -16,7 +17,7 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use checker::cfg::TlcConfig;
 use checker::registry::{self, MirrorVisitor};
-use checker::run::{self, RunOptions};
+use checker::run::{self, RunOptions, Search};
 use checker::spec::Mirror;
 use clap::{Parser, Subcommand};
 
@@ -49,6 +50,21 @@ enum Command {
         /// Print progress to stderr every few seconds.
         #[arg(long)]
         progress: bool,
+        /// How to explore: exhaustively breadth-first (shortest
+        /// counterexamples), exhaustively depth-first (less memory), or by
+        /// random walks for a time budget (bounds too large to exhaust).
+        #[arg(long, value_enum, default_value_t = SearchArg::Bfs)]
+        search: SearchArg,
+        /// Simulation: the time budget in seconds.
+        #[arg(long, default_value_t = 60)]
+        seconds: u64,
+        /// Simulation: the random seed (the same seed and budget replay the
+        /// same walks only with one thread).
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Simulation: the longest walk.
+        #[arg(long, default_value_t = 100)]
+        max_depth: usize,
     },
     /// Serve the stateright web explorer for a spec's Rust model.
     Explore {
@@ -62,6 +78,13 @@ enum Command {
     },
     /// List the modules that have a Rust model, with their mutations.
     Models,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum SearchArg {
+    Bfs,
+    Dfs,
+    Simulation,
 }
 
 /// Failure kinds that map to distinct exit codes.
@@ -84,20 +107,27 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<ExitCode> {
     match Cli::parse().command {
-        Command::Check { spec, config, threads, mutation, json, progress } => {
+        Command::Check { spec, config, threads, mutation, json, progress, search, seconds, seed, max_depth } => {
             let target = Target::resolve(&spec, config.as_deref())?;
+            let search = match search {
+                SearchArg::Bfs => Search::Bfs,
+                SearchArg::Dfs => Search::Dfs,
+                SearchArg::Simulation => Search::Simulation { seed, max_depth, budget: Duration::from_secs(seconds) },
+            };
             let opts = RunOptions {
                 threads: threads.unwrap_or_else(default_threads),
                 progress_every: progress.then_some(Duration::from_secs(5)),
+                search,
             };
             let report = target.dispatch(CheckVisitor { target: &target, mutation: mutation.as_deref(), opts })??;
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
                 println!(
-                    "{} ({}): {} distinct states, {} states, depth {}, {:.1} s: {}",
+                    "{} ({}, {}): {} distinct states, {} states, depth {}, {:.1} s: {}",
                     report.spec,
                     report.config,
+                    report.search,
                     report.unique_states,
                     report.states,
                     report.max_depth,

@@ -15,7 +15,8 @@ pub trait MirrorVisitor {
 }
 
 /// Every module that has a Rust model, by TLA+ module name.
-pub const MODULES: &[&str] = &["Handoff", "HandoffV2", "RemoraClaimActivation", "ClaimImpl"];
+pub const MODULES: &[&str] =
+    &["Handoff", "HandoffV2", "HandoffAcks", "HandoffZombie", "HandoffImpl", "RemoraClaimActivation", "ClaimImpl"];
 
 /// Calls `visitor` with the mirror of `module`; `None` when no Rust model
 /// checks that module.
@@ -23,6 +24,9 @@ pub fn dispatch<V: MirrorVisitor>(module: &str, visitor: V) -> Option<V::Output>
     match module {
         "Handoff" => Some(visitor.visit::<crate::handoff::Handoff>()),
         "HandoffV2" => Some(visitor.visit::<crate::handoff::HandoffV2>()),
+        "HandoffAcks" => Some(visitor.visit::<crate::handoff_impl::HandoffAcks>()),
+        "HandoffZombie" => Some(visitor.visit::<crate::handoff_impl::HandoffZombie>()),
+        "HandoffImpl" => Some(visitor.visit::<crate::handoff_impl::HandoffImpl>()),
         "RemoraClaimActivation" => Some(visitor.visit::<crate::remora::RemoraClaimActivation>()),
         "ClaimImpl" => Some(visitor.visit::<crate::claim::ClaimImpl>()),
         _ => None,

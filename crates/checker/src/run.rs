@@ -1,5 +1,6 @@
-//! Runs a mirror exhaustively (BFS) and reports the result in the one
-//! shape that the CLI prints and `cargo xtask check` reads.
+//! Runs a model (breadth-first, depth-first, or by random walks) and
+//! reports the result in the one shape that the CLI prints and
+//! `cargo xtask check` reads.
 
 use std::collections::HashSet;
 use std::hash::{BuildHasher, Hash, RandomState};
@@ -7,17 +8,44 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use stateright::{Checker, Expectation, HasDiscoveries, Model};
+use stateright::{Checker, Expectation, HasDiscoveries, Model, UniformChooser};
 
 use crate::spec::{Mirror, TlaState};
+
+/// How to explore the state space.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Search {
+    /// Exhaustive, breadth-first: counterexamples are shortest. Keeps the
+    /// frontier in memory.
+    #[default]
+    Bfs,
+    /// Exhaustive, depth-first: keeps only fingerprints, for bounds whose
+    /// breadth-first frontier does not fit in memory.
+    Dfs,
+    /// Random walks of at most `max_depth` steps for `budget`, from
+    /// `seed`: for bounds too large to explore exhaustively. Every step is
+    /// checked as in an exhaustive run; finding nothing proves nothing.
+    Simulation { seed: u64, max_depth: usize, budget: Duration },
+}
+
+impl Search {
+    fn name(self) -> &'static str {
+        match self {
+            Search::Bfs => "bfs",
+            Search::Dfs => "dfs",
+            Search::Simulation { .. } => "simulation",
+        }
+    }
+}
 
 /// How to run the checker.
 #[derive(Clone, Debug)]
 pub struct RunOptions {
-    /// Worker threads for the BFS.
+    /// Worker threads.
     pub threads: usize,
     /// Print progress to stderr every this often (`None`: silent).
     pub progress_every: Option<Duration>,
+    pub search: Search,
 }
 
 impl Default for RunOptions {
@@ -25,6 +53,7 @@ impl Default for RunOptions {
         RunOptions {
             threads: 1,
             progress_every: None,
+            search: Search::Bfs,
         }
     }
 }
@@ -44,6 +73,8 @@ pub struct Report {
     pub spec: String,
     pub config: String,
     pub checker: &'static str,
+    /// `"bfs"`, `"dfs"` or `"simulation"`.
+    pub search: &'static str,
     pub mutation: Option<String>,
     pub unique_states: usize,
     pub states: usize,
@@ -54,68 +85,91 @@ pub struct Report {
     pub trace: Vec<Step>,
 }
 
-/// Checks `model` exhaustively with BFS, stopping at the first violated
-/// property, and returns the report with a shortest counterexample.
+/// Checks `model` as `opts.search` says, stopping at the first violated
+/// property, and returns the report with a counterexample (a shortest one
+/// for breadth-first search).
 pub fn check<M: Mirror>(model: M, spec: &str, config: &str, mutation: Option<&str>, opts: &RunOptions) -> Report {
     let started = Instant::now();
-    let checker = model
-        .checker()
-        .threads(opts.threads.max(1))
-        .finish_when(HasDiscoveries::AnyFailures)
-        .spawn_bfs();
-    if let Some(every) = opts.progress_every {
-        let mut last = Instant::now();
-        let mut last_count = 0usize;
-        while !checker.is_done() {
-            std::thread::sleep(Duration::from_millis(100));
-            if last.elapsed() >= every {
-                let count = checker.unique_state_count();
-                let rate = (count.saturating_sub(last_count)) as f64 / last.elapsed().as_secs_f64();
-                eprintln!(
-                    "  {} distinct states, depth {}, {:.0} states/s, {:.0} s",
-                    count,
-                    checker.max_depth(),
-                    rate,
-                    started.elapsed().as_secs_f64()
-                );
-                let _ = std::io::stderr().flush();
-                last = Instant::now();
-                last_count = count;
-            }
+    let builder = model.checker().threads(opts.threads.max(1)).finish_when(HasDiscoveries::AnyFailures);
+    let run = Run { started, spec, config, mutation, opts };
+    match opts.search {
+        Search::Bfs => run.conclude(builder.spawn_bfs()),
+        Search::Dfs => run.conclude(builder.spawn_dfs()),
+        Search::Simulation { seed, max_depth, budget } => {
+            run.conclude(builder.timeout(budget).target_max_depth(max_depth).spawn_simulation(seed, UniformChooser))
         }
     }
-    let checker = checker.join();
-    let seconds = started.elapsed().as_secs_f64();
+}
 
-    // Only safety properties (`always`) are registered; any discovery is a
-    // violation. stateright keeps, per property, the last violating path it
-    // met before stopping, which can be longer than needed (it stops only
-    // between blocks of states): search again for a shortest one.
-    let found = checker
-        .discoveries()
-        .into_values()
-        .map(|path| path.into_vec().len())
-        .min();
-    let (violated, trace) = match found {
-        Some(bound) => {
-            let (name, path) = shortest_violation(checker.model(), bound)
-                .expect("a breadth-first search as deep as stateright's counterexample finds one");
-            (Some(name.to_string()), trace_of::<M>(path))
+/// A started run, waiting for its checker.
+struct Run<'a> {
+    started: Instant,
+    spec: &'a str,
+    config: &'a str,
+    mutation: Option<&'a str>,
+    opts: &'a RunOptions,
+}
+
+impl Run<'_> {
+    /// Waits for `checker` (printing progress) and reports.
+    fn conclude<M: Mirror>(&self, checker: impl Checker<M>) -> Report {
+        let Run { started, spec, config, mutation, opts } = *self;
+        if let Some(every) = opts.progress_every {
+            let mut last = Instant::now();
+            let mut last_count = 0usize;
+            while !checker.is_done() {
+                std::thread::sleep(Duration::from_millis(100));
+                if last.elapsed() >= every {
+                    let count = checker.unique_state_count();
+                    let rate = (count.saturating_sub(last_count)) as f64 / last.elapsed().as_secs_f64();
+                    eprintln!(
+                        "  {} distinct states, depth {}, {:.0} states/s, {:.0} s",
+                        count,
+                        checker.max_depth(),
+                        rate,
+                        started.elapsed().as_secs_f64()
+                    );
+                    let _ = std::io::stderr().flush();
+                    last = Instant::now();
+                    last_count = count;
+                }
+            }
         }
-        None => (None, Vec::new()),
-    };
-    Report {
-        spec: spec.to_string(),
-        config: config.to_string(),
-        checker: "stateright",
-        mutation: mutation.map(str::to_string),
-        unique_states: checker.unique_state_count(),
-        states: checker.state_count(),
-        max_depth: checker.max_depth(),
-        seconds,
-        verdict: if violated.is_some() { "violation" } else { "pass" },
-        violated,
-        trace,
+        let checker = checker.join();
+        let seconds = started.elapsed().as_secs_f64();
+
+        // Only safety properties (`always`) are registered; any discovery is a
+        // violation. stateright keeps, per property, the last violating path it
+        // met before stopping, which can be longer than needed (it stops only
+        // between blocks of states): a breadth-first run searches again for a
+        // shortest one. The other searches report the path they found (a
+        // breadth-first search as deep as a random walk can be hopeless).
+        let discoveries = checker.discoveries();
+        let found = discoveries.iter().map(|(name, path)| (path.clone().into_vec().len(), *name)).min();
+        let (violated, trace) = match (found, opts.search) {
+            (None, _) => (None, Vec::new()),
+            (Some((bound, name)), Search::Bfs) => match shortest_violation(checker.model(), bound) {
+                Some((name, path)) => (Some(name.to_string()), trace_of::<M>(path)),
+                // Cannot happen (the search is as deep as the discovery); keep
+                // stateright's path rather than lose the violation.
+                None => (Some(name.to_string()), trace_of::<M>(discoveries[name].clone().into_vec())),
+            },
+            (Some((_, name)), _) => (Some(name.to_string()), trace_of::<M>(discoveries[name].clone().into_vec())),
+        };
+        Report {
+            spec: spec.to_string(),
+            config: config.to_string(),
+            checker: "stateright",
+            search: opts.search.name(),
+            mutation: mutation.map(str::to_string),
+            unique_states: checker.unique_state_count(),
+            states: checker.state_count(),
+            max_depth: checker.max_depth(),
+            seconds,
+            verdict: if violated.is_some() { "violation" } else { "pass" },
+            violated,
+            trace,
+        }
     }
 }
 

@@ -26,6 +26,7 @@ fn check(text: &str) -> run::Report {
     let opts = RunOptions {
         threads: 2,
         progress_every: None,
+        ..Default::default()
     };
     run::check(
         build(text).unwrap(),

@@ -34,6 +34,7 @@ fn check<M: Mirror>(cfg_name: &str, threads: usize, check_deadlock: bool) -> Rep
     let opts = RunOptions {
         threads,
         progress_every: Some(Duration::from_secs(30)),
+        ..Default::default()
     };
     let report = run::check(model, M::MODULE, cfg_name, None, &opts);
     println!(

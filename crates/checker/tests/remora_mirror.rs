@@ -28,6 +28,7 @@ fn check_file(file: &str) -> run::Report {
     let opts = RunOptions {
         threads: 2,
         progress_every: None,
+        ..Default::default()
     };
     run::check(model, "RemoraClaimActivation.tla", file, None, &opts)
 }
@@ -150,6 +151,7 @@ fn the_spec_does_not_deadlock() {
         &RunOptions {
             threads: 2,
             progress_every: None,
+            ..Default::default()
         },
     );
     assert_eq!(report.violated, None, "{}", run::format_trace(&report));
@@ -173,6 +175,7 @@ fn a_cfg_without_invariants_still_explores_every_state() {
         &RunOptions {
             threads: 2,
             progress_every: None,
+            ..Default::default()
         },
     );
     assert_eq!(report.unique_states, 32_496);

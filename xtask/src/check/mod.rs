@@ -22,8 +22,12 @@ use summary::{Row, Summary};
 /// their own; each refines a spec inside the model).
 const MODELS_DIR: &str = "crates/checker/models";
 
-/// Larger bounds, under `tla/`: checked with `--all` or `--cfg` only,
-/// because the TLA+ checker needs minutes to hours on them.
+/// Larger bounds of those models, explored by random walks for a time
+/// budget (`\* SEARCH simulation`).
+const SIMULATION_DIR: &str = "simulation";
+
+/// Larger bounds, under `tla/` and the models directory: checked with
+/// `--all` or `--cfg` only, because they take minutes to hours.
 const LARGE_DIR: &str = "large";
 pub use rust_stage::build as build_checker;
 pub use target::{cfgs_in, resolve};
@@ -41,7 +45,7 @@ pub struct CheckArgs {
     /// Check one cfg (it may live outside tla/); default: every cfg in tla/.
     #[arg(long)]
     pub cfg: Option<PathBuf>,
-    /// Also check the large bounds in tla/large/ (long: minutes to hours).
+    /// Also check the large bounds in tla/large/ and crates/checker/models/large/ (long: minutes to hours).
     #[arg(long, conflicts_with = "cfg")]
     pub all: bool,
     /// Force a TLA+ checker (default: TLC when Java and the jar can be had, else tla).
@@ -56,6 +60,9 @@ pub struct CheckArgs {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Time budget of each simulation cfg (`\* SEARCH simulation`), in seconds.
+    #[arg(long, default_value_t = 60)]
+    pub simulation_seconds: u64,
 }
 
 /// Runs the check; `Ok(false)` when anything failed.
@@ -77,6 +84,13 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
             let models = root.join(MODELS_DIR);
             if models.is_dir() {
                 all.extend(cfgs_in(&models)?);
+            }
+            if args.all && models.join(LARGE_DIR).is_dir() {
+                all.extend(cfgs_in(&models.join(LARGE_DIR))?);
+            }
+            let simulations = models.join(SIMULATION_DIR);
+            if simulations.is_dir() {
+                all.extend(cfgs_in(&simulations)?);
             }
             all
         }
@@ -105,7 +119,7 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
         eprintln!("Rust stage: stateright models (release build)");
         let bin = rust_stage::build(root)?;
         for (target, row) in targets.iter().zip(&mut rows) {
-            row.rust = Some(rust_stage::run(&bin, target)?);
+            row.rust = Some(rust_stage::run(&bin, target, args.simulation_seconds)?);
             summary::print_rust_line(target, row.rust.as_ref());
         }
     }

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 use serde::Serialize;
 
 use super::stream;
-use super::target::Target;
+use super::target::{Search, Target};
 
 /// What the Rust checker said about one cfg.
 #[derive(Clone, Debug, Serialize)]
@@ -36,15 +36,19 @@ pub fn build(root: &Path) -> Result<PathBuf> {
     Ok(root.join("target/release/checker"))
 }
 
-/// Runs the model of `target`'s module on its cfg.
-pub fn run(bin: &Path, target: &Target) -> Result<RustOutcome> {
+/// Runs the model of `target`'s module on its cfg; a simulation runs for
+/// `simulation_seconds`.
+pub fn run(bin: &Path, target: &Target, simulation_seconds: u64) -> Result<RustOutcome> {
     let mut cmd = Command::new(bin);
     cmd.arg("check");
     match &target.spec {
         Some(spec) => cmd.arg(spec),
         None => cmd.arg(&target.module),
     };
-    cmd.arg("--config").arg(&target.cfg_path).args(["--json", "--progress"]);
+    cmd.arg("--config").arg(&target.cfg_path).args(["--json", "--progress", "--search", target.search.arg()]);
+    if target.search == Search::Simulation {
+        cmd.args(["--seconds", &simulation_seconds.to_string()]);
+    }
     let out = stream::run(cmd, &target.cfg_name(), |line| line.contains("distinct states,").then(|| line.trim().to_string()))?;
     let last_error = || out.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
     Ok(match out.code {

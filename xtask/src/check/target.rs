@@ -20,12 +20,61 @@ pub struct Target {
     pub spec: Option<PathBuf>,
     /// Path of the cfg.
     pub cfg_path: PathBuf,
+    /// How the Rust checker explores it (the cfg's `\* SEARCH` line).
+    pub search: Search,
+}
+
+/// How the Rust checker explores a cfg, from a comment line of the cfg
+/// (`\* SEARCH dfs`, `\* SEARCH simulation`); breadth-first without one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Search {
+    #[default]
+    Bfs,
+    /// Exhaustive in less memory (no shortest counterexample).
+    Dfs,
+    /// Random walks for the time budget of `cargo xtask check`.
+    Simulation,
+}
+
+impl Search {
+    /// The checker's `--search` value.
+    pub fn arg(self) -> &'static str {
+        match self {
+            Search::Bfs => "bfs",
+            Search::Dfs => "dfs",
+            Search::Simulation => "simulation",
+        }
+    }
+
+    fn of_cfg(text: &str, cfg_path: &Path) -> Result<Search> {
+        let mut found = None;
+        for line in text.lines() {
+            let Some(rest) = line.trim().strip_prefix("\\*").map(str::trim) else { continue };
+            let Some(value) = rest.strip_prefix("SEARCH ") else { continue };
+            let search = match value.trim() {
+                "bfs" => Search::Bfs,
+                "dfs" => Search::Dfs,
+                "simulation" => Search::Simulation,
+                other => bail!("cfg {} has `SEARCH {other}`: expected bfs, dfs or simulation", cfg_path.display()),
+            };
+            if found.replace(search).is_some() {
+                bail!("cfg {} has more than one SEARCH line", cfg_path.display());
+            }
+        }
+        Ok(found.unwrap_or_default())
+    }
 }
 
 impl Target {
-    /// The cfg's file name, for tables.
+    /// The cfg's file name, for tables (with the search when it is not
+    /// breadth-first).
     pub fn cfg_name(&self) -> String {
-        self.cfg_path.file_name().map_or_else(|| self.cfg_path.display().to_string(), |n| n.to_string_lossy().into_owned())
+        let name = self.cfg_path.file_name().map_or_else(|| self.cfg_path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        match self.search {
+            Search::Bfs => name,
+            s => format!("{name} ({})", s.arg()),
+        }
     }
 }
 
@@ -47,12 +96,14 @@ pub fn resolve(cfg_path: &Path, tla_dir: &Path) -> Result<Target> {
         bail!("cfg {} does not exist", cfg_path.display());
     }
     let cfg = TlcConfig::load(cfg_path).with_context(|| format!("malformed cfg {}", cfg_path.display()))?;
+    let text = std::fs::read_to_string(cfg_path).with_context(|| format!("cannot read {}", cfg_path.display()))?;
+    let search = Search::of_cfg(&text, cfg_path)?;
     let stem = cfg_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let module = cfg.module.clone().unwrap_or(stem);
     let dirs: Vec<PathBuf> = [cfg_path.parent().map(Path::to_path_buf).unwrap_or_default(), tla_dir.to_path_buf()].into();
     let Some(spec) = find_module(&module, &dirs) else {
         if checker::registry::MODULES.contains(&module.as_str()) {
-            return Ok(Target { module, spec: None, cfg_path: cfg_path.to_path_buf() });
+            return Ok(Target { module, spec: None, cfg_path: cfg_path.to_path_buf(), search });
         }
         let how = if cfg.module.is_some() {
             "named by its first-line comment"
@@ -81,7 +132,10 @@ pub fn resolve(cfg_path: &Path, tla_dir: &Path) -> Result<Target> {
             bail!("cfg {} checks {name}, which module {module} does not define", cfg_path.display());
         }
     }
-    Ok(Target { module, spec: Some(spec), cfg_path: cfg_path.to_path_buf() })
+    if search != Search::Bfs {
+        bail!("cfg {} asks for SEARCH {}, which only models of the implementation use (the TLA+ checker explores breadth-first)", cfg_path.display(), search.arg());
+    }
+    Ok(Target { module, spec: Some(spec), cfg_path: cfg_path.to_path_buf(), search })
 }
 
 fn dirs_list(dirs: &[PathBuf]) -> String {

@@ -24,6 +24,26 @@ pub struct Config {
     pub max_pending: usize,
     /// Largest value accepted, in bytes.
     pub max_value_bytes: usize,
+    /// A deliberate bug, for the model checker to catch (feature
+    /// `mutations`; never compiled into the Worker).
+    #[cfg(feature = "mutations")]
+    pub mutation: Option<Mutation>,
+}
+
+/// Deliberately broken handlers. The implementation model runs the real
+/// code with one of these switched on and must find a violation; that is
+/// what shows the model can see these bugs at all.
+#[cfg(feature = "mutations")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mutation {
+    /// The coordinator commits a write as soon as it pushes it, before
+    /// any peer acked.
+    CommitBeforeAck,
+    /// A peer merges and acks a push from an epoch older than it knows.
+    AcceptStalePush,
+    /// The coordinator serves as soon as it chose its epoch, before the
+    /// announce completed.
+    ServeBeforeAnnounce,
 }
 
 impl Config {
@@ -42,6 +62,8 @@ impl Config {
             retry_after_ms: 1_000,
             max_pending: 1_024,
             max_value_bytes: 1024 * 1024,
+            #[cfg(feature = "mutations")]
+            mutation: None,
         })
     }
 
@@ -78,6 +100,13 @@ impl Config {
 
     pub(crate) fn contains(&self, r: ReplicaId) -> bool {
         self.replicas().contains(&r)
+    }
+
+    /// Whether the deliberate bug `m` is switched on (never, without the
+    /// `mutations` feature).
+    #[cfg(feature = "mutations")]
+    pub(crate) fn mutated(&self, m: Mutation) -> bool {
+        self.mutation == Some(m)
     }
 }
 

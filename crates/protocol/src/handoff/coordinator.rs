@@ -179,6 +179,12 @@ impl Coordinator {
         self.pending.insert(ver, Pending { key, record, waiters: vec![req] });
         let mut out: Vec<Output> = node.send_others(push).collect();
         out.push(node.arm(now, Timer::Retry));
+        #[cfg(feature = "mutations")]
+        if node.config.mutated(super::Mutation::CommitBeforeAck)
+            && let Some(key) = self.pending.get(&ver).map(|p| p.key.clone())
+        {
+            out.extend(self.commit(node, &key, Stamp { ep: self.epoch, ver }, wid));
+        }
         out
     }
 
@@ -350,6 +356,10 @@ impl Coordinator {
         let mut out: Vec<Output> =
             node.send_others(Body::Announce { instance: node.instance, epoch: self.epoch, round: 1 }).collect();
         out.push(node.arm(now, Timer::Retry));
+        #[cfg(feature = "mutations")]
+        if node.config.mutated(super::Mutation::ServeBeforeAnnounce) {
+            self.phase = Phase::Ready;
+        }
         out
     }
 

@@ -36,6 +36,8 @@ pub mod replica;
 mod tests;
 
 pub use config::Config;
+#[cfg(feature = "mutations")]
+pub use config::Mutation;
 pub use error::{ConfigError, DecodeError, HandleError, KeyError};
 pub use ids::{ClientRequestId, Epoch, Generation, Instance, Key, Millis, ReplicaId, Version, WriteId};
 pub use memory::Memory;

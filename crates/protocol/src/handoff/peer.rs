@@ -97,7 +97,11 @@ impl Peer {
             Body::Push { .. } if node.generation.is_none() => Vec::new(),
             Body::Push { instance, key, record } => {
                 let stamp = record.stamp;
-                if stamp.ep < self.known {
+                #[cfg(feature = "mutations")]
+                let stale = stamp.ep < self.known && !node.config.mutated(super::Mutation::AcceptStalePush);
+                #[cfg(not(feature = "mutations"))]
+                let stale = stamp.ep < self.known;
+                if stale {
                     return vec![node.send(from, Body::PushRefused { instance, key, stamp, known: self.known })];
                 }
                 // DeliverPush: max-merge (late, duplicate and ghost pushes

@@ -2,3 +2,4 @@
 
 mod net;
 mod scenarios;
+mod properties;

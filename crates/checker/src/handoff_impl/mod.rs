@@ -1,0 +1,290 @@
+//! The Handoff implementation, checked.
+//!
+//! [`HandoffImpl`] is a stateright model whose actors are the real
+//! `protocol::handoff::Replica` state machines -- the code the Durable
+//! Objects run -- over an unordered, duplicating, lossy network, with
+//! bounded evictions, supersessions (zombie coordinators) and gossip.
+//! Every state maps to a state of `tla/HandoffZombie.tla` ([`map`]); every
+//! step must map to a step of that spec (computed by its mirror,
+//! [`ext::HandoffZombie`], itself built on the HandoffV2 mirror) or to a
+//! stutter, and every invariant of the spec must hold on the mapped state.
+//!
+//! - [`ext`]: mirrors of the spec extensions `tla/HandoffAcks.tla` and
+//!   `tla/HandoffZombie.tla`.
+//! - `state`, `step`, `map`: the model's state, transitions, and the map.
+//!
+//! Larger bounds run depth-first or as random walks for a time budget
+//! ([`crate::run::Search`]); `models/simulation/` holds those cfgs.
+//!
+//! Constants come from a cfg (`crates/checker/models/HandoffImpl.cfg`):
+//! HandoffZombie's (`Replicas`, `Coordinator`, `Keys`, `MaxWrites`,
+//! `MaxEvicts`, `NoVal`, `MaxGossip`, `MaxZombies`). The network needs no
+//! bound: a message once sent stays deliverable (duplication), may never be
+//! delivered (loss), in any order; retries resend identical messages.
+
+pub mod ext;
+mod map;
+mod state;
+mod hints;
+mod step;
+
+use std::collections::BTreeSet;
+
+use protocol::handoff::{Config, Input, Key, Mutation, Output, Replica, ReplicaId, Timer};
+use stateright::{Model, Property};
+
+use crate::cfg::{CfgError, TlcConfig};
+use crate::handoff::{Key as SpecKey, Replica as SpecReplica};
+use crate::spec::{Mirror, check_mutation};
+
+pub use ext::{HandoffAcks, HandoffZombie};
+pub use state::{ImplAction, ImplState};
+use step::{COORDINATOR_NEVER_FENCED, NO_PROTOCOL_ERROR, NOW, REFINEMENT};
+
+/// The model of the implementation (module name `HandoffImpl`).
+pub struct HandoffImpl {
+    /// The spec the implementation refines, from the same constants.
+    spec: HandoffZombie,
+    config: Config,
+    coordinator: ReplicaId,
+    peers: [ReplicaId; 2],
+    /// `ReplicaId(i)` is the i-th element of the cfg's `Replicas`.
+    replica_ids: Vec<ReplicaId>,
+    /// The i-th element of the cfg's `Keys`, as a protocol key.
+    keys: Vec<Key>,
+    max_writes: u8,
+    max_evicts: u8,
+    max_zombies: u8,
+    max_gossip: u8,
+    /// `instances[r][n]`: the instance id of replica r's n-th boot.
+    instances: Vec<Vec<protocol::handoff::Instance>>,
+    init: ImplState,
+    /// Names of the properties checked, in order.
+    checks: Vec<&'static str>,
+}
+
+const CONSTANTS: [&str; 8] =
+    ["Replicas", "Coordinator", "Keys", "MaxWrites", "MaxEvicts", "NoVal", "MaxGossip", "MaxZombies"];
+
+impl HandoffImpl {
+    /// Builds the model from a cfg; the initial state is first boot, run.
+    /// With a `mutation`, every replica runs that deliberately broken code.
+    pub fn new(cfg: &TlcConfig, mutation: Option<Mutation>) -> Result<Self, CfgError> {
+        cfg.expect_constants(Self::MODULE, &CONSTANTS)?;
+        let spec_cfg = TlcConfig {
+            specification: Some("SpecZ".into()),
+            constants: cfg.constants.clone(),
+            invariants: cfg.invariants.clone(),
+            properties: cfg.properties.iter().filter(|p| *p != REFINEMENT).cloned().collect(),
+            check_deadlock: false,
+            ..TlcConfig::default()
+        };
+        let spec = HandoffZombie::new(&spec_cfg)?;
+        if spec.replicas().len() != 3 {
+            return Err(CfgError::Unsupported("the implementation has exactly three replicas".into()));
+        }
+        let replica_ids: Vec<ReplicaId> = (0..3).map(ReplicaId).collect();
+        let index_of = |r: SpecReplica| spec.replicas().iter().position(|&x| x == r).unwrap_or(0);
+        let coordinator = ReplicaId(u8::try_from(index_of(spec.coordinator())).unwrap_or(0));
+        let peers: Vec<ReplicaId> = replica_ids.iter().copied().filter(|&r| r != coordinator).collect();
+        let peers = [peers[0], peers[1]];
+        let mut config = Config::new(coordinator, peers).map_err(|e| CfgError::Unsupported(e.to_string()))?;
+        config.mutation = mutation;
+        let keys = spec
+            .keys()
+            .iter()
+            .map(|k| Key::new(k.name()).map_err(|e| CfgError::Unsupported(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
+        let nat = |name: &str| -> Result<u8, CfgError> {
+            u8::try_from(cfg.nat(name)?).map_err(|_| CfgError::Unsupported(format!("{name} is too large")))
+        };
+        let mut checks: Vec<&'static str> = Vec::new();
+        for name in cfg.invariants.iter().chain(&cfg.properties) {
+            match spec.check_name(name) {
+                Some(n) => checks.push(n),
+                None if name == REFINEMENT => {}
+                None => return Err(CfgError::UnknownDefinition { module: Self::MODULE.into(), name: name.clone() }),
+            }
+        }
+        checks.extend([REFINEMENT, NO_PROTOCOL_ERROR, COORDINATOR_NEVER_FENCED]);
+        let mapped = spec.init();
+        let mut model = HandoffImpl {
+            spec,
+            config,
+            coordinator,
+            peers,
+            replica_ids,
+            keys,
+            max_writes: nat("MaxWrites")?,
+            max_evicts: nat("MaxEvicts")?,
+            max_zombies: nat("MaxZombies")?,
+            max_gossip: nat("MaxGossip")?,
+            instances: Vec::new(),
+            init: ImplState {
+                replicas: Vec::new(),
+                incarnation: vec![0; 3],
+                zombies: Vec::new(),
+                net: Default::default(),
+                seeded_when_ready: vec![None; 3],
+                acked: BTreeSet::new(),
+                wid_ctr: 1,
+                evict_count: 0,
+                supersedes: 0,
+                mapped,
+                violation: None,
+            },
+            checks,
+        };
+        model.instances = model
+            .replica_ids
+            .iter()
+            .map(|&r| (0..=model.max_evicts).map(|n| model.boot(r, n).0.instance()).collect())
+            .collect();
+        model.init = model.first_boot()?;
+        Ok(model)
+    }
+
+    /// A fresh instance of replica `r` (its `incarnation`-th boot).
+    fn boot(&self, r: ReplicaId, incarnation: u8) -> (Replica, Vec<Output>) {
+        let seed = (u64::from(r.0) << 32) | u64::from(incarnation);
+        match Replica::boot(self.config.clone(), r, NOW, seed) {
+            Ok(booted) => booted,
+            Err(e) => unreachable!("the model's config was validated: {e}"),
+        }
+    }
+
+    /// The initial state: all three replicas booted empty and run through
+    /// first boot (the coordinator finds nobody with a generation, mints
+    /// one at epoch 1, announces; the peers reseed) over a reliable FIFO
+    /// network until all three are ready. Its leftover traffic is dropped:
+    /// it maps to the spec's `Init`, which has no messages.
+    fn first_boot(&self) -> Result<ImplState, CfgError> {
+        /// What happens next during first boot.
+        enum Event {
+            Out(Output),
+            Fire(ReplicaId),
+        }
+        let mut s = self.init.clone();
+        let mut queue = std::collections::VecDeque::new();
+        for &r in &self.replica_ids {
+            let (replica, out) = self.boot(r, 0);
+            s.replicas.push(replica);
+            queue.extend(out.into_iter().map(Event::Out));
+        }
+        for _ in 0..10_000 {
+            if s.replicas.iter().all(step::is_ready) {
+                s.net.clear();
+                s.mapped = self.map(&s);
+                if s.mapped.unmarked() != self.spec.init().unmarked() {
+                    return Err(CfgError::Unsupported(format!("first boot does not map to Init: {:?}", s.mapped)));
+                }
+                return Ok(s);
+            }
+            if queue.is_empty() {
+                // A quiet network: every retry timer fires.
+                queue.extend(self.replica_ids.iter().map(|&r| Event::Fire(r)));
+            }
+            let (target, input) = match queue.pop_front() {
+                None => break,
+                Some(Event::Fire(r)) => (r, Input::Timer(Timer::Retry)),
+                Some(Event::Out(Output::Send(m))) => (m.to, Input::Message(m)),
+                Some(Event::Out(Output::SetTimer { .. } | Output::Reply { .. })) => continue,
+            };
+            let replica = &mut s.replicas[usize::from(target.0)];
+            let out = replica.handle(NOW, input).map_err(|e| CfgError::Unsupported(format!("first boot: {e}")))?;
+            queue.extend(out.into_iter().map(Event::Out));
+        }
+        Err(CfgError::Unsupported("first boot did not converge".into()))
+    }
+
+    /// Which boot of replica `r` instance `i` is (instances are drawn from
+    /// per-boot seeds, so this is a lookup).
+    fn incarnation_of(&self, r: ReplicaId, i: protocol::handoff::Instance) -> u8 {
+        let boots = self.instances.get(usize::from(r.0)).map(Vec::as_slice).unwrap_or_default();
+        boots.iter().position(|&x| x == i).and_then(|n| u8::try_from(n).ok()).unwrap_or(u8::MAX - 1)
+    }
+
+    fn spec_replica(&self, r: ReplicaId) -> SpecReplica {
+        self.spec.replicas()[usize::from(r.0)]
+    }
+
+    fn replica_id(&self, r: SpecReplica) -> ReplicaId {
+        let i = self.spec.replicas().iter().position(|&x| x == r).unwrap_or(0);
+        self.replica_ids[i]
+    }
+
+    fn key_of(&self, k: SpecKey) -> &Key {
+        let i = self.spec.keys().iter().position(|&x| x == k).unwrap_or(0);
+        &self.keys[i]
+    }
+
+    fn spec_key(&self, k: &Key) -> SpecKey {
+        let i = self.keys.iter().position(|x| x == k).unwrap_or(0);
+        self.spec.keys()[i]
+    }
+
+    /// The spec the implementation is checked against.
+    pub fn spec(&self) -> &HandoffZombie {
+        &self.spec
+    }
+
+}
+
+/// Property number `I`: the step into `s` did not violate check `I`.
+fn holds<const I: usize>(m: &HandoffImpl, s: &ImplState) -> bool {
+    m.checks.get(I).is_none_or(|name| s.violation != Some(*name))
+}
+
+const HOLDS: [fn(&HandoffImpl, &ImplState) -> bool; 14] = [
+    holds::<0>,
+    holds::<1>,
+    holds::<2>,
+    holds::<3>,
+    holds::<4>,
+    holds::<5>,
+    holds::<6>,
+    holds::<7>,
+    holds::<8>,
+    holds::<9>,
+    holds::<10>,
+    holds::<11>,
+    holds::<12>,
+    holds::<13>,
+];
+
+impl Model for HandoffImpl {
+    type State = ImplState;
+    type Action = ImplAction;
+
+    fn init_states(&self) -> Vec<ImplState> {
+        vec![self.init.clone()]
+    }
+
+    fn actions(&self, s: &ImplState, actions: &mut Vec<ImplAction>) {
+        self.next_actions(s, actions);
+    }
+
+    fn next_state(&self, s: &ImplState, action: ImplAction) -> Option<ImplState> {
+        self.step(s, &action)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        self.checks.iter().zip(HOLDS).map(|(&name, holds)| Property::always(name, holds)).collect()
+    }
+}
+
+impl Mirror for HandoffImpl {
+    const MODULE: &'static str = "HandoffImpl";
+    const MUTATIONS: &'static [&'static str] = &["CommitBeforeAck", "AcceptStalePush", "ServeBeforeAnnounce"];
+
+    fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
+        check_mutation(Self::MODULE, Self::MUTATIONS, mutation)?;
+        let mutation = mutation.and_then(|m| match m {
+            "CommitBeforeAck" => Some(Mutation::CommitBeforeAck),
+            "AcceptStalePush" => Some(Mutation::AcceptStalePush),
+            "ServeBeforeAnnounce" => Some(Mutation::ServeBeforeAnnounce),
+            _ => None,
+        });
+        HandoffImpl::new(cfg, mutation)
+    }
+}

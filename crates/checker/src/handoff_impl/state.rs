@@ -1,0 +1,169 @@
+//! The implementation model's state: three running `protocol` replicas,
+//! the zombie coordinator instances, the network, armed timers, and the
+//! ghost variables the map to the spec needs (history the replicas do not
+//! keep: the acked writes, the write counter, eviction counts).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::{self, Display};
+use std::hash::{DefaultHasher, Hash, Hasher};
+
+use protocol::handoff::{Body, Message, Replica, ReplicaId, Timer};
+
+use super::ext::ExtState;
+use crate::handoff::AckedW;
+use crate::spec::{TlaState, fmt_variables};
+
+/// One state of the implementation model. Equality and hashing leave out
+/// `mapped`, a function of the rest.
+#[derive(Clone)]
+pub struct ImplState {
+    /// The current instance of each replica, by `ReplicaId` index.
+    pub replicas: Vec<Replica>,
+    /// Boots of each replica (0 = the instance from first boot).
+    pub incarnation: Vec<u8>,
+    /// Superseded coordinator instances still finishing their requests.
+    pub zombies: Vec<Replica>,
+    /// Every message sent and not pruned, by a stable hash: an unordered,
+    /// duplicating network (delivery leaves the message; a lost message
+    /// is one never delivered).
+    pub net: BTreeMap<u64, Message>,
+    /// Ghost: for a ready peer recovered in this run, the replicas it
+    /// reseeded from (the spec's `seeded[p]`, which the code forgets).
+    pub seeded_when_ready: Vec<Option<BTreeSet<ReplicaId>>>,
+    /// Ghost: the writes acknowledged to clients (the spec's `acked`).
+    pub acked: BTreeSet<AckedW>,
+    /// Ghost: the next write id (the spec's `widCtr`).
+    pub wid_ctr: u8,
+    /// Ghost: evictions so far (the spec's `evictCount`).
+    pub evict_count: u8,
+    /// Ghost: supersessions so far (the spec's `supersedes`).
+    pub supersedes: u8,
+    /// The spec state this state maps to (a function of the rest, cached).
+    pub mapped: ExtState,
+    /// The first property the step into this state violated, if any.
+    pub violation: Option<&'static str>,
+}
+
+impl ImplState {
+    /// Everything but `mapped`.
+    #[allow(clippy::type_complexity)]
+    fn key(&self) -> (&[Replica], &[u8], &[Replica], &BTreeMap<u64, Message>, &[Option<BTreeSet<ReplicaId>>], &BTreeSet<AckedW>, [u8; 3], Option<&'static str>) {
+        (
+            &self.replicas,
+            &self.incarnation,
+            &self.zombies,
+            &self.net,
+            &self.seeded_when_ready,
+            &self.acked,
+            [self.wid_ctr, self.evict_count, self.supersedes],
+            self.violation,
+        )
+    }
+}
+
+impl PartialEq for ImplState {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl Eq for ImplState {}
+impl Hash for ImplState {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.key().hash(h);
+    }
+}
+
+/// The network key of a message: a stable 64-bit hash (the checker's
+/// states are fingerprinted with 64 bits anyway).
+pub fn msg_key(m: &Message) -> u64 {
+    let mut h = DefaultHasher::new();
+    m.hash(&mut h);
+    h.finish()
+}
+
+/// One step of the environment or of a replica.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ImplAction {
+    /// A client PUT of key number `key` reaches the current coordinator.
+    Put { key: usize },
+    /// A client PUT that was in flight reaches zombie number `zombie`.
+    ZombiePut { zombie: usize, key: usize },
+    /// The network delivers a copy of a message.
+    Deliver(Box<Message>),
+    /// A timer of a current instance fires.
+    Timer(ReplicaId, Timer),
+    /// The platform evicts a replica: a new, empty instance boots.
+    Evict(ReplicaId),
+    /// The platform starts a new coordinator instance; the old one lives
+    /// on as a zombie.
+    Supersede,
+}
+
+impl Display for ImplAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ImplAction::Put { key } => write!(f, "Put(key {key})"),
+            ImplAction::ZombiePut { zombie, key } => write!(f, "ZombiePut(zombie {zombie}, key {key})"),
+            ImplAction::Deliver(m) => write!(f, "Deliver({} {} -> {}: {})", m.body.kind(), m.from, m.to, brief(&m.body)),
+            ImplAction::Timer(r, t) => write!(f, "Timer({r}, {t:?})"),
+            ImplAction::Evict(r) => write!(f, "Evict({r})"),
+            ImplAction::Supersede => f.write_str("Supersede"),
+        }
+    }
+}
+
+/// The fields of a message body that matter in a trace.
+fn brief(body: &Body) -> String {
+    let mem = |m: &protocol::handoff::Memory| {
+        m.iter().map(|(k, r)| format!("{k}@{}.{}#{}", r.stamp.ep.0, r.stamp.ver.0, r.wid.0)).collect::<Vec<_>>().join(",")
+    };
+    match body {
+        Body::Push { key, record, .. } => format!("{key}@{}.{}#{}", record.stamp.ep.0, record.stamp.ver.0, record.wid.0),
+        Body::PushAck { key, stamp, wid, .. } => format!("{key}@{}.{}#{}", stamp.ep.0, stamp.ver.0, wid.0),
+        Body::PushRefused { key, stamp, known, .. } => format!("{key}@{}.{} known {}", stamp.ep.0, stamp.ver.0, known.0),
+        Body::CollectReply { known, memory, .. } | Body::ReseedReply { known, memory, .. } => {
+            format!("known {} [{}]", known.0, mem(memory))
+        }
+        Body::Announce { epoch, .. } | Body::AnnounceAck { epoch, .. } => format!("epoch {}", epoch.0),
+        Body::AnnounceRefused { epoch, known, .. } => format!("epoch {} known {}", epoch.0, known.0),
+        Body::Gossip { memory } => format!("[{}]", mem(memory)),
+        Body::Collect { round, .. } | Body::CollectDecline { round, .. } => format!("round {round}"),
+        Body::Reseed { .. } | Body::ReseedDecline { .. } | Body::Heartbeat => String::new(),
+    }
+}
+
+/// A state prints as the spec state it maps to, then the implementation.
+impl TlaState for ImplState {
+    fn variables(&self) -> Vec<(&'static str, String)> {
+        let mut vars = self.mapped.variables();
+        for r in &self.replicas {
+            let s = r.status();
+            vars.push((
+                match r.me().0 {
+                    0 => "impl_r0",
+                    1 => "impl_r1",
+                    _ => "impl_r2",
+                },
+                format!(
+                    "{} instance {} {} epoch {} known {} pending {} mem [{}]",
+                    s.role,
+                    r.instance().0 % 1000,
+                    s.status,
+                    s.epoch.0,
+                    s.known.0,
+                    s.pending,
+                    r.memory().iter().map(|(k, rec)| format!("{k}@{}.{}#{}", rec.stamp.ep.0, rec.stamp.ver.0, rec.wid.0)).collect::<Vec<_>>().join(",")
+                ),
+            ));
+        }
+        vars.push(("impl_zombies", self.zombies.iter().map(|z| format!("{}", z.status().status)).collect::<Vec<_>>().join(",")));
+        vars.push(("impl_net", self.net.values().map(|m| format!("{} {}->{} {}", m.body.kind(), m.from, m.to, brief(&m.body))).collect::<Vec<_>>().join("; ")));
+        vars
+    }
+}
+
+impl fmt::Debug for ImplState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_variables(self, f)
+    }
+}

@@ -1,0 +1,302 @@
+//! The implementation model's transitions. Replicas step only through
+//! `Replica::handle`; everything else here is the environment (clients,
+//! network, timers, the platform's evictions and supersessions) and the
+//! ghost bookkeeping.
+
+use protocol::handoff::coordinator::Phase;
+use protocol::handoff::peer::PeerStatus;
+use protocol::handoff::{Body, ClientRequestId, Input, Message, Millis, Output, Replica, ReplicaId, RoleView, Status, Timer, WriteId, WriteReply};
+
+use super::HandoffImpl;
+use super::map::waits_for;
+use super::ext::ExtAction;
+use super::state::{ImplAction, ImplState, msg_key};
+use crate::handoff::AckedW;
+
+/// Time never advances: timers fire whenever the model chooses, which
+/// covers every timing; deadlines are the host's business.
+pub(super) const NOW: Millis = Millis(0);
+
+/// Which instance a step runs on.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Target {
+    Current(ReplicaId),
+    Zombie(usize),
+}
+
+/// Names of the implementation-level checks (besides the spec's own).
+pub(super) const REFINEMENT: &str = "Refinement";
+pub(super) const NO_PROTOCOL_ERROR: &str = "NoProtocolError";
+pub(super) const COORDINATOR_NEVER_FENCED: &str = "CurrentCoordinatorNeverFenced";
+
+impl HandoffImpl {
+    pub(super) fn next_actions(&self, s: &ImplState, out: &mut Vec<ImplAction>) {
+        if s.wid_ctr <= self.max_writes {
+            out.extend((0..self.keys.len()).map(|key| ImplAction::Put { key }));
+            for zombie in 0..s.zombies.len() {
+                out.extend((0..self.keys.len()).map(|key| ImplAction::ZombiePut { zombie, key }));
+            }
+        }
+        out.extend(s.net.values().map(|m| ImplAction::Deliver(Box::new(m.clone()))));
+        // Timers fire whenever the model chooses -- also when the replica
+        // has not armed them, a superset of what a host does (a replica's
+        // timer handlers are idempotent retries and internal steps).
+        for &r in &self.replica_ids {
+            out.extend([Timer::Retry, Timer::Heartbeat, Timer::Gossip].map(|t| ImplAction::Timer(r, t)));
+        }
+        if s.evict_count < self.max_evicts {
+            out.extend(self.replica_ids.iter().map(|&r| ImplAction::Evict(r)));
+            if s.supersedes < self.max_zombies {
+                out.push(ImplAction::Supersede);
+            }
+        }
+    }
+
+    /// The successor of `s` by `action`; `None` where the action is not
+    /// enabled or changes nothing.
+    pub(super) fn step(&self, s: &ImplState, action: &ImplAction) -> Option<ImplState> {
+        let mut t = s.clone();
+        t.violation = None;
+        let c = self.coordinator;
+        match action {
+            ImplAction::Put { key } => self.client_put(&mut t, Target::Current(c), *key)?,
+            ImplAction::ZombiePut { zombie, key } => self.client_put(&mut t, Target::Zombie(*zombie), *key)?,
+            ImplAction::Deliver(m) => {
+                let target = self.route(&t, m)?;
+                self.input(&mut t, target, Input::Message((**m).clone()));
+            }
+            ImplAction::Timer(r, timer) => {
+                // MaxGossip: gossip is sent while fewer messages exist.
+                if *timer == Timer::Gossip && self.gossip_count(&t) >= usize::from(self.max_gossip) {
+                    return None;
+                }
+                self.input(&mut t, Target::Current(*r), Input::Timer(*timer));
+            }
+            ImplAction::Evict(r) => {
+                self.evict(&mut t, *r)?;
+            }
+            ImplAction::Supersede => {
+                if !(is_ready(&t.replicas[usize::from(c.0)]) && t.supersedes < self.max_zombies) {
+                    return None;
+                }
+                let old = self.evict(&mut t, c)?;
+                t.zombies.push(old);
+                t.supersedes += 1;
+            }
+        }
+        // A fenced zombie does nothing ever again.
+        t.zombies.retain(|z| !matches!(z.role(), RoleView::Coordinator(zc) if *zc.phase() == Phase::Fenced));
+        self.prune(&mut t);
+        if t == *s {
+            return None;
+        }
+        t.mapped = self.map(&t);
+        self.check_step(s, action, &mut t);
+        Some(t)
+    }
+
+    /// A client write; `None` if it was refused (nothing changed).
+    fn client_put(&self, t: &mut ImplState, target: Target, key: usize) -> Option<()> {
+        if t.wid_ctr > self.max_writes {
+            return None;
+        }
+        if let Target::Zombie(z) = target {
+            t.zombies.get(z)?;
+        }
+        let wid = t.wid_ctr;
+        let input = Input::Put { req: ClientRequestId(u64::from(wid)), key: self.keys.get(key)?.clone(), value: vec![wid], wid: WriteId(u128::from(wid)) };
+        let accepted = self.input(t, target, input).iter().any(|o| matches!(o, Output::Send(m) if matches!(m.body, Body::Push { .. })));
+        if !accepted {
+            return None;
+        }
+        t.wid_ctr += 1;
+        Some(())
+    }
+
+    /// Which instance receives `m`: replies go to the instance that asked
+    /// (current or zombie); everything else to the current instance.
+    fn route(&self, t: &ImplState, m: &Message) -> Option<Target> {
+        let current = t.replicas.get(usize::from(m.to.0))?;
+        match m.body.reply_to() {
+            None => Some(Target::Current(m.to)),
+            Some(i) if current.instance() == i => Some(Target::Current(m.to)),
+            Some(i) => t.zombies.iter().position(|z| z.me() == m.to && z.instance() == i).map(Target::Zombie),
+        }
+    }
+
+    fn instance_mut<'a>(&self, t: &'a mut ImplState, target: Target) -> Option<&'a mut Replica> {
+        match target {
+            Target::Current(r) => t.replicas.get_mut(usize::from(r.0)),
+            Target::Zombie(z) => t.zombies.get_mut(z),
+        }
+    }
+
+    /// Runs `input` on `target` and performs the outputs; returns them.
+    fn input(&self, t: &mut ImplState, target: Target, input: Input) -> Vec<Output> {
+        let Some(replica) = self.instance_mut(t, target) else { return Vec::new() };
+        let seeded = match replica.role() {
+            RoleView::Peer(p) => match p.peer_status() {
+                PeerStatus::Recovering { seeded, .. } => Some(seeded.clone()),
+                PeerStatus::Ready => None,
+            },
+            RoleView::Coordinator(_) => None,
+        };
+        match replica.handle(NOW, input) {
+            Ok(out) => {
+                // Ghost: the spec keeps seeded[p] after recovery; the code
+                // does not.
+                if let (Some(seeded), Target::Current(r)) = (seeded, target)
+                    && is_ready(&t.replicas[usize::from(r.0)])
+                {
+                    t.seeded_when_ready[usize::from(r.0)] = Some(seeded);
+                }
+                self.perform(t, target, &out);
+                out
+            }
+            Err(_) => {
+                t.violation = Some(NO_PROTOCOL_ERROR);
+                Vec::new()
+            }
+        }
+    }
+
+    fn perform(&self, t: &mut ImplState, target: Target, out: &[Output]) {
+        for o in out {
+            match o {
+                Output::Send(m) if m.body == Body::Heartbeat => self.heartbeat(t, m),
+                Output::Send(m) => {
+                    t.net.insert(msg_key(m), m.clone());
+                }
+                Output::Reply { reply: WriteReply::Committed { key, stamp, wid }, .. } => {
+                    // A zombie is no replica: its ack is backed by the
+                    // replicas that hold the write, if any (HandoffZombie).
+                    let doomed = matches!(target, Target::Zombie(_))
+                        && !t.replicas.iter().any(|r| r.memory().holds(key, *stamp));
+                    let small = |n: u128| u8::try_from(n).unwrap_or(u8::MAX);
+                    t.acked.insert(AckedW {
+                        key: self.spec_key(key),
+                        ep: small(u128::from(stamp.ep.0)),
+                        ver: small(u128::from(stamp.ver.0)),
+                        wid: small(wid.0),
+                        doomed,
+                    });
+                }
+                Output::Reply { .. } => {}
+                Output::SetTimer { .. } => {}
+            }
+        }
+    }
+
+    /// A heartbeat changes nothing at its receiver (checked here), so it
+    /// is delivered at once instead of multiplying network states.
+    fn heartbeat(&self, t: &mut ImplState, m: &Message) {
+        let Some(r) = t.replicas.get_mut(usize::from(m.to.0)) else { return };
+        let before = r.clone();
+        match r.handle(NOW, Input::Message(m.clone())) {
+            Ok(out) if out.is_empty() && *r == before => {}
+            _ => t.violation = Some(NO_PROTOCOL_ERROR),
+        }
+    }
+
+    /// The platform evicts `r`: the spec's `Evict(r)` guard, the doomed
+    /// stamps, a fresh instance booted. Returns the old instance.
+    fn evict(&self, t: &mut ImplState, r: ReplicaId) -> Option<Replica> {
+        let i = usize::from(r.0);
+        let others_ready = t.replicas.iter().any(|x| x.me() != r && is_ready(x));
+        if !(t.evict_count < self.max_evicts && others_ready) {
+            return None;
+        }
+        let spec = &t.mapped.base;
+        let held_elsewhere = |w: &AckedW| self.spec.replicas().iter().any(|&x| x != self.spec_replica(r) && spec.holds(x, w.write()));
+        t.acked = t.acked.iter().map(|w| AckedW { doomed: w.doomed || !held_elsewhere(w), ..*w }).collect();
+        t.evict_count += 1;
+        t.incarnation[i] += 1;
+        t.seeded_when_ready[i] = None;
+        let (fresh, out) = self.boot(r, t.incarnation[i]);
+        let old = std::mem::replace(&mut t.replicas[i], fresh);
+        self.perform(t, Target::Current(r), &out);
+        Some(old)
+    }
+
+    fn gossip_count(&self, t: &ImplState) -> usize {
+        t.net.values().filter(|m| matches!(m.body, Body::Gossip { .. })).count()
+    }
+
+    /// Drops messages whose delivery can change nothing, ever: replies to
+    /// an instance that is gone (except acks, which the spec keeps) or that
+    /// no longer waits for them, and requests whose replies would be
+    /// such. A smaller network, the same behaviours.
+    fn prune(&self, t: &mut ImplState) {
+        let live = |t: &ImplState, r: ReplicaId, i| {
+            t.replicas.get(usize::from(r.0)).is_some_and(|x| x.instance() == i) || t.zombies.iter().any(|z| z.me() == r && z.instance() == i)
+        };
+        fn current(t: &ImplState, r: ReplicaId) -> Option<&Replica> {
+            t.replicas.get(usize::from(r.0))
+        }
+        let useless: Vec<u64> = t
+            .net
+            .iter()
+            .filter(|(_, m)| match &m.body {
+                Body::PushAck { .. } => false,
+                Body::AnnounceAck { instance, .. } => !live(t, m.to, *instance),
+                Body::CollectReply { instance, .. } | Body::ReseedReply { instance, .. } | Body::ReseedDecline { instance } => {
+                    !live(t, m.to, *instance) || current(t, m.to).is_some_and(|x| x.instance() == *instance && !waits_for(x, m.from))
+                }
+                Body::CollectDecline { instance, round, .. } => {
+                    !live(t, m.to, *instance)
+                        || current(t, m.to).is_some_and(|x| {
+                            x.instance() == *instance
+                                && !matches!(x.role(), RoleView::Coordinator(c)
+                                    if matches!(c.phase(), Phase::Collect { round: now, collected, .. } if now == round && !collected.contains(&m.from)))
+                        })
+                }
+                Body::PushRefused { instance, .. } | Body::AnnounceRefused { instance, .. } => !live(t, m.to, *instance),
+                Body::Collect { instance, .. } => current(t, m.from).is_none_or(|x| x.instance() != *instance || x.status().status != Status::Collect),
+                Body::Reseed { instance } => current(t, m.from).is_none_or(|x| x.instance() != *instance || x.status().status != Status::Recovering),
+                Body::Push { .. } | Body::Announce { .. } | Body::Gossip { .. } | Body::Heartbeat => false,
+            })
+            .map(|(k, _)| *k)
+            .collect();
+        for k in useless {
+            t.net.remove(&k);
+        }
+    }
+
+    /// The step maps to a spec step or a stutter, and every spec property
+    /// holds on the mapped state.
+    fn check_step(&self, s: &ImplState, action: &ImplAction, t: &mut ImplState) {
+        if t.violation.is_some() {
+            return;
+        }
+        let to = t.mapped.unmarked();
+        if to != s.mapped.unmarked() {
+            // The spec steps this one most likely is are tried first; then
+            // every spec step. A hint is only an order: a match is a match.
+            let matching = |a: &ExtAction| self.spec.step(&s.mapped, a).filter(|u| u.unmarked() == to);
+            let matched = self.hints(s, action).iter().find_map(matching).or_else(|| {
+                let mut every = Vec::new();
+                self.spec.next(&s.mapped, &mut every);
+                every.iter().find_map(matching)
+            });
+            match matched {
+                Some(u) => t.mapped.base.served_regression = u.base.served_regression,
+                None => {
+                    t.violation = Some(REFINEMENT);
+                    return;
+                }
+            }
+        }
+        let c = &t.replicas[usize::from(self.coordinator.0)];
+        if c.status().status == Status::Fenced {
+            t.violation = Some(COORDINATOR_NEVER_FENCED);
+            return;
+        }
+        if let Some(name) = self.spec.violated(&t.mapped) {
+            t.violation = Some(name);
+        }
+    }
+}
+
+pub(super) fn is_ready(r: &Replica) -> bool {
+    r.status().status == Status::Ready
+}

@@ -1,0 +1,59 @@
+//! The implementation model: the real replicas, refining HandoffZombie.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use checker::cfg::TlcConfig;
+use checker::handoff_impl::HandoffImpl;
+use checker::run::{self, RunOptions, Search};
+use checker::spec::Mirror;
+
+fn models(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(name)
+}
+
+/// The quick cfg: every step of the real code maps to a HandoffZombie step
+/// or a stutter, and every invariant holds on the mapped states.
+#[test]
+fn the_implementation_refines_handoff_zombie() {
+    let cfg = TlcConfig::load(&models("HandoffImplQuick.cfg")).unwrap();
+    let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
+    let report = run::check(model, "HandoffImpl", "HandoffImplQuick.cfg", None, &RunOptions { threads: 2, ..Default::default() });
+    assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
+    assert_eq!(report.unique_states, QUICK_STATES);
+}
+
+const QUICK_STATES: usize = 16_017;
+
+/// First boot, run through the real code, maps to the spec's `Init`.
+#[test]
+fn first_boot_maps_to_init() {
+    let cfg = TlcConfig::load(&models("HandoffImplQuick.cfg")).unwrap();
+    let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
+    use stateright::Model;
+    let init = model.init_states().remove(0);
+    assert_eq!(init.mapped.unmarked(), model.spec().init().unmarked());
+    assert!(init.replicas.iter().all(|r| r.status().status == protocol::handoff::Status::Ready));
+    assert!(init.replicas.iter().all(|r| r.generation() == init.replicas[0].generation() && r.generation().is_some()));
+}
+
+/// Random walks at the simulation bounds, for a few seconds.
+#[test]
+fn a_short_simulation_at_larger_bounds_passes() {
+    let cfg = TlcConfig::load(&models("simulation/HandoffImplLarge.cfg")).unwrap();
+    let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
+    let search = Search::Simulation { seed: 7, max_depth: 80, budget: Duration::from_secs(5) };
+    let report = run::check(model, "HandoffImpl", "HandoffImplLarge.cfg", None, &RunOptions { threads: 2, search, ..Default::default() });
+    assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
+    assert!(report.states > 100, "{report:?}");
+}
+
+/// The cfg's unknown names are errors, not silently ignored.
+#[test]
+fn cfg_errors_are_reported() {
+    let text = std::fs::read_to_string(models("HandoffImplQuick.cfg")).unwrap();
+    let bad = TlcConfig::parse(&text.replace("INVARIANT EpochAgreement", "INVARIANT NoSuchThing")).unwrap();
+    assert!(HandoffImpl::from_cfg(&bad, None).is_err());
+    let missing = TlcConfig::parse(&text.replace("MaxZombies", "MaxGhosts")).unwrap();
+    assert!(HandoffImpl::from_cfg(&missing, None).is_err());
+}

@@ -1,0 +1,188 @@
+//! Property tests: the merge rule is a semilattice join, and no input, however
+//! malformed or adversarial, makes a replica panic -- a refused input is a
+//! typed error and leaves the replica unchanged.
+
+use proptest::prelude::*;
+
+use super::net::{ALL, C, Net, P1, Weather};
+use crate::handoff::{
+    Body, ClientRequestId, Epoch, Generation, Input, Instance, Key, Memory, Message, Millis, Record, Replica,
+    ReplicaId, Stamp, Timer, Value, Version, WriteId,
+};
+
+fn key() -> impl Strategy<Value = Key> + Clone {
+    prop::sample::select(vec!["a", "b", "c"]).prop_map(|k| Key::new(k).unwrap())
+}
+
+/// A record whose write id and value are functions of its stamp: the
+/// records of a reachable state satisfy `EpochVerUnique` (one write per
+/// `(ep, ver)`), and the merge rule relies on it.
+fn record() -> impl Strategy<Value = Record> {
+    (0u64..4, 0u64..4).prop_map(|(ep, ver)| {
+        let code = ep * 16 + ver;
+        let value = if code % 3 == 0 { Value::Tombstone } else { Value::Bytes(code.to_be_bytes().to_vec()) };
+        Record { stamp: Stamp { ep: Epoch(ep), ver: Version(ver) }, wid: WriteId(u128::from(code)), value }
+    })
+}
+
+fn memory() -> impl Strategy<Value = Memory> {
+    prop::collection::vec((key(), record()), 0..6).prop_map(|recs| {
+        let mut m = Memory::default();
+        for (k, r) in &recs {
+            m.merge(k, r);
+        }
+        m
+    })
+}
+
+fn joined(a: &Memory, b: &Memory) -> Memory {
+    let mut m = a.clone();
+    m.merge_all(b);
+    m
+}
+
+proptest! {
+    #[test]
+    fn merge_is_commutative(a in memory(), b in memory()) {
+        prop_assert_eq!(joined(&a, &b), joined(&b, &a));
+    }
+
+    #[test]
+    fn merge_is_associative(a in memory(), b in memory(), c in memory()) {
+        prop_assert_eq!(joined(&joined(&a, &b), &c), joined(&a, &joined(&b, &c)));
+    }
+
+    #[test]
+    fn merge_is_idempotent(a in memory(), b in memory()) {
+        prop_assert_eq!(joined(&a, &a), a.clone());
+        let ab = joined(&a, &b);
+        prop_assert_eq!(joined(&ab, &b), ab);
+    }
+
+    /// The join keeps, per key, the record with the lexicographically
+    /// greatest `(ep, ver)` (the spec's `MergeVal`).
+    #[test]
+    fn merge_keeps_the_greatest_stamp(a in memory(), b in memory()) {
+        let ab = joined(&a, &b);
+        for (k, r) in a.iter().chain(b.iter()) {
+            let kept = ab.get(k).unwrap();
+            prop_assert!((kept.stamp.ep, kept.stamp.ver) >= (r.stamp.ep, r.stamp.ver));
+        }
+        for (k, r) in ab.iter() {
+            prop_assert!(a.get(k) == Some(r) || b.get(k) == Some(r));
+        }
+    }
+}
+
+/// Instances an adversary might name: the real ones of the cluster (so
+/// that messages reach the handlers' interesting branches) and others.
+fn instance(real: Vec<Instance>) -> impl Strategy<Value = Instance> + Clone {
+    prop_oneof![prop::sample::select(real), any::<u64>().prop_map(Instance)]
+}
+
+fn epoch() -> impl Strategy<Value = Epoch> + Clone {
+    prop_oneof![(0u64..5).prop_map(Epoch), Just(Epoch(u64::MAX))]
+}
+
+fn body(real: Vec<Instance>) -> impl Strategy<Value = Body> {
+    let i = instance(real);
+    let stamp = (epoch(), prop_oneof![(0u64..5).prop_map(Version), Just(Version(u64::MAX))])
+        .prop_map(|(ep, ver)| Stamp { ep, ver });
+    let round = prop_oneof![0u64..4, Just(u64::MAX)];
+    prop_oneof![
+        (i.clone(), key(), record()).prop_map(|(instance, key, record)| Body::Push { instance, key, record }),
+        (i.clone(), key(), stamp.clone(), 0u128..64)
+            .prop_map(|(instance, key, stamp, w)| Body::PushAck { instance, key, stamp, wid: WriteId(w) }),
+        (i.clone(), key(), stamp, epoch())
+            .prop_map(|(instance, key, stamp, known)| Body::PushRefused { instance, key, stamp, known }),
+        (i.clone(), round.clone()).prop_map(|(instance, round)| Body::Collect { instance, round }),
+        (i.clone(), epoch(), memory()).prop_map(|(instance, known, memory)| Body::CollectReply { instance, known, memory }),
+        (i.clone(), round.clone(), i.clone()).prop_map(|(instance, round, peer)| Body::CollectDecline { instance, round, peer }),
+        (i.clone(), epoch(), round.clone()).prop_map(|(instance, epoch, round)| Body::Announce { instance, epoch, round }),
+        (i.clone(), epoch(), round, i.clone())
+            .prop_map(|(instance, epoch, round, peer)| Body::AnnounceAck { instance, epoch, round, peer }),
+        (i.clone(), epoch(), epoch()).prop_map(|(instance, epoch, known)| Body::AnnounceRefused { instance, epoch, known }),
+        i.clone().prop_map(|instance| Body::Reseed { instance }),
+        (i.clone(), epoch(), memory()).prop_map(|(instance, known, memory)| Body::ReseedReply { instance, known, memory }),
+        i.prop_map(|instance| Body::ReseedDecline { instance }),
+        memory().prop_map(|memory| Body::Gossip { memory }),
+        Just(Body::Heartbeat),
+    ]
+}
+
+/// Any input: messages from anyone (also unknown replicas, other
+/// generations, wrong addressees), client writes, timers.
+fn input(real: Vec<Instance>, generation: Generation) -> impl Strategy<Value = Input> {
+    let generations = prop_oneof![
+        Just(None),
+        Just(Some(generation)),
+        Just(Some(Generation { minted_at: generation.minted_at.saturating_sub(1), nonce: 0 })),
+        Just(Some(Generation { minted_at: generation.minted_at.saturating_add(1), nonce: 0 })),
+    ];
+    let message = (generations, 0u8..4, 0u8..4, body(real))
+        .prop_map(|(g, from, to, body)| Input::Message(Message::new(g, ReplicaId(from), ReplicaId(to), body)));
+    prop_oneof![
+        4 => message,
+        1 => (any::<u64>(), key(), prop::collection::vec(any::<u8>(), 0..4), 0u128..8)
+            .prop_map(|(r, key, value, w)| Input::Put { req: ClientRequestId(r), key, value, wid: WriteId(w) }),
+        1 => (any::<u64>(), key(), 0u128..8).prop_map(|(r, key, w)| Input::Delete { req: ClientRequestId(r), key, wid: WriteId(w) }),
+        1 => prop::sample::select(vec![Timer::Retry, Timer::Heartbeat, Timer::Gossip]).prop_map(Input::Timer),
+    ]
+}
+
+/// Replicas in every role and phase: the three of a ready cluster, and a
+/// freshly booted coordinator (collecting) and peer (recovering).
+fn subjects() -> (Vec<Replica>, Vec<Instance>, Generation) {
+    let mut net = Net::new(11, Weather::CALM);
+    assert!(net.run_until(60_000, Net::all_ready), "the cluster never became ready");
+    let mut replicas: Vec<Replica> = ALL.iter().map(|&r| net.replica(r).clone()).collect();
+    let config = net.config.clone();
+    replicas.push(Replica::boot(config.clone(), C, net.now, 99).unwrap().0);
+    replicas.push(Replica::boot(config, P1, net.now, 98).unwrap().0);
+    let instances = replicas.iter().map(Replica::instance).collect();
+    let generation = net.replica(C).generation().unwrap();
+    (replicas, instances, generation)
+}
+
+/// Arbitrary input sequences to replicas in every role and phase.
+#[test]
+fn no_input_panics_and_a_refused_input_changes_nothing() {
+    let (subjects, instances, generation) = subjects();
+    let steps = prop::collection::vec((0..subjects.len(), any::<u64>(), input(instances, generation)), 1..24);
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(256));
+    let result = runner.run(&steps, |steps| {
+        let mut replicas = subjects.clone();
+        for (who, now, input) in steps {
+            let replica = &mut replicas[who];
+            let before = replica.clone();
+            if let Err(e) = replica.handle(Millis(now), input.clone()) {
+                prop_assert_eq!(&*replica, &before, "{:?} was refused ({}) but changed the replica", input, e);
+            }
+            // Reads and status never panic either.
+            let _ = replica.read(&Key::new("a").unwrap());
+            let _ = replica.status();
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
+
+proptest! {
+    /// Arbitrary bytes never panic the decoder.
+    #[test]
+    fn arbitrary_bytes_decode_to_a_message_or_a_typed_error(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        let _ = Message::decode(&bytes);
+    }
+
+    /// Valid encodings with one byte changed: a message or a typed error.
+    #[test]
+    fn corrupted_encodings_decode_to_a_message_or_a_typed_error(at in any::<prop::sample::Index>(), byte in any::<u8>(), heartbeat in any::<bool>()) {
+        let body = if heartbeat { Body::Heartbeat } else { Body::Collect { instance: Instance(3), round: 1 } };
+        let mut bytes = Message::new(None, ReplicaId(0), ReplicaId(1), body).encode().unwrap();
+        let i = at.index(bytes.len());
+        bytes[i] = byte;
+        let _ = Message::decode(&bytes);
+    }
+}
