@@ -11,6 +11,7 @@ use crate::wire::Target;
 pub const REPLICA_BINDING: &str = "REPLICA";
 pub const MEM_BINDING: &str = "MEM_BASELINE";
 pub const SQL_BINDING: &str = "SQL_BASELINE";
+pub const CLAIMS_BINDING: &str = "CLAIMS";
 
 /// The deployment's internal secret, if usable.
 pub fn internal_key(env: &Env) -> std::result::Result<String, KeyProblem> {

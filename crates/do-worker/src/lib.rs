@@ -7,13 +7,17 @@
 //! Public API (see [`route`] for the exact decisions):
 //!
 //! - `PUT|GET|DELETE /v1/{ns}/kv/{key}`, `GET /v1/{ns}/status`;
+//! - the claims service ([`claims`]): `POST /v1/{ns}/claims`, `GET
+//!   /v1/{ns}/claims/{claim}`, `POST /v1/{ns}/claims/{claim}/{activate|heartbeat}`;
 //! - `GET /health` (`?deep=1` adds a round trip through a `Replica` stub);
 //! - with `HANDOFF_TEST_HOOKS=1` (local dev only): `POST
-//!   /v1/{ns}/_test/{evict|pause|raw}/{replica}` and the benchmark baselines
-//!   `/_bench/{mem|sql}/{ns}/kv/{key}`.
+//!   /v1/{ns}/_test/{evict|pause|raw}/{replica}`, `POST /v1/{ns}/_test/reap`
+//!   and the benchmark baselines `/_bench/{mem|sql}/{ns}/kv/{key}`,
+//!   `/_bench/claims/{ns}/claims/{claim}/activate`.
 //!
 //! Objects: [`Replica`] (one per namespace and replica: `{ns}:r0` is the
-//! coordinator, `{ns}:r1`, `{ns}:r2` the peers), [`MemBaseline`] and
+//! coordinator, `{ns}:r1`, `{ns}:r2` the peers), [`ClaimStore`] (one per
+//! namespace: the claims' durable store, SQLite), [`MemBaseline`] and
 //! [`SqlBaseline`] (benchmark baselines). The objects' endpoints are
 //! internal ([`wire`], authenticated by [`auth`]); no public route reaches
 //! them.
@@ -26,6 +30,7 @@
 mod api;
 pub mod auth;
 mod baseline;
+pub mod claims;
 mod http;
 mod internal;
 pub mod names;
@@ -35,6 +40,7 @@ pub mod timers;
 pub mod wire;
 
 pub use baseline::{MemBaseline, SqlBaseline};
+pub use claims::ClaimStore;
 pub use replica::Replica;
 
 use route::Route;
@@ -86,6 +92,12 @@ async fn handle(req: Request, env: &Env) -> Result<Response> {
         Route::Evict { ns, replica } => api::evict(env, &ns, replica).await,
         Route::Pause { ns, replica, ms } => api::pause(env, &ns, replica, ms).await,
         Route::Raw { ns, replica, auth } => api::raw(req, env, &ns, replica, auth).await,
+        Route::ClaimCreate { ns } => claims::api::create(req, env, &ns).await,
+        Route::ClaimGet { ns, claim } => claims::api::get(env, &ns, &claim).await,
+        Route::ClaimActivate { ns, claim, baseline } => claims::api::activate(req, env, &ns, claim, baseline).await,
+        Route::ClaimHeartbeat { ns, claim } => claims::api::heartbeat(req, env, &ns, claim).await,
+        Route::ClaimReap { ns } => claims::api::reap(env, &ns).await,
+        Route::Forbidden { code, message } => http::error(403, code, &message),
         Route::MethodNotAllowed { allow } => http::method_not_allowed(method.as_ref(), url.path(), allow),
         Route::BadRequest { code, message } => http::error(400, code, &message),
         Route::NotFound => http::error(404, "not_found", &format!("no route for {method} {}", url.path())),

@@ -277,6 +277,12 @@ impl Host {
                     }
                 }
             }
+            Op::ClaimCreate
+            | Op::ClaimActivate
+            | Op::ClaimActivateBaseline
+            | Op::ClaimHeartbeat
+            | Op::ClaimGet
+            | Op::ClaimReap => http::error(404, "not_found", "claims requests go to the claim store, not a replica"),
         }
     }
 

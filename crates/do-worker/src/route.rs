@@ -8,6 +8,9 @@
 
 use serde::Serialize;
 
+use protocol::claim::ClaimId;
+
+use crate::claims::request::claim_from_path;
 use crate::names::{self, ReplicaName};
 
 /// Which store serves a KV route.
@@ -48,6 +51,19 @@ pub enum Route {
     /// body is delivered to the replica's peer-message endpoint as is, with
     /// or without the internal credential, and its answer returned.
     Raw { ns: String, replica: ReplicaName, auth: bool },
+    /// `POST /v1/{ns}/claims`: authorize an attempt.
+    ClaimCreate { ns: String },
+    /// `GET /v1/{ns}/claims/{claim}`.
+    ClaimGet { ns: String, claim: ClaimId },
+    /// `POST /v1/{ns}/claims/{claim}/activate`; `baseline` for the benchmark
+    /// baseline's `/_bench/claims/{ns}/claims/{claim}/activate` (test hooks only).
+    ClaimActivate { ns: String, claim: ClaimId, baseline: bool },
+    /// `POST /v1/{ns}/claims/{claim}/heartbeat`.
+    ClaimHeartbeat { ns: String, claim: ClaimId },
+    /// `POST /v1/{ns}/_test/reap` (test hooks only): run the reaper now.
+    ClaimReap { ns: String },
+    /// A write to a key the service reserves for itself (403).
+    Forbidden { code: &'static str, message: String },
     /// A known path with a method it does not serve.
     MethodNotAllowed { allow: &'static str },
     /// A known path with a bad name or a malformed query.
@@ -58,6 +74,11 @@ pub enum Route {
 
 /// Largest value a PUT may carry: 1 MiB (larger bodies get 413).
 pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
+
+/// Keys under this prefix belong to the services built on the store (the
+/// claims service keeps its leases there): clients may read them, never
+/// write them (403 `reserved_key`).
+pub const RESERVED_PREFIX: &str = "_remora/";
 
 /// Longest pause the test hook accepts.
 pub const MAX_PAUSE_MS: u64 = 30_000;
@@ -82,6 +103,13 @@ pub fn route(method: &str, path: &str, query: Option<&str>, hooks: bool) -> Rout
         && hooks
     {
         let (backend, rest) = match rest.split_once('/') {
+            Some(("claims", rest)) => {
+                let Some((ns, tail)) = rest.split_once('/') else { return Route::NotFound };
+                return match tail.strip_prefix("claims/").and_then(|t| t.strip_suffix("/activate")) {
+                    Some(claim) if !claim.contains('/') => claim_action(method, ns, claim, "activate", true),
+                    _ => Route::NotFound,
+                };
+            }
             Some(("mem", rest)) => (Backend::Mem, rest),
             Some(("sql", rest)) => (Backend::Sql, rest),
             _ => return Route::NotFound,
@@ -107,13 +135,48 @@ fn v1(method: &str, rest: &str, query: Option<&str>, hooks: bool) -> Route {
         }
         return with_ns(ns_raw, |ns| Route::Status { ns });
     }
+    if tail == "claims" {
+        if method != "POST" {
+            return Route::MethodNotAllowed { allow: "POST" };
+        }
+        return with_ns(ns_raw, |ns| Route::ClaimCreate { ns });
+    }
+    if let Some(rest) = tail.strip_prefix("claims/") {
+        return match rest.split_once('/') {
+            None => claim_action(method, ns_raw, rest, "", false),
+            Some((claim, action @ ("activate" | "heartbeat"))) => claim_action(method, ns_raw, claim, action, false),
+            Some(_) => Route::NotFound,
+        };
+    }
     if let Some(hook) = tail.strip_prefix("_test/") {
         if !hooks {
             return Route::NotFound;
         }
+        if hook == "reap" {
+            if method != "POST" {
+                return Route::MethodNotAllowed { allow: "POST" };
+            }
+            return with_ns(ns_raw, |ns| Route::ClaimReap { ns });
+        }
         return test_hook(method, ns_raw, hook, query);
     }
     Route::NotFound
+}
+
+/// `/claims/{claim}` (`action` empty: GET) or `/claims/{claim}/{action}` (POST).
+fn claim_action(method: &str, ns_raw: &str, claim_raw: &str, action: &str, baseline: bool) -> Route {
+    let allow = if action.is_empty() { "GET" } else { "POST" };
+    if method != allow {
+        return Route::MethodNotAllowed { allow };
+    }
+    with_ns(ns_raw, |ns| match claim_from_path(claim_raw) {
+        Ok(claim) => match action {
+            "" => Route::ClaimGet { ns, claim },
+            "activate" => Route::ClaimActivate { ns, claim, baseline },
+            _ => Route::ClaimHeartbeat { ns, claim },
+        },
+        Err(e) => bad(e.code(), e.to_string()),
+    })
 }
 
 fn kv(method: &str, backend: Backend, ns_raw: &str, key_raw: &str) -> Route {
@@ -124,6 +187,10 @@ fn kv(method: &str, backend: Backend, ns_raw: &str, key_raw: &str) -> Route {
         _ => return Route::MethodNotAllowed { allow: "GET, PUT, DELETE" },
     };
     with_ns(ns_raw, |ns| match names::key(key_raw) {
+        Ok(key) if op != KvOp::Get && key.starts_with(RESERVED_PREFIX) => Route::Forbidden {
+            code: "reserved_key",
+            message: format!("keys under {RESERVED_PREFIX:?} are reserved for the claims service and cannot be written"),
+        },
         Ok(key) => Route::Kv { backend, ns, key, op },
         Err(e) => bad("invalid_key", format!("the key {e}")),
     })
@@ -342,6 +409,42 @@ mod tests {
     }
 
     #[test]
+    fn claims_routes() {
+        let c = |s: &str| ClaimId::from(s);
+        assert_eq!(r("POST", "/v1/s/claims"), Route::ClaimCreate { ns: "s".into() });
+        assert_eq!(r("GET", "/v1/s/claims"), Route::MethodNotAllowed { allow: "POST" });
+        assert_eq!(r("GET", "/v1/s/claims/job%201"), Route::ClaimGet { ns: "s".into(), claim: c("job 1") });
+        assert_eq!(r("POST", "/v1/s/claims/j"), Route::MethodNotAllowed { allow: "GET" });
+        assert_eq!(
+            r("POST", "/v1/s/claims/j/activate"),
+            Route::ClaimActivate { ns: "s".into(), claim: c("j"), baseline: false }
+        );
+        assert_eq!(r("POST", "/v1/s/claims/j/heartbeat"), Route::ClaimHeartbeat { ns: "s".into(), claim: c("j") });
+        assert_eq!(r("GET", "/v1/s/claims/j/activate"), Route::MethodNotAllowed { allow: "POST" });
+        assert_eq!(r("POST", "/v1/s/claims/j/other"), Route::NotFound);
+        assert_eq!(code(r("GET", "/v1/s/claims/a%2Fb")), "invalid_claim");
+        assert_eq!(code(r("GET", &format!("/v1/s/claims/{}", "c".repeat(257)))), "invalid_claim");
+        assert_eq!(code(r("POST", "/v1/s%2F/claims")), "invalid_namespace");
+        assert_eq!(r("POST", "/v1/s/_test/reap"), Route::ClaimReap { ns: "s".into() });
+        assert_eq!(route("POST", "/v1/s/_test/reap", None, false), Route::NotFound);
+        assert_eq!(
+            r("POST", "/_bench/claims/s/claims/j/activate"),
+            Route::ClaimActivate { ns: "s".into(), claim: c("j"), baseline: true }
+        );
+        assert_eq!(route("POST", "/_bench/claims/s/claims/j/activate", None, false), Route::NotFound);
+    }
+
+    #[test]
+    fn the_reserved_prefix_is_read_only() {
+        for m in ["PUT", "DELETE"] {
+            assert!(matches!(r(m, "/v1/s/kv/_remora/lease/c"), Route::Forbidden { code: "reserved_key", .. }), "{m}");
+            assert!(matches!(r(m, "/v1/s/kv/_remora%2Fx"), Route::Forbidden { .. }), "{m} encoded");
+        }
+        assert_eq!(r("GET", "/v1/s/kv/_remora/lease/c"), kv_route("s", "_remora/lease/c", KvOp::Get));
+        assert_eq!(r("PUT", "/v1/s/kv/_remorax"), kv_route("s", "_remorax", KvOp::Put));
+    }
+
+    #[test]
     fn internal_paths_are_not_public_routes() {
         for p in [
             "/internal/ping",
@@ -357,6 +460,9 @@ mod tests {
             "/v1/s/kv",
             "/v1/s",
             "/v1/",
+            "/claims/create",
+            "/claims/activate",
+            "/v1/s/claims/activate-baseline/x",
         ] {
             for m in ["GET", "POST", "PUT"] {
                 assert_eq!(r(m, p), Route::NotFound, "{m} {p}");

@@ -35,11 +35,39 @@ pub enum Op {
     Evict,
     /// `POST /pause?ms=`: drop all peer messages for a while (test hook).
     Pause,
+    /// `POST /claims/create`: authorize an attempt (body: `claims::request::Create`).
+    ClaimCreate,
+    /// `POST /claims/activate`: activate (body: `claims::request::Activate`).
+    ClaimActivate,
+    /// `POST /claims/activate-baseline`: the benchmark baseline's activation,
+    /// one SQLite transaction without the lease store (test hooks only).
+    ClaimActivateBaseline,
+    /// `POST /claims/heartbeat`: renew the lease (body: `claims::request::Heartbeat`).
+    ClaimHeartbeat,
+    /// `GET /claims/get?key=`: a claim's state (the claim id travels as `key`).
+    ClaimGet,
+    /// `POST /claims/reap`: run one recovery pass now (test hook).
+    ClaimReap,
 }
 
 impl Op {
-    const ALL: [Op; 9] =
-        [Op::Ping, Op::Whoami, Op::Msg, Op::Put, Op::Delete, Op::Get, Op::Status, Op::Evict, Op::Pause];
+    const ALL: [Op; 15] = [
+        Op::Ping,
+        Op::Whoami,
+        Op::Msg,
+        Op::Put,
+        Op::Delete,
+        Op::Get,
+        Op::Status,
+        Op::Evict,
+        Op::Pause,
+        Op::ClaimCreate,
+        Op::ClaimActivate,
+        Op::ClaimActivateBaseline,
+        Op::ClaimHeartbeat,
+        Op::ClaimGet,
+        Op::ClaimReap,
+    ];
 
     fn path(self) -> &'static str {
         match self {
@@ -52,14 +80,29 @@ impl Op {
             Op::Status => "/status",
             Op::Evict => "/evict",
             Op::Pause => "/pause",
+            Op::ClaimCreate => "/claims/create",
+            Op::ClaimActivate => "/claims/activate",
+            Op::ClaimActivateBaseline => "/claims/activate-baseline",
+            Op::ClaimHeartbeat => "/claims/heartbeat",
+            Op::ClaimGet => "/claims/get",
+            Op::ClaimReap => "/claims/reap",
         }
     }
 
     /// The only method the op is served with.
     pub fn method(self) -> &'static str {
         match self {
-            Op::Ping | Op::Whoami | Op::Get | Op::Status => "GET",
-            Op::Msg | Op::Put | Op::Delete | Op::Evict | Op::Pause => "POST",
+            Op::Ping | Op::Whoami | Op::Get | Op::Status | Op::ClaimGet => "GET",
+            Op::Msg
+            | Op::Put
+            | Op::Delete
+            | Op::Evict
+            | Op::Pause
+            | Op::ClaimCreate
+            | Op::ClaimActivate
+            | Op::ClaimActivateBaseline
+            | Op::ClaimHeartbeat
+            | Op::ClaimReap => "POST",
         }
     }
 }

@@ -4,6 +4,8 @@
 //! Without `HANDOFF_URL` every test FAILS: a skipped end-to-end test would
 //! pass without proving anything.
 
+pub mod claims;
+
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 

@@ -1,0 +1,201 @@
+//! The coordination store: leases kept in the namespace's Handoff KV, under
+//! the reserved prefix [`LEASE_PREFIX`] (`_remora/lease/{claim}`), which the
+//! public KV API refuses to write. The value is the protocol's `Lease` as
+//! JSON (fence, worker, `expires_at`): expiry travels with the record.
+//!
+//! [`LeaseStore::apply`] serves one `protocol::claim::LeaseRequest` with the
+//! protocol's own `lease::apply`, as a read-modify-write against the
+//! coordinator `{ns}:r0` (the same authenticated internal `get`/`put`/
+//! `delete` calls the Worker makes for clients):
+//!
+//! 1. take the claim's lock in this object ([`ClaimLocks`]),
+//! 2. read the record (`GET`),
+//! 3. run `lease::apply` on it, synchronously, at this object's `now`,
+//! 4. write the result back if it changed (`PUT`, or `DELETE`).
+//!
+//! Why that is atomic: this object (one per namespace) is the only writer of
+//! the prefix, and it never runs two requests for one claim's record at once;
+//! Handoff answers a read with committed data at the coordinator and
+//! acknowledges a write once committed. So between 2 and 4 nobody can
+//! change the record, and what 4 writes is `lease::apply` of what 2 read.
+//!
+//! What Handoff's read semantics leave open, and why it is safe: after a
+//! coordinator recovery a read may miss a committed write or return an
+//! older one (a replica evicted with the record). Then a lease looks absent
+//! or older than it is: a replay or a heartbeat finds no lease in force and
+//! answers `lease_lost`, a renewal refuses, a commit may be refused for an
+//! expired lease. None of these applies the effect: only the durable
+//! store's commit does, once, in its own transaction. A record that was lost
+//! can also be created again by an activation still within the attempt's
+//! reservation (the record that would have refused it is gone); that
+//! activation can only replay an attempt that already executes, never
+//! execute it twice (docs/DESIGN.md section 6 lists this gap).
+//!
+//! A 503 from Handoff (the coordinator recovering, or reset while serving)
+//! is retried with backoff for at most [`LEASE_STORE_WAIT`]; a write is
+//! retried with the same write id, so Handoff applies it once. After that the
+//! request fails with [`LeaseStoreError::Unavailable`] (503 + Retry-After).
+
+use std::time::Duration;
+
+use protocol::claim::lease::{self, LeaseRows};
+use protocol::claim::{ClaimId, Lease, LeaseReply, LeaseRequest, MemoryLeases};
+use protocol::handoff::WriteId;
+use worker::{Delay, Env};
+
+use super::locks::ClaimLocks;
+use crate::auth::KeyProblem;
+use crate::http::WRITE_ID_HEADER;
+use crate::internal::{self, REPLICA_BINDING, now_ms, random_u128};
+use crate::names::ReplicaName;
+use crate::wire::{Op, Target};
+
+/// Where leases live in the namespace's Handoff KV.
+pub const LEASE_PREFIX: &str = "_remora/lease/";
+/// How long one lease-store call keeps retrying 503s before giving up.
+pub const LEASE_STORE_WAIT: Duration = Duration::from_secs(10);
+const FIRST_BACKOFF_MS: u64 = 50;
+const MAX_BACKOFF_MS: u64 = 1000;
+
+/// Why a lease request was not served.
+#[derive(Debug, thiserror::Error)]
+pub enum LeaseStoreError {
+    #[error("the lease store ({object}) did not answer in time; last: {last}")]
+    Unavailable { object: String, last: String },
+    #[error("the lease store answered {status}: {body}")]
+    Unexpected { status: u16, body: String },
+    #[error("the stored lease does not decode: {0}")]
+    Corrupt(String),
+    #[error("{0}")]
+    Key(KeyProblem),
+    #[error("this object's lease locks are busy (re-entrant call)")]
+    Busy,
+}
+
+/// The claim object's access to the lease store.
+pub struct LeaseStore {
+    env: Env,
+    secret: Result<String, KeyProblem>,
+    locks: ClaimLocks,
+}
+
+impl LeaseStore {
+    pub fn new(env: Env, secret: Result<String, KeyProblem>) -> LeaseStore {
+        LeaseStore { env, secret, locks: ClaimLocks::default() }
+    }
+
+    /// The leases of namespace `ns` (the claim object's own).
+    pub fn of<'a>(&'a self, ns: &'a str) -> Leases<'a> {
+        Leases { store: self, ns }
+    }
+}
+
+/// The leases of one namespace.
+pub struct Leases<'a> {
+    store: &'a LeaseStore,
+    ns: &'a str,
+}
+
+impl Leases<'_> {
+    /// Serves one lease request (module docs: lock, read, apply, write).
+    pub async fn apply(&self, request: &LeaseRequest) -> Result<LeaseReply, LeaseStoreError> {
+        let claim = claim_of(request);
+        let _held = self.store.locks.acquire(claim).await.ok_or(LeaseStoreError::Busy)?;
+        let stored = self.read(claim).await?;
+        let mut rows = MemoryLeases::default();
+        if let Some(lease) = &stored {
+            rows.put_lease(claim, lease.clone());
+        }
+        let reply = lease::apply(&mut rows, request, now_ms());
+        let updated = rows.lease(claim);
+        if updated != stored {
+            self.write(claim, updated.as_ref()).await?;
+        }
+        Ok(reply)
+    }
+
+    /// The claim's lease record, live or not (a plain read).
+    pub async fn read(&self, claim: &ClaimId) -> Result<Option<Lease>, LeaseStoreError> {
+        let (status, body) = self.call(Op::Get, claim, None).await?;
+        match status {
+            200 => serde_json::from_slice(&body).map(Some).map_err(|e| LeaseStoreError::Corrupt(e.to_string())),
+            404 => Ok(None),
+            _ => Err(unexpected(status, &body)),
+        }
+    }
+
+    async fn write(&self, claim: &ClaimId, lease: Option<&Lease>) -> Result<(), LeaseStoreError> {
+        let (op, body) = match lease {
+            Some(lease) => (Op::Put, Some(serde_json::to_vec(lease).map_err(|e| LeaseStoreError::Corrupt(e.to_string()))?)),
+            None => (Op::Delete, None),
+        };
+        let (status, reply) = self.call(op, claim, body).await?;
+        if status == 200 { Ok(()) } else { Err(unexpected(status, &reply)) }
+    }
+
+    /// One call to the coordinator, retrying 503s and transport failures
+    /// (the coordinator reset or recovering) for [`LEASE_STORE_WAIT`]. A
+    /// write keeps its write id across retries.
+    async fn call(&self, op: Op, claim: &ClaimId, body: Option<Vec<u8>>) -> Result<(u16, Vec<u8>), LeaseStoreError> {
+        let secret = self.store.secret.as_ref().map_err(|p| LeaseStoreError::Key(p.clone()))?;
+        let object = ReplicaName::R0.object_name(self.ns);
+        let target = Target::new(op, self.ns, Some(ReplicaName::R0)).with_key(&lease_key(claim));
+        let wid = WriteId(random_u128()).to_string();
+        let headers: Vec<(&str, &str)> = if op == Op::Get { Vec::new() } else { vec![(WRITE_ID_HEADER, wid.as_str())] };
+        let give_up = now_ms().saturating_add(LEASE_STORE_WAIT.as_millis() as u64);
+        let mut backoff = FIRST_BACKOFF_MS;
+        loop {
+            let attempt = async {
+                // A fresh stub each time: one whose object was reset stays broken.
+                let stub = internal::stub(&self.store.env, REPLICA_BINDING, &object)?;
+                let mut resp = internal::call(&stub, &target, Some(secret), body.as_deref(), &headers).await?;
+                Ok::<_, worker::Error>((resp.status_code(), resp.bytes().await?))
+            };
+            let last = match attempt.await {
+                Ok((503, reply)) => String::from_utf8_lossy(&reply).into_owned(),
+                Ok(answer) => return Ok(answer),
+                Err(e) => e.to_string(),
+            };
+            if now_ms().saturating_add(backoff) > give_up {
+                return Err(LeaseStoreError::Unavailable { object, last });
+            }
+            Delay::from(Duration::from_millis(backoff)).await;
+            backoff = (backoff * 2).min(MAX_BACKOFF_MS);
+        }
+    }
+}
+
+fn unexpected(status: u16, body: &[u8]) -> LeaseStoreError {
+    LeaseStoreError::Unexpected { status, body: String::from_utf8_lossy(body).into_owned() }
+}
+
+/// The Handoff key of a claim's lease.
+pub fn lease_key(claim: &ClaimId) -> String {
+    format!("{LEASE_PREFIX}{claim}")
+}
+
+fn claim_of(request: &LeaseRequest) -> &ClaimId {
+    match request {
+        LeaseRequest::Create { claim, .. }
+        | LeaseRequest::Holder { claim }
+        | LeaseRequest::Renew { claim, .. }
+        | LeaseRequest::Delete { claim, .. } => claim,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::request::MAX_ID_BYTES;
+    use crate::names;
+    use crate::route::RESERVED_PREFIX;
+
+    #[test]
+    fn every_lease_key_is_a_valid_key_under_the_reserved_prefix() {
+        for claim in ["c", "caf\u{e9} 1", &"c".repeat(MAX_ID_BYTES)] {
+            let key = lease_key(&ClaimId::from(claim));
+            assert!(key.starts_with(RESERVED_PREFIX), "{key}");
+            assert_eq!(names::check(&key), Ok(()), "{key}");
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! Runs the protocol's procedures (`protocol::claim::{Activator, Heartbeat,
+//! Reaper}`) against the two stores: each polled request is served by the
+//! durable store (synchronously, one transaction) or the lease store (one
+//! awaited read-modify-write), and the reply handed back, until the
+//! procedure answers. The procedures make every decision; this only moves
+//! requests and replies, and waits when a procedure asks the same thing again
+//! (docs/DESIGN.md section 6 maps every await to the spec's steps).
+
+use std::time::Duration;
+
+use protocol::claim::lease::{self};
+use protocol::claim::{
+    Activator, ActivatorConfig, Answer, ClaimId, ClaimRow, DurableLock, DurableReply, DurableRequest, Heartbeat,
+    HeartbeatOutcome, MemoryLeases, Millis, Reaper, Reply, Request,
+};
+use worker::Delay;
+
+use super::error::ClaimError;
+use super::leases::Leases;
+use super::request::{self, Activate};
+use super::store::DurableStore;
+use crate::internal::now_ms;
+
+/// How long an activation may hold the durable lock: it takes the lock
+/// right before its commit, with no await in between, so this only has to
+/// outlast an activation that stops in between (then others wait this long).
+pub const LOCK_TTL_MS: Millis = 5_000;
+/// How long an activation request waits (for another activation's lock, or
+/// for recovery to reap a claim whose reservation expired) before it
+/// answers 503 `activation_pending`.
+pub const ACTIVATION_WAIT: Duration = Duration::from_secs(15);
+const FIRST_BACKOFF_MS: u64 = 20;
+const MAX_BACKOFF_MS: u64 = 500;
+/// When the reaper looks again at a claim it could not reap now.
+const REAPER_RETRY_MS: Millis = 1_000;
+
+/// Bounded, growing pauses while a procedure waits.
+struct Pause {
+    started: Millis,
+    budget_ms: u64,
+    next_ms: u64,
+}
+
+impl Pause {
+    fn new(budget: Duration) -> Pause {
+        Pause { started: now_ms(), budget_ms: budget.as_millis() as u64, next_ms: FIRST_BACKOFF_MS }
+    }
+
+    /// Sleeps before asking again, or fails once the budget is spent (at
+    /// once, without awaiting, for a zero budget).
+    async fn wait(&mut self) -> Result<(), ClaimError> {
+        let waited_ms = now_ms().saturating_sub(self.started);
+        if waited_ms.saturating_add(self.next_ms) > self.budget_ms {
+            return Err(ClaimError::Pending { waited_ms });
+        }
+        Delay::from(Duration::from_millis(self.next_ms)).await;
+        self.next_ms = (self.next_ms * 2).min(MAX_BACKOFF_MS);
+        Ok(())
+    }
+
+    fn progressed(&mut self) {
+        self.next_ms = FIRST_BACKOFF_MS;
+    }
+}
+
+/// Drives an activator to its answer, serving its requests with `serve`.
+async fn drive(
+    call: &Activate,
+    budget: Duration,
+    mut serve: impl AsyncFnMut(Request) -> Result<Reply, ClaimError>,
+) -> Result<Answer, ClaimError> {
+    let config = ActivatorConfig { lease_ttl: call.lease_ttl_ms, lock_ttl: LOCK_TTL_MS };
+    let mut activator = Activator::new(call.operation.clone(), call.request.clone(), config);
+    let mut pause = Pause::new(budget);
+    loop {
+        if let Some(answer) = activator.answer() {
+            return Ok(answer.clone());
+        }
+        let Some(request) = activator.poll_request(now_ms()) else { return Err(ClaimError::Stalled("activator")) };
+        let before = activator.step.clone();
+        let reply = serve(request).await?;
+        activator.handle_reply(reply)?;
+        // The same step again means the activator waits (a held lock, a
+        // claim not reaped yet): pause, then ask again.
+        if activator.step == before {
+            pause.wait().await?;
+        } else {
+            pause.progressed();
+        }
+    }
+}
+
+/// An activation against both stores. Every `.await` on the lease store
+/// lets other requests and the alarm into this object.
+pub async fn activate(durable: &DurableStore, leases: &Leases<'_>, call: &Activate) -> Result<Answer, ClaimError> {
+    drive(call, ACTIVATION_WAIT, async |request| serve(durable, leases, request).await).await
+}
+
+/// The benchmark baseline: the same activator, with the leases in memory
+/// for this call only, so the whole activation is one synchronous run of
+/// durable transitions (one transaction, see `store.rs`) with no await: a
+/// wait would need one, so it answers `activation_pending` instead.
+pub async fn activate_without_lease_store(durable: &DurableStore, call: &Activate) -> Result<Answer, ClaimError> {
+    let mut leases = MemoryLeases::default();
+    drive(call, Duration::ZERO, async |request| {
+        Ok(match request {
+            Request::Durable(r) => Reply::Durable(durable.transition(&r, now_ms())?),
+            Request::Lease(r) => Reply::Lease(lease::apply(&mut leases, &r, now_ms())),
+        })
+    })
+    .await
+}
+
+/// A heartbeat: the durable check, then the renewal.
+pub async fn heartbeat(
+    durable: &DurableStore,
+    leases: &Leases<'_>,
+    call: &request::Heartbeat,
+) -> Result<HeartbeatOutcome, ClaimError> {
+    let mut heartbeat = Heartbeat::new(call.request.clone(), call.lease_ttl_ms);
+    loop {
+        if let Some(outcome) = heartbeat.outcome() {
+            return Ok(outcome.clone());
+        }
+        let Some(request) = heartbeat.poll_request(now_ms()) else { return Err(ClaimError::Stalled("heartbeat")) };
+        heartbeat.handle_reply(serve(durable, leases, request).await?)?;
+    }
+}
+
+async fn serve(durable: &DurableStore, leases: &Leases<'_>, request: Request) -> Result<Reply, ClaimError> {
+    Ok(match request {
+        Request::Durable(r) => Reply::Durable(durable.transition(&r, now_ms())?),
+        Request::Lease(r) => Reply::Lease(leases.apply(&r).await?),
+    })
+}
+
+/// One recovery pass (the alarm, or the test hook): the claims it reaped.
+/// All durable, so it runs without an await.
+pub fn reap(durable: &DurableStore) -> Result<Vec<ClaimId>, ClaimError> {
+    let mut reaper = Reaper::default();
+    let mut reaped = Vec::new();
+    let now = now_ms();
+    while let Some(request) = reaper.poll_request() {
+        let reply = durable.transition(&request, now)?;
+        if let (DurableRequest::FinishRecovery { claim }, DurableReply::Reaped) = (&request, &reply) {
+            reaped.push(claim.clone());
+        }
+        reaper.handle_reply(reply)?;
+    }
+    Ok(reaped)
+}
+
+/// When the reaper should run next for the claims awaiting activation: at
+/// the earliest reservation deadline, or, for a claim it could not reap
+/// because an activation holds the lock, when that lock expires.
+pub fn next_alarm(authorized: &[ClaimRow], now: Millis) -> Option<Millis> {
+    authorized
+        .iter()
+        .map(|row| {
+            let due = row.reservation.as_ref().map_or(now, |r| r.expires_at);
+            let due = match row.live_lock(now) {
+                Some(DurableLock::Activator { expires_at, .. }) => due.max(*expires_at),
+                _ => due,
+            };
+            if due > now { due } else { now.saturating_add(REAPER_RETRY_MS) }
+        })
+        .min()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use protocol::claim::{Fence, OperationId, WorkerId};
+
+    fn row(claim: &str, reserved_until: Millis) -> ClaimRow {
+        ClaimRow::authorize(ClaimId::from(claim), Fence(1), WorkerId::from("w"), reserved_until)
+    }
+
+    #[test]
+    fn the_alarm_is_set_for_the_earliest_reservation() {
+        assert_eq!(next_alarm(&[], 100), None);
+        assert_eq!(next_alarm(&[row("a", 500), row("b", 300)], 100), Some(300));
+    }
+
+    #[test]
+    fn a_claim_locked_by_an_activation_is_looked_at_again_when_the_lock_expires() {
+        let locked = row("a", 300).acquire_activation_lock(&OperationId::from("o"), 800, 100).unwrap();
+        assert_eq!(next_alarm(std::slice::from_ref(&locked), 400), Some(800));
+        assert_eq!(next_alarm(&[locked], 900), Some(900 + REAPER_RETRY_MS), "lock expired: soon");
+    }
+}

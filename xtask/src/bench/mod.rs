@@ -1,0 +1,210 @@
+//! `cargo xtask bench kv|claims`: benchmarks on workerd, each against its
+//! baselines in the same run and through the same Worker code path.
+//!
+//! - `kv` (`kv.rs`): the replicated KV store against one in-memory DO and
+//!   one SQLite DO.
+//! - `claims` (`claims.rs`): activations of the claims service against the
+//!   same activation done in one SQLite transaction without the lease store.
+//!
+//! This file holds what both share: the arguments, closed-loop clients'
+//! samples and their statistics, the HTTP agent, the machine description.
+
+mod claims;
+mod kv;
+
+use std::fs;
+use std::process::Command;
+use std::thread;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use serde::Serialize;
+
+#[derive(Args)]
+pub struct BenchArgs {
+    #[command(subcommand)]
+    pub what: BenchWhat,
+}
+
+#[derive(Subcommand)]
+pub enum BenchWhat {
+    /// The KV store on workerd vs a single in-memory DO and a single SQLite DO.
+    Kv(kv::KvArgs),
+    /// Claim activations (durable store + leases in Handoff) vs one SQLite
+    /// transaction without the lease store.
+    Claims(claims::ClaimsArgs),
+}
+
+pub fn run(root: &std::path::Path, args: &BenchArgs) -> Result<bool> {
+    match &args.what {
+        BenchWhat::Kv(a) => kv::run(root, a),
+        BenchWhat::Claims(a) => claims::run(root, a),
+    }
+}
+
+/// Upper bounds that keep a run polite on a shared machine.
+const MAX_CLIENTS: usize = 64;
+const MAX_DURATION_S: u64 = 120;
+
+/// Raw samples of one measured series.
+#[derive(Default)]
+struct Samples {
+    latencies_us: Vec<u64>,
+    errors: u64,
+    first_error: Option<String>,
+    wall: Duration,
+}
+
+impl Samples {
+    fn record(&mut self, latency: Duration) {
+        self.latencies_us.push(u64::try_from(latency.as_micros()).unwrap_or(u64::MAX));
+    }
+
+    fn error(&mut self, what: String) {
+        self.errors += 1;
+        if self.first_error.is_none() {
+            self.first_error = Some(what.chars().take(200).collect());
+        }
+    }
+
+    fn merge(&mut self, other: Samples) {
+        self.latencies_us.extend(other.latencies_us);
+        self.errors += other.errors;
+        self.wall += other.wall;
+        if self.first_error.is_none() {
+            self.first_error = other.first_error;
+        }
+    }
+}
+
+/// Latency percentiles and throughput of one series.
+#[derive(Serialize)]
+struct Summary {
+    ok: usize,
+    errors: u64,
+    p50_ms: f64,
+    p99_ms: f64,
+    mean_ms: f64,
+    ops_per_s: f64,
+}
+
+impl Summary {
+    fn of(s: &mut Samples) -> Summary {
+        s.latencies_us.sort_unstable();
+        let n = s.latencies_us.len();
+        let pct = |p: f64| -> f64 {
+            if n == 0 {
+                return f64::NAN;
+            }
+            let idx = ((p * n as f64).ceil() as usize).clamp(1, n) - 1;
+            s.latencies_us.get(idx).copied().unwrap_or(0) as f64 / 1000.0
+        };
+        let mean = if n == 0 { f64::NAN } else { s.latencies_us.iter().sum::<u64>() as f64 / n as f64 / 1000.0 };
+        Summary {
+            ok: n,
+            errors: s.errors,
+            p50_ms: pct(0.50),
+            p99_ms: pct(0.99),
+            mean_ms: mean,
+            ops_per_s: n as f64 / s.wall.as_secs_f64().max(1e-9),
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct Ratio {
+    what: String,
+    value: f64,
+    target: Option<f64>,
+    met: Option<bool>,
+}
+
+fn ratio(what: String, value: f64, target: Option<f64>) -> Ratio {
+    Ratio { met: target.map(|t| value <= t), what, value, target }
+}
+
+/// The ratio table shared by the reports.
+fn ratio_table(md: &mut String, ratios: &[Ratio]) {
+    use std::fmt::Write as _;
+    let _ = writeln!(md, "| ratio | value | target |");
+    let _ = writeln!(md, "|---|---:|---|");
+    for q in ratios {
+        let target = match (q.target, q.met) {
+            (Some(t), Some(true)) => format!("<= {t:.1}x: met"),
+            (Some(t), _) => format!("<= {t:.1}x: NOT met"),
+            _ => String::new(),
+        };
+        let _ = writeln!(md, "| {} | {:.2}x | {target} |", q.what, q.value);
+    }
+}
+
+#[derive(Serialize)]
+struct Machine {
+    cpus: usize,
+    cpu_model: String,
+    mem_total: String,
+    load_before: String,
+    kernel: String,
+}
+
+impl Machine {
+    fn line(&self) -> String {
+        format!(
+            "Machine: {} CPUs ({}), {} RAM, kernel {}, load average before the run {}",
+            self.cpus, self.cpu_model, self.mem_total, self.kernel, self.load_before
+        )
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .proxy(None)
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .new_agent()
+}
+
+fn rand_u32() -> Result<u32> {
+    let mut b = [0u8; 4];
+    getrandom::getrandom(&mut b).map_err(|e| anyhow::anyhow!("randomness: {e}"))?;
+    Ok(u32::from_le_bytes(b))
+}
+
+/// Writes `target/bench/{name}.json` and `.md`.
+fn write_report<T: Serialize>(root: &std::path::Path, name: &str, report: &T, md: &str) -> Result<()> {
+    let dir = root.join("target/bench");
+    fs::create_dir_all(&dir)?;
+    let (json, table) = (dir.join(format!("{name}.json")), dir.join(format!("{name}.md")));
+    fs::write(&json, serde_json::to_string_pretty(report)?)?;
+    fs::write(&table, md)?;
+    println!("bench: wrote {} and {}", json.display(), table.display());
+    Ok(())
+}
+
+fn machine() -> Machine {
+    let cpus = thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
+    let lscpu =
+        Command::new("lscpu").output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
+    let cpu_model = lscpu
+        .lines()
+        .find_map(|l| l.strip_prefix("Model name:").map(|m| m.trim().to_string()))
+        .unwrap_or_else(|| "unknown CPU".into());
+    let meminfo = fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_total = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or_else(|| "unknown".into(), |kb| format!("{:.1} GiB", kb as f64 / 1024.0 / 1024.0));
+    let load_before = fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    let kernel = Command::new("uname")
+        .arg("-r")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .context("uname")
+        .unwrap_or_default();
+    Machine { cpus, cpu_model, mem_total, load_before, kernel }
+}
