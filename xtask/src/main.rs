@@ -3,6 +3,7 @@
 //!
 //! | command   | what it does |
 //! |-----------|--------------|
+//! | `setup`   | install every pinned tool and build once (a new machine) |
 //! | `check`   | TLA+ checker + Rust models (with state-count parity) + workspace tests |
 //! | `test`    | everything CI runs |
 //! | `explore` | the stateright web explorer for a spec |
@@ -14,6 +15,7 @@
 mod bench;
 mod check;
 mod explore;
+mod setup;
 mod tests;
 mod tools;
 mod worker;
@@ -33,6 +35,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
+    /// Install every pinned tool (wasm target, tla, worker-build,
+    /// wasm-bindgen-cli, wrangler) and build the Worker and the checker once.
+    Setup,
     /// Model-check every cfg in tla/ with TLC (or the tla fallback) and the
     /// Rust models, then run the workspace tests; print one summary table.
     Check(check::CheckArgs),
@@ -47,7 +52,8 @@ enum Cmd {
         #[arg(long, default_value_t = 8787)]
         port: u16,
     },
-    /// Benchmarks on workerd (`bench kv`: replicated store vs single-DO baselines).
+    /// Benchmarks on workerd (`bench kv`: the replicated store against single-DO
+    /// baselines; `bench claims`: activations against one SQLite transaction).
     Bench(bench::BenchArgs),
     /// Deploy with wrangler; --dry-run only writes the bundle.
     Deploy {
@@ -73,6 +79,7 @@ fn main() -> ExitCode {
 fn run() -> Result<bool> {
     let root = project_root()?;
     match Cli::parse().command {
+        Cmd::Setup => setup::run(&root).map(|()| true),
         Cmd::Check(args) => check::run(&root, &args),
         Cmd::Test => test(&root),
         Cmd::Explore(args) => explore::run(&root, &args).map(|()| true),

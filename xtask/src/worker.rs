@@ -41,7 +41,7 @@ pub fn build(root: &Path) -> Result<()> {
     build_with(&ensure_tools(root)?)
 }
 
-fn build_with(tools: &Tools) -> Result<()> {
+pub fn build_with(tools: &Tools) -> Result<()> {
     println!("worker: building {} for wasm32 (worker-build {})", tools::WORKER_DIR, WORKER_BUILD_ARGS.join(" "));
     let mut cmd = tools.command(&tools.worker_build)?;
     cmd.args(WORKER_BUILD_ARGS);

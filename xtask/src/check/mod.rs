@@ -32,6 +32,11 @@ const LARGE_DIR: &str = "large";
 pub use rust_stage::build as build_checker;
 pub use target::{cfgs_in, resolve};
 
+/// The `tla` fallback checker, installed on first use.
+pub fn locate_tla(root: &Path) -> Result<PathBuf> {
+    tla_rs::locate(root)
+}
+
 /// Which TLA+ checker to use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum CheckerChoice {
