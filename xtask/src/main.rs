@@ -103,7 +103,8 @@ fn test(root: &Path) -> Result<bool> {
         simulation_seconds: 60,
     };
     let (checked, tests) = check::run_with_tests(root, &args)?;
-    eprintln!("Worker stage: build, run on workerd, smoke and end-to-end tests");
+    eprintln!("Worker stage: build, deploy bundle (dry run), run on workerd, smoke and end-to-end tests");
+    worker::deploy(root, true, None)?;
     worker::smoke(root)?;
     let e2e = worker::e2e(root)?;
     // A closing line for CI: the workspace test totals (the end-to-end
