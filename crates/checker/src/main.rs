@@ -67,7 +67,7 @@ enum Command {
         /// same walks only with one thread).
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Simulation: the longest walk.
+        /// Simulation: a walk ends after about this many tried actions.
         #[arg(long, default_value_t = 100)]
         max_depth: usize,
     },

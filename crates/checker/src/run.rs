@@ -22,9 +22,11 @@ pub enum Search {
     /// Exhaustive, depth-first: keeps only fingerprints, for bounds whose
     /// breadth-first frontier does not fit in memory.
     Dfs,
-    /// Random walks of at most `max_depth` steps for `budget`, from
-    /// `seed`: for bounds too large to explore exhaustively. Every step is
-    /// checked as in an exhaustive run; finding nothing proves nothing.
+    /// Random walks for `budget`, from `seed`: for bounds too large to
+    /// explore exhaustively. A walk ends after about `max_depth` tried
+    /// actions (stateright counts tries that change nothing; the depth it
+    /// reports counts them too). Every step is checked as in an exhaustive
+    /// run; finding nothing proves nothing.
     Simulation { seed: u64, max_depth: usize, budget: Duration },
 }
 
