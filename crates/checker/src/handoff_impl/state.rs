@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::{self, Display};
 use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::Arc;
 
 use protocol::handoff::{Body, Message, Replica, ReplicaId, Timer};
 
@@ -25,8 +26,9 @@ pub struct ImplState {
     pub zombies: Vec<Replica>,
     /// Every message sent and not pruned, by a stable hash: an unordered,
     /// duplicating network (delivery leaves the message; a lost message
-    /// is one never delivered).
-    pub net: BTreeMap<u64, Message>,
+    /// is one never delivered). Shared: states are cloned by the million
+    /// and a message, once sent, never changes.
+    pub net: BTreeMap<u64, Arc<Message>>,
     /// Ghost: for a ready peer recovered in this run, the replicas it
     /// reseeded from (the spec's `seeded[p]`, which the code forgets).
     pub seeded_when_ready: Vec<Option<BTreeSet<ReplicaId>>>,
@@ -47,7 +49,7 @@ pub struct ImplState {
 impl ImplState {
     /// Everything but `mapped`.
     #[allow(clippy::type_complexity)]
-    fn key(&self) -> (&[Replica], &[u8], &[Replica], &BTreeMap<u64, Message>, &[Option<BTreeSet<ReplicaId>>], &BTreeSet<AckedW>, [u8; 3], Option<&'static str>) {
+    fn key(&self) -> (&[Replica], &[u8], &[Replica], &BTreeMap<u64, Arc<Message>>, &[Option<BTreeSet<ReplicaId>>], &BTreeSet<AckedW>, [u8; 3], Option<&'static str>) {
         (
             &self.replicas,
             &self.incarnation,
@@ -89,7 +91,7 @@ pub enum ImplAction {
     /// A client PUT that was in flight reaches zombie number `zombie`.
     ZombiePut { zombie: usize, key: usize },
     /// The network delivers a copy of a message.
-    Deliver(Box<Message>),
+    Deliver(Arc<Message>),
     /// A timer of a current instance fires.
     Timer(ReplicaId, Timer),
     /// The platform evicts a replica: a new, empty instance boots.

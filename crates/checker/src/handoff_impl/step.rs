@@ -3,6 +3,8 @@
 //! network, timers, the platform's evictions and supersessions) and the
 //! ghost bookkeeping.
 
+use std::sync::Arc;
+
 use protocol::handoff::coordinator::Phase;
 use protocol::handoff::peer::PeerStatus;
 use protocol::handoff::{Body, ClientRequestId, Input, Message, Millis, Output, Replica, ReplicaId, RoleView, Status, Timer, WriteId, WriteReply};
@@ -37,7 +39,7 @@ impl HandoffImpl {
                 out.extend((0..self.keys.len()).map(|key| ImplAction::ZombiePut { zombie, key }));
             }
         }
-        out.extend(s.net.values().map(|m| ImplAction::Deliver(Box::new(m.clone()))));
+        out.extend(s.net.values().map(|m| ImplAction::Deliver(Arc::clone(m))));
         // Timers fire whenever the model chooses -- also when the replica
         // has not armed them, a superset of what a host does (a replica's
         // timer handlers are idempotent retries and internal steps).
@@ -165,7 +167,7 @@ impl HandoffImpl {
             match o {
                 Output::Send(m) if m.body == Body::Heartbeat => self.heartbeat(t, m),
                 Output::Send(m) => {
-                    t.net.insert(msg_key(m), m.clone());
+                    t.net.insert(msg_key(m), Arc::new(m.clone()));
                 }
                 Output::Reply { reply: WriteReply::Committed { key, stamp, wid }, .. } => {
                     // A zombie is no replica: its ack is backed by the
