@@ -19,9 +19,6 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, ensure};
@@ -30,7 +27,8 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::{
-    MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, agent, machine, rand_u32, ratio, ratio_table,
+    MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, closed_loop, machine, rand_u32, ratio,
+    ratio_table,
     write_report,
 };
 use crate::worker;
@@ -175,49 +173,29 @@ pub(super) fn run(root: &Path, args: &ClaimsArgs) -> Result<bool> {
 /// `clients` closed-loop threads, each creating and activating claims on
 /// `backend` for `dur`; only accepted activations count.
 fn load(base: &str, ns: &str, backend: Backend, clients: usize, phase: u64, dur: Duration) -> Samples {
-    let stop = Arc::new(AtomicBool::new(false));
-    let started = Instant::now();
-    let handles: Vec<_> = (0..clients)
-        .map(|c| {
-            let (stop, base, ns) = (stop.clone(), base.to_string(), ns.to_string());
-            thread::spawn(move || {
-                let agent = agent();
-                let mut s = Samples::default();
-                let worker = format!("w{c}");
-                let mut i = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    i += 1;
-                    let claim = format!("p{phase}-c{c}-{i}");
-                    let create = json!({ "claim": claim, "fence": 1, "worker": worker, "reservation_ttl_ms": 60_000 });
-                    let (status, body) = post(&agent, &format!("{base}/v1/{ns}/claims"), &create, None);
-                    if status != 201 {
-                        s.error(format!("create: {status} {body}"));
-                        continue;
-                    }
-                    let activate = json!({ "fence": 1, "worker": worker, "lease_ttl_ms": 60_000 });
-                    let t = Instant::now();
-                    let url = backend.activate_url(&base, &ns, &claim);
-                    let (status, body) = post(&agent, &url, &activate, Some(&claim));
-                    if status == 200 && body.contains("\"accepted\"") {
-                        s.record(t.elapsed());
-                    } else {
-                        s.error(format!("activate: {status} {body}"));
-                    }
-                }
-                s
-            })
-        })
-        .collect();
-    thread::sleep(dur);
-    stop.store(true, Ordering::Relaxed);
-    let mut all = Samples::default();
-    for h in handles {
-        if let Ok(s) = h.join() {
-            all.merge(s);
+    closed_loop(clients, dur, |c| {
+        let (base, ns, worker) = (base.to_string(), ns.to_string(), format!("w{c}"));
+        let mut i = 0u64;
+        move |agent: &ureq::Agent, s: &mut Samples| {
+            i += 1;
+            let claim = format!("p{phase}-c{c}-{i}");
+            let create = json!({ "claim": claim, "fence": 1, "worker": worker, "reservation_ttl_ms": 60_000 });
+            let (status, body) = post(agent, &format!("{base}/v1/{ns}/claims"), &create, None);
+            if status != 201 {
+                s.error(format!("create: {status} {body}"));
+                return;
+            }
+            let activate = json!({ "fence": 1, "worker": worker, "lease_ttl_ms": 60_000 });
+            let t = Instant::now();
+            let url = backend.activate_url(&base, &ns, &claim);
+            let (status, body) = post(agent, &url, &activate, Some(&claim));
+            if status == 200 && body.contains("\"accepted\"") {
+                s.record(t.elapsed());
+            } else {
+                s.error(format!("activate: {status} {body}"));
+            }
         }
-    }
-    all.wall = started.elapsed();
-    all
+    })
 }
 
 /// A JSON POST → (status, body text); transport errors are status 0.

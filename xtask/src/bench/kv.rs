@@ -16,9 +16,6 @@
 
 use std::fmt::Write as _;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread;
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail, ensure};
@@ -26,7 +23,8 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{
-    MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, agent, machine, rand_u32, ratio, ratio_table,
+    MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, agent, closed_loop, machine, rand_u32, ratio,
+    ratio_table,
     write_report,
 };
 use crate::worker;
@@ -220,42 +218,23 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
 
 /// `clients` closed-loop threads doing `op` on `backend` for `dur`.
 fn load(base: &str, ns: &str, backend: Backend, op: Op, args: &KvArgs, dur: Duration) -> Samples {
-    let stop = Arc::new(AtomicBool::new(false));
-    let started = Instant::now();
-    let handles: Vec<_> = (0..args.clients)
-        .map(|c| {
-            let (stop, prefix) = (stop.clone(), format!("{base}{}", backend.prefix(ns)));
-            let (keys, value) = (args.keys, value(args.value_bytes, c));
-            thread::spawn(move || {
-                let agent = agent();
-                let mut s = Samples::default();
-                let mut i = c * 7919;
-                while !stop.load(Ordering::Relaxed) {
-                    i = i.wrapping_add(1);
-                    let url = format!("{prefix}{}", key(i % keys));
-                    let t = Instant::now();
-                    let (status, body) = request(&agent, op, &url, &value);
-                    if status == 200 {
-                        s.record(t.elapsed());
-                    } else {
-                        s.error(format!("{status} {body}"));
-                    }
-                }
-                s
-            })
-        })
-        .collect();
-    thread::sleep(dur);
-    stop.store(true, Ordering::Relaxed);
-    let mut all = Samples::default();
-    for h in handles {
-        if let Ok(s) = h.join() {
-            all.merge(s);
+    let prefix = format!("{base}{}", backend.prefix(ns));
+    let keys = args.keys;
+    closed_loop(args.clients, dur, |c| {
+        let (prefix, value) = (prefix.clone(), value(args.value_bytes, c));
+        let mut i = c * 7919;
+        move |agent: &ureq::Agent, s: &mut Samples| {
+            i = i.wrapping_add(1);
+            let url = format!("{prefix}{}", key(i % keys));
+            let t = Instant::now();
+            let (status, body) = request(agent, op, &url, &value);
+            if status == 200 {
+                s.record(t.elapsed());
+            } else {
+                s.error(format!("{status} {body}"));
+            }
         }
-    }
-    // The clients' last requests finish after `dur`; count them.
-    all.wall = started.elapsed();
-    all
+    })
 }
 
 fn markdown(r: &Report) -> String {

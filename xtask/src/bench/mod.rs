@@ -14,8 +14,10 @@ mod kv;
 
 use std::fs;
 use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
@@ -155,6 +157,42 @@ impl Machine {
             self.cpus, self.cpu_model, self.mem_total, self.kernel, self.load_before
         )
     }
+}
+
+/// `clients` closed-loop client threads for `dur`: client `c` runs the
+/// request loop `make(c)` (one request per call, recording into the
+/// samples) on its own keep-alive connection until the time is up. The
+/// wall time includes the last requests, which finish after `dur`.
+fn closed_loop<M, S>(clients: usize, dur: Duration, make: M) -> Samples
+where
+    M: Fn(usize) -> S,
+    S: FnMut(&ureq::Agent, &mut Samples) + Send + 'static,
+{
+    let stop = Arc::new(AtomicBool::new(false));
+    let started = Instant::now();
+    let handles: Vec<_> = (0..clients)
+        .map(|c| {
+            let (stop, mut step) = (stop.clone(), make(c));
+            thread::spawn(move || {
+                let agent = agent();
+                let mut s = Samples::default();
+                while !stop.load(Ordering::Relaxed) {
+                    step(&agent, &mut s);
+                }
+                s
+            })
+        })
+        .collect();
+    thread::sleep(dur);
+    stop.store(true, Ordering::Relaxed);
+    let mut all = Samples::default();
+    for h in handles {
+        if let Ok(s) = h.join() {
+            all.merge(s);
+        }
+    }
+    all.wall = started.elapsed();
+    all
 }
 
 fn agent() -> ureq::Agent {
