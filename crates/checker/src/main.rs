@@ -128,17 +128,7 @@ fn real_main() -> Result<ExitCode> {
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
-                println!(
-                    "{} ({}, {}): {} distinct states, {} states, depth {}, {:.1} s: {}",
-                    report.spec,
-                    report.config,
-                    report.search,
-                    report.unique_states,
-                    report.states,
-                    report.max_depth,
-                    report.seconds,
-                    report.violated.as_deref().map_or("pass".to_string(), |v| format!("{v} is violated"))
-                );
+                println!("{}", report.summary());
                 if report.violated.is_some() {
                     print!("\n{}", run::format_trace(&report));
                 }

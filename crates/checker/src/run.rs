@@ -175,6 +175,23 @@ impl Run<'_> {
     }
 }
 
+impl Report {
+    /// One line: what was checked, how far, and the verdict.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} ({}, {}): {} distinct states, {} states, depth {}, {:.1} s: {}",
+            self.spec,
+            self.config,
+            self.search,
+            self.unique_states,
+            self.states,
+            self.max_depth,
+            self.seconds,
+            self.violated.as_deref().map_or("pass".to_string(), |v| format!("{v} is violated"))
+        )
+    }
+}
+
 /// A path as stateright gives it: each state with the action taken from it.
 type Steps<M> = Vec<(<M as Model>::State, Option<<M as Model>::Action>)>;
 

@@ -37,15 +37,7 @@ fn check<M: Mirror>(cfg_name: &str, threads: usize, check_deadlock: bool) -> Rep
         ..Default::default()
     };
     let report = run::check(model, M::MODULE, cfg_name, None, &opts);
-    println!(
-        "{cfg_name}: {} distinct states, depth {}, {:.1} s, {} {}\n{}",
-        report.unique_states,
-        report.max_depth,
-        report.seconds,
-        report.verdict,
-        report.violated.as_deref().unwrap_or(""),
-        run::format_trace(&report)
-    );
+    println!("{}\n{}", report.summary(), run::format_trace(&report));
     report
 }
 

@@ -20,16 +20,7 @@ fn check<M: Mirror>(path: &Path) -> Report {
     let model = M::from_cfg(&cfg, None).unwrap();
     let opts = RunOptions { threads: 2, progress_every: Some(Duration::from_secs(30)), search: Search::Bfs };
     let report = run::check(model, M::MODULE, &path.display().to_string(), None, &opts);
-    println!(
-        "{}: {} distinct states, depth {}, {:.1} s, {} {}\n{}",
-        path.display(),
-        report.unique_states,
-        report.max_depth,
-        report.seconds,
-        report.verdict,
-        report.violated.as_deref().unwrap_or(""),
-        run::format_trace(&report)
-    );
+    println!("{}\n{}", report.summary(), run::format_trace(&report));
     report
 }
 
