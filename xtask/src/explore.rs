@@ -24,7 +24,8 @@ pub struct ExploreArgs {
 
 pub fn run(root: &Path, args: &ExploreArgs) -> Result<()> {
     let tla = root.join("tla");
-    let spec = if args.spec.ends_with(".tla") { PathBuf::from(&args.spec) } else { tla.join(format!("{}.tla", args.spec)) };
+    let spec =
+        if args.spec.ends_with(".tla") { PathBuf::from(&args.spec) } else { tla.join(format!("{}.tla", args.spec)) };
     if !spec.is_file() {
         bail!("no spec {}; give a module name in tla/ or a .tla path", spec.display());
     }

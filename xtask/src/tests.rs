@@ -47,7 +47,9 @@ pub fn workspace(root: &Path) -> Result<TestsOutcome> {
 /// `ok. 12 passed; 0 failed; ...` → the number before `label`.
 fn count(line: &str, label: &str) -> u64 {
     line.split(';')
-        .find_map(|part| part.trim().trim_start_matches("ok. ").trim_start_matches("FAILED. ").strip_suffix(label.trim_start()))
+        .find_map(|part| {
+            part.trim().trim_start_matches("ok. ").trim_start_matches("FAILED. ").strip_suffix(label.trim_start())
+        })
         .and_then(|n| n.trim().parse().ok())
         .unwrap_or(0)
 }

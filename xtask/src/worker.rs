@@ -52,13 +52,17 @@ pub fn build_with(tools: &Tools) -> Result<()> {
 /// variables from `.dev.vars` (HANDOFF_TEST_HOOKS=1).
 pub fn dev(root: &Path, port: u16) -> Result<()> {
     // Fail before building, with a clearer message than workerd's bind error.
-    TcpListener::bind(("127.0.0.1", port)).with_context(|| format!("127.0.0.1:{port} is not free; pick another port"))?;
+    TcpListener::bind(("127.0.0.1", port))
+        .with_context(|| format!("127.0.0.1:{port} is not free; pick another port"))?;
     let tools = ensure_tools(root)?;
     build_with(&tools)?;
     let env_files = dev_env_files(&tools, &root.join("target/worker-dev"))?;
     let mut server = Dev::start(&tools, port, None, Output::Inherit, &env_files)?;
     server.wait_ready(READY_TIMEOUT)?;
-    println!("worker: ready on {} (HANDOFF_TEST_HOOKS=1 from .dev.vars, a fresh internal key); Ctrl-C stops it", server.base);
+    println!(
+        "worker: ready on {} (HANDOFF_TEST_HOOKS=1 from .dev.vars, a fresh internal key); Ctrl-C stops it",
+        server.base
+    );
     println!("worker: try  curl -s -X PUT --data-binary 'hello' {0}/v1/demo/kv/greeting", server.base);
     println!("worker:      curl -si {0}/v1/demo/kv/greeting      curl -s {0}/v1/demo/status", server.base);
     server.wait()
@@ -140,7 +144,8 @@ fn report_bundle(outdir: &Path, since: SystemTime) -> Result<()> {
     // Only files written by this run count (the directory may hold older
     // ones); two seconds of slack for coarse file-system timestamps.
     let since = since - Duration::from_secs(2);
-    let entries = fs::read_dir(outdir).with_context(|| format!("wrangler wrote no bundle directory {}", outdir.display()))?;
+    let entries =
+        fs::read_dir(outdir).with_context(|| format!("wrangler wrote no bundle directory {}", outdir.display()))?;
     let mut files = Vec::new();
     for entry in entries {
         let entry = entry?;
@@ -255,7 +260,12 @@ const SMOKE_CHECKS: &[Check] = &[
         status: 200,
         // test_hooks: proves .dev.vars reached the worker.
         expect: || {
-            vec![("/ok", json!(true)), ("/service", json!("handoff")), ("/test_hooks", json!(true)), ("/internal_key", json!(true))]
+            vec![
+                ("/ok", json!(true)),
+                ("/service", json!("handoff")),
+                ("/test_hooks", json!(true)),
+                ("/internal_key", json!(true)),
+            ]
         },
     },
     Check {
@@ -265,12 +275,7 @@ const SMOKE_CHECKS: &[Check] = &[
         // Worker → Durable Object stub → Replica and back.
         expect: || vec![("/ok", json!(true)), ("/replica/ok", json!(true)), ("/replica/object", json!("Replica"))],
     },
-    Check {
-        method: "GET",
-        path: "/no-such-route",
-        status: 404,
-        expect: || vec![("/error/code", json!("not_found"))],
-    },
+    Check { method: "GET", path: "/no-such-route", status: 404, expect: || vec![("/error/code", json!("not_found"))] },
     Check {
         method: "POST",
         path: "/health",

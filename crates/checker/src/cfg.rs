@@ -54,26 +54,15 @@ impl fmt::Display for Value {
 #[derive(Debug, thiserror::Error)]
 pub enum CfgError {
     #[error("cannot read {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { path: PathBuf, source: std::io::Error },
     #[error("line {line}: {message}")]
     Syntax { line: usize, message: String },
     #[error("constant {0} is not given a value in the cfg")]
     MissingConstant(String),
     #[error("the cfg gives unknown constant {name}; {module} declares {known}")]
-    UnknownConstant {
-        name: String,
-        module: String,
-        known: String,
-    },
+    UnknownConstant { name: String, module: String, known: String },
     #[error("constant {name} must be {expected}, the cfg gives {found}")]
-    WrongType {
-        name: String,
-        expected: &'static str,
-        found: String,
-    },
+    WrongType { name: String, expected: &'static str, found: String },
     #[error("{module} has no invariant or property named {name}")]
     UnknownDefinition { module: String, name: String },
     #[error("{0}")]
@@ -104,20 +93,13 @@ pub struct TlcConfig {
 impl TlcConfig {
     /// Reads and parses a `.cfg` file.
     pub fn load(path: &Path) -> Result<Self, CfgError> {
-        let text = std::fs::read_to_string(path).map_err(|source| CfgError::Io {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = std::fs::read_to_string(path).map_err(|source| CfgError::Io { path: path.to_path_buf(), source })?;
         Self::parse(&text)
     }
 
     /// Parses the text of a `.cfg`.
     pub fn parse(text: &str) -> Result<Self, CfgError> {
-        let mut cfg = TlcConfig {
-            module: first_line_module(text),
-            check_deadlock: true,
-            ..TlcConfig::default()
-        };
+        let mut cfg = TlcConfig { module: first_line_module(text), check_deadlock: true, ..TlcConfig::default() };
         let tokens = tokenize(text)?;
         let mut p = Parser { tokens, pos: 0 };
         let mut section: Option<Section> = None;
@@ -175,10 +157,7 @@ impl TlcConfig {
                 Some(Section::Invariants) => cfg.invariants.push(p.ident()?),
                 Some(Section::Properties) => cfg.properties.push(p.ident()?),
                 _ => {
-                    return Err(syntax(
-                        tok.line,
-                        format!("unexpected {} outside a section", tok.kind),
-                    ));
+                    return Err(syntax(tok.line, format!("unexpected {} outside a section", tok.kind)));
                 }
             }
         }
@@ -251,17 +230,10 @@ impl TlcConfig {
     }
 
     /// Fails on any invariant or property the module does not define.
-    pub fn expect_definitions(
-        &self,
-        module: &str,
-        invariants: &[&str],
-        properties: &[&str],
-    ) -> Result<(), CfgError> {
+    pub fn expect_definitions(&self, module: &str, invariants: &[&str], properties: &[&str]) -> Result<(), CfgError> {
         let unknown = |name: &String, known: &[&str]| {
-            (!known.contains(&name.as_str())).then(|| CfgError::UnknownDefinition {
-                module: module.to_string(),
-                name: name.clone(),
-            })
+            (!known.contains(&name.as_str()))
+                .then(|| CfgError::UnknownDefinition { module: module.to_string(), name: name.clone() })
         };
         for name in &self.invariants {
             if let Some(e) = unknown(name, invariants) {
@@ -278,11 +250,7 @@ impl TlcConfig {
 }
 
 fn wrong_type(name: &str, expected: &'static str, found: &Value) -> CfgError {
-    CfgError::WrongType {
-        name: name.to_string(),
-        expected,
-        found: found.to_string(),
-    }
+    CfgError::WrongType { name: name.to_string(), expected, found: found.to_string() }
 }
 
 fn syntax(line: usize, message: String) -> CfgError {
@@ -303,8 +271,7 @@ fn first_line_module(text: &str) -> Option<String> {
         return None;
     };
     let name = name.trim();
-    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
-        .then(|| name.to_string())
+    (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then(|| name.to_string())
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -329,8 +296,8 @@ impl Section {
             "INVARIANT" | "INVARIANTS" => Section::Invariants,
             "PROPERTY" | "PROPERTIES" => Section::Properties,
             "CHECK_DEADLOCK" => Section::CheckDeadlock,
-            "SYMMETRY" | "VIEW" | "CONSTRAINT" | "CONSTRAINTS" | "ACTION_CONSTRAINT"
-            | "ACTION_CONSTRAINTS" | "POSTCONDITION" | "ALIAS" => Section::Unsupported,
+            "SYMMETRY" | "VIEW" | "CONSTRAINT" | "CONSTRAINTS" | "ACTION_CONSTRAINT" | "ACTION_CONSTRAINTS"
+            | "POSTCONDITION" | "ALIAS" => Section::Unsupported,
             _ => return None,
         })
     }
@@ -458,9 +425,7 @@ fn tokenize(text: &str) -> Result<Vec<Token>, CfgError> {
                     i += 1;
                 }
                 let digits: String = chars[start..i].iter().collect();
-                let n = digits
-                    .parse()
-                    .map_err(|_| syntax(line, format!("number {digits} is out of range")))?;
+                let n = digits.parse().map_err(|_| syntax(line, format!("number {digits} is out of range")))?;
                 out.push(Token { kind: Tok::Int(n), line });
             }
             c if c.is_alphanumeric() || c == '_' => {
@@ -468,10 +433,7 @@ fn tokenize(text: &str) -> Result<Vec<Token>, CfgError> {
                 while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
                     i += 1;
                 }
-                out.push(Token {
-                    kind: Tok::Ident(chars[start..i].iter().collect()),
-                    line,
-                });
+                out.push(Token { kind: Tok::Ident(chars[start..i].iter().collect()), line });
             }
             other => return Err(syntax(line, format!("unexpected character {other:?}"))),
         }
@@ -579,7 +541,8 @@ mod tests {
 
     #[test]
     fn comments_and_nested_sets() {
-        let cfg = TlcConfig::parse("(* a (* nested *) comment *)\nCONSTANTS S = {a, {1, 2}, \"x\"} \\* tail\n").unwrap();
+        let cfg =
+            TlcConfig::parse("(* a (* nested *) comment *)\nCONSTANTS S = {a, {1, 2}, \"x\"} \\* tail\n").unwrap();
         assert_eq!(cfg.constant("S").unwrap().to_string(), "{a, {1, 2}, \"x\"}");
     }
 

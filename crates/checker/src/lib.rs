@@ -10,7 +10,7 @@ pub mod cfg;
 pub mod claim;
 pub mod handoff;
 pub mod handoff_impl;
-pub mod remora;
 pub mod registry;
+pub mod remora;
 pub mod run;
 pub mod spec;

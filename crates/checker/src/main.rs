@@ -236,7 +236,10 @@ impl MirrorVisitor for ExploreVisitor<'_> {
         let model: M = self.target.build(self.mutation)?;
         let addr = format!("127.0.0.1:{}", self.port);
         // stateright's server panics on a busy port: find out first.
-        drop(std::net::TcpListener::bind(&addr).with_context(|| format!("cannot listen on {addr}; pick another --port"))?);
+        drop(
+            std::net::TcpListener::bind(&addr)
+                .with_context(|| format!("cannot listen on {addr}; pick another --port"))?,
+        );
         println!("explorer for {} ({}) on http://{addr}/", self.target.module, self.target.config.display());
         model.checker().serve(addr);
         Ok(())

@@ -52,11 +52,7 @@ pub struct RunOptions {
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions {
-            threads: 1,
-            progress_every: None,
-            search: Search::Bfs,
-        }
+        RunOptions { threads: 1, progress_every: None, search: Search::Bfs }
     }
 }
 
@@ -225,10 +221,8 @@ where
         }
     }
     for _ in 0..bound {
-        let found = level
-            .iter()
-            .filter_map(|&i| violated(&nodes[i].0).map(|name| (name, i)))
-            .min_by_key(|&(name, _)| name);
+        let found =
+            level.iter().filter_map(|&i| violated(&nodes[i].0).map(|name| (name, i))).min_by_key(|&(name, _)| name);
         if let Some((name, mut i)) = found {
             let mut path = vec![(nodes[i].0.clone(), None)];
             while let Some((parent, action)) = &nodes[i].1 {
@@ -267,16 +261,10 @@ where
         let vars = state.variables();
         let changed = vars
             .iter()
-            .filter(|(name, value)| {
-                prev.as_ref()
-                    .is_none_or(|p| p.iter().any(|(n, v)| n == name && v != value))
-            })
+            .filter(|(name, value)| prev.as_ref().is_none_or(|p| p.iter().any(|(n, v)| n == name && v != value)))
             .map(|(n, v)| (n.to_string(), v.clone()))
             .collect();
-        out.push(Step {
-            action: action.take(),
-            changed,
-        });
+        out.push(Step { action: action.take(), changed });
         action = next_action.map(|a| a.to_string());
         prev = Some(vars);
     }

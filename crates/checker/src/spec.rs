@@ -54,10 +54,9 @@ pub fn fmt_variables(state: &impl TlaState, f: &mut fmt::Formatter<'_>) -> fmt::
 /// Fails for a mutation name the model does not define.
 pub fn check_mutation(module: &str, known: &[&str], mutation: Option<&str>) -> Result<(), CfgError> {
     match mutation {
-        Some(m) if !known.contains(&m) => Err(CfgError::Unsupported(format!(
-            "{module} has no mutation {m:?}; known: {}",
-            known.join(", ")
-        ))),
+        Some(m) if !known.contains(&m) => {
+            Err(CfgError::Unsupported(format!("{module} has no mutation {m:?}; known: {}", known.join(", "))))
+        }
         _ => Ok(()),
     }
 }

@@ -23,18 +23,8 @@ fn build(text: &str) -> Result<ClaimImpl, CfgError> {
 }
 
 fn check(text: &str) -> run::Report {
-    let opts = RunOptions {
-        threads: 2,
-        progress_every: None,
-        ..Default::default()
-    };
-    run::check(
-        build(text).unwrap(),
-        "ClaimImpl",
-        "ClaimImpl.cfg",
-        None,
-        &opts,
-    )
+    let opts = RunOptions { threads: 2, progress_every: None, ..Default::default() };
+    run::check(build(text).unwrap(), "ClaimImpl", "ClaimImpl.cfg", None, &opts)
 }
 
 /// The shipped cfg (Claims = {c1}, two fences, two workers, two
@@ -64,11 +54,10 @@ fn one_fence_two_operations_passes() {
 fn every_spec_action_is_taken_by_some_step() {
     let text = shipped_text().replace("Fences = {f1, f2}", "Fences = {f1}");
     let model = build(&text).unwrap();
-    let base = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tla/RemoraClaimActivation.cfg"),
-    )
-    .unwrap()
-    .replace("Fences = {f1, f2}", "Fences = {f1}");
+    let base =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tla/RemoraClaimActivation.cfg"))
+            .unwrap()
+            .replace("Fences = {f1, f2}", "Fences = {f1}");
     let mirror = RemoraClaimActivation::from_cfg(&TlcConfig::parse(&base).unwrap(), None).unwrap();
 
     let mut taken = BTreeSet::new();
@@ -138,10 +127,7 @@ fn an_activation_runs_to_an_accepted_answer() {
     for action in path {
         let mut enabled = Vec::new();
         model.actions(&s, &mut enabled);
-        assert!(
-            enabled.contains(&action),
-            "{action} is not enabled in\n{s:?}"
-        );
+        assert!(enabled.contains(&action), "{action} is not enabled in\n{s:?}");
         s = model.next_state(&s, action).unwrap();
         assert!(s.step_violations.is_empty(), "{action}: {s:?}");
     }
@@ -152,9 +138,7 @@ fn an_activation_runs_to_an_accepted_answer() {
 
     // The lease lapses: the acceptance is withdrawn with it (ExpireLease),
     // and a replay is rejected.
-    s = model
-        .next_state(&s, Action::Elapse(Deadline::Lease(c1)))
-        .unwrap();
+    s = model.next_state(&s, Action::Elapse(Deadline::Lease(c1))).unwrap();
     assert_eq!(s.spec.operation_response[&o1], mv("NoResponse"));
     for action in [
         Action::Activate(o1, c1, mv("f1"), mv("w1")),
@@ -171,27 +155,14 @@ fn an_activation_runs_to_an_accepted_answer() {
 #[test]
 fn the_cfg_is_the_one_source_of_constants() {
     let model = build(&shipped_text()).unwrap();
-    assert_eq!(
-        model.init_states().len(),
-        4,
-        "attemptFence and attemptWorker range over the cfg's sets"
-    );
+    assert_eq!(model.init_states().len(), 4, "attemptFence and attemptWorker range over the cfg's sets");
     let two = shipped_text().replace("Claims = {c1}", "Claims = {c1, c2}");
     assert_eq!(build(&two).unwrap().init_states().len(), 16);
 
-    let unknown = shipped_text().replace(
-        "CHECK_DEADLOCK FALSE",
-        "CONSTANT Extra = 1\nCHECK_DEADLOCK FALSE",
-    );
-    assert!(matches!(
-        build(&unknown),
-        Err(CfgError::UnknownConstant { .. })
-    ));
+    let unknown = shipped_text().replace("CHECK_DEADLOCK FALSE", "CONSTANT Extra = 1\nCHECK_DEADLOCK FALSE");
+    assert!(matches!(build(&unknown), Err(CfgError::UnknownConstant { .. })));
     let misspelt = shipped_text().replace("INVARIANT TypeOK", "INVARIANT TypeOk");
-    assert!(matches!(
-        build(&misspelt),
-        Err(CfgError::UnknownDefinition { .. })
-    ));
+    assert!(matches!(build(&misspelt), Err(CfgError::UnknownDefinition { .. })));
     let spec = format!("SPECIFICATION Spec\n{}", shipped_text());
     assert!(matches!(build(&spec), Err(CfgError::Unsupported(_))));
     let deadlock = shipped_text().replace("CHECK_DEADLOCK FALSE", "");
@@ -222,23 +193,14 @@ fn the_cfg_says_which_properties_are_checked() {
             "ProceduresTakeEveryReply",
         ]
     );
-    let fewer = shipped_text()
-        .replace("PROPERTY HeartbeatSpec\n", "")
-        .replace("INVARIANT TypeOK\n", "");
-    let names: Vec<_> = build(&fewer)
-        .unwrap()
-        .properties()
-        .iter()
-        .map(|p| p.name)
-        .collect();
+    let fewer = shipped_text().replace("PROPERTY HeartbeatSpec\n", "").replace("INVARIANT TypeOK\n", "");
+    let names: Vec<_> = build(&fewer).unwrap().properties().iter().map(|p| p.name).collect();
     assert!(!names.contains(&"HeartbeatSpec") && !names.contains(&"TypeOK"));
 }
 
 #[test]
 fn an_unknown_mutation_is_refused() {
     let cfg = TlcConfig::parse(&shipped_text()).unwrap();
-    let err = ClaimImpl::from_cfg(&cfg, Some("no-such-mutation"))
-        .err()
-        .unwrap();
+    let err = ClaimImpl::from_cfg(&cfg, Some("no-such-mutation")).err().unwrap();
     assert!(matches!(err, CfgError::Unsupported(_)), "{err}");
 }

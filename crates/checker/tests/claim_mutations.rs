@@ -13,10 +13,7 @@ use checker::spec::Mirror;
 use stateright::{Checker, HasDiscoveries, Model};
 
 fn shipped_text() -> String {
-    std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/ClaimImpl.cfg"),
-    )
-    .unwrap()
+    std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/ClaimImpl.cfg")).unwrap()
 }
 
 fn shipped_cfg() -> TlcConfig {
@@ -33,13 +30,7 @@ fn one_fence_cfg() -> TlcConfig {
 /// the same on every run.
 fn check(cfg: &TlcConfig, mutation: &str) -> run::Report {
     let model = ClaimImpl::from_cfg(cfg, Some(mutation)).unwrap();
-    run::check(
-        model,
-        "ClaimImpl",
-        "ClaimImpl.cfg",
-        Some(mutation),
-        &RunOptions::default(),
-    )
+    run::check(model, "ClaimImpl", "ClaimImpl.cfg", Some(mutation), &RunOptions::default())
 }
 
 #[test]
@@ -48,18 +39,11 @@ fn every_mutation_is_caught_with_a_shortest_counterexample() {
     for &mutation in ClaimImpl::MUTATIONS {
         let report = check(&cfg, mutation);
         let Some(violated) = &report.violated else {
-            panic!(
-                "mutation {mutation} is not caught ({} distinct states)",
-                report.unique_states
-            );
+            panic!("mutation {mutation} is not caught ({} distinct states)", report.unique_states);
         };
         insta::assert_snapshot!(
             mutation,
-            format!(
-                "{violated} is violated after {} states\n\n{}",
-                report.trace.len(),
-                run::format_trace(&report)
-            )
+            format!("{violated} is violated after {} states\n\n{}", report.trace.len(), run::format_trace(&report))
         );
     }
 }
@@ -73,20 +57,13 @@ fn the_spec_properties_alone_catch_all_but_one() {
     let mut cfg = one_fence_cfg();
     cfg.properties.retain(|p| p != "HeartbeatSpec");
     for (mutation, property) in [
-        (
-            "replay-without-lease-check",
-            "AcceptedResponseIsExactReplay",
-        ),
+        ("replay-without-lease-check", "AcceptedResponseIsExactReplay"),
         ("reaper-ignores-reservation", "RecoveryOwnsInactiveClaim"),
         ("compensation-skipped", "ReapedCoordinationIsClean"),
         ("renewal-revives-lease", "LeaseIsNeverRevived"),
     ] {
         let model = ClaimImpl::from_cfg(&cfg, Some(mutation)).unwrap();
-        let checker = model
-            .checker()
-            .finish_when(HasDiscoveries::AnyFailures)
-            .spawn_bfs()
-            .join();
+        let checker = model.checker().finish_when(HasDiscoveries::AnyFailures).spawn_bfs().join();
         let found: Vec<&str> = checker.discoveries().into_keys().collect();
         assert!(found.contains(&property), "{mutation}: {found:?}");
     }
@@ -101,10 +78,7 @@ fn the_spec_properties_alone_catch_all_but_one() {
 #[test]
 fn only_the_refinement_check_catches_a_lockless_commit() {
     let mut cfg = one_fence_cfg();
-    assert_eq!(
-        check(&cfg, "commit-without-lock").violated.as_deref(),
-        Some("HeartbeatSpec")
-    );
+    assert_eq!(check(&cfg, "commit-without-lock").violated.as_deref(), Some("HeartbeatSpec"));
     cfg.properties.retain(|p| p != "HeartbeatSpec");
     let model = ClaimImpl::from_cfg(&cfg, Some("commit-without-lock")).unwrap();
     assert!(model.checker().spawn_bfs().join().discoveries().is_empty());

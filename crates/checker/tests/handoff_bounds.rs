@@ -12,15 +12,9 @@ use checker::spec::Mirror;
 use stateright::{Checker, Model};
 
 fn load<M: Mirror>(cfg_name: &str) -> TlcConfig {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tla")
-        .join(cfg_name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tla").join(cfg_name);
     let cfg = TlcConfig::load(&path).unwrap();
-    assert_eq!(
-        cfg.module.as_deref().unwrap_or(M::MODULE),
-        M::MODULE,
-        "{cfg_name} pairs with another module"
-    );
+    assert_eq!(cfg.module.as_deref().unwrap_or(M::MODULE), M::MODULE, "{cfg_name} pairs with another module");
     cfg
 }
 
@@ -31,11 +25,7 @@ fn check<M: Mirror>(cfg_name: &str, threads: usize, check_deadlock: bool) -> Rep
     let mut cfg = load::<M>(cfg_name);
     cfg.check_deadlock = check_deadlock;
     let model = M::from_cfg(&cfg, None).unwrap();
-    let opts = RunOptions {
-        threads,
-        progress_every: Some(Duration::from_secs(30)),
-        ..Default::default()
-    };
+    let opts = RunOptions { threads, progress_every: Some(Duration::from_secs(30)), ..Default::default() };
     let report = run::check(model, M::MODULE, cfg_name, None, &opts);
     println!("{}\n{}", report.summary(), run::format_trace(&report));
     report
@@ -49,20 +39,9 @@ fn handoff_max_evicts_3_breaks_epoch_ver_unique() {
     let report = check::<Handoff>("counterexamples/HandoffMaxEvicts3.cfg", 1, false);
     assert_eq!(report.violated.as_deref(), Some("EpochVerUnique"));
     let model = Handoff::from_cfg(&load::<Handoff>("counterexamples/HandoffMaxEvicts3.cfg"), None).unwrap();
-    let shorter = model
-        .checker()
-        .target_max_depth(report.trace.len())
-        .spawn_bfs()
-        .join();
-    assert!(
-        shorter.discoveries().is_empty(),
-        "a shorter counterexample exists"
-    );
-    let counterexample = format!(
-        "states: {}\n\n{}",
-        report.trace.len(),
-        run::format_trace(&report)
-    );
+    let shorter = model.checker().target_max_depth(report.trace.len()).spawn_bfs().join();
+    assert!(shorter.discoveries().is_empty(), "a shorter counterexample exists");
+    let counterexample = format!("states: {}\n\n{}", report.trace.len(), run::format_trace(&report));
     insta::assert_snapshot!(counterexample);
 }
 

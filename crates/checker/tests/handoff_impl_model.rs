@@ -18,7 +18,13 @@ fn models(name: &str) -> PathBuf {
 fn the_implementation_refines_handoff_zombie() {
     let cfg = TlcConfig::load(&models("HandoffImplQuick.cfg")).unwrap();
     let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
-    let report = run::check(model, "HandoffImpl", "HandoffImplQuick.cfg", None, &RunOptions { threads: 2, ..Default::default() });
+    let report = run::check(
+        model,
+        "HandoffImpl",
+        "HandoffImplQuick.cfg",
+        None,
+        &RunOptions { threads: 2, ..Default::default() },
+    );
     assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
     assert_eq!(report.unique_states, QUICK_STATES);
 }
@@ -43,7 +49,13 @@ fn a_short_simulation_at_larger_bounds_passes() {
     let cfg = TlcConfig::load(&models("simulation/HandoffImplLarge.cfg")).unwrap();
     let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
     let search = Search::Simulation { seed: 7, max_depth: 80, budget: Duration::from_secs(5) };
-    let report = run::check(model, "HandoffImpl", "HandoffImplLarge.cfg", None, &RunOptions { threads: 2, search, ..Default::default() });
+    let report = run::check(
+        model,
+        "HandoffImpl",
+        "HandoffImplLarge.cfg",
+        None,
+        &RunOptions { threads: 2, search, ..Default::default() },
+    );
     assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
     assert!(report.states > 100, "{report:?}");
 }

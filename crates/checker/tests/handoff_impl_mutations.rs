@@ -15,7 +15,13 @@ fn caught(mutation: &str) -> run::Report {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/HandoffImplQuick.cfg");
     let cfg = TlcConfig::load(&path).unwrap();
     let model = HandoffImpl::from_cfg(&cfg, Some(mutation)).unwrap();
-    let report = run::check(model, "HandoffImpl", "HandoffImplQuick.cfg", Some(mutation), &RunOptions { threads: 2, ..Default::default() });
+    let report = run::check(
+        model,
+        "HandoffImpl",
+        "HandoffImplQuick.cfg",
+        Some(mutation),
+        &RunOptions { threads: 2, ..Default::default() },
+    );
     assert_eq!(report.verdict, "violation", "{mutation} was not caught");
     // The shortest counterexample, reviewed like the mirrors' ones.
     insta::assert_snapshot!(mutation, run::format_trace(&report));

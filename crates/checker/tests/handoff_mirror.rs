@@ -20,23 +20,8 @@ fn load(name: &str) -> TlcConfig {
 #[test]
 fn handoff_cfg_matches_tlc_distinct_states() {
     let model = Handoff::from_cfg(&load("Handoff.cfg"), None).unwrap();
-    let report = run::check(
-        model,
-        "Handoff",
-        "Handoff.cfg",
-        None,
-        &RunOptions {
-            threads: 2,
-            ..Default::default()
-        },
-    );
-    assert_eq!(
-        report.verdict,
-        "pass",
-        "{:?}\n{}",
-        report.violated,
-        run::format_trace(&report)
-    );
+    let report = run::check(model, "Handoff", "Handoff.cfg", None, &RunOptions { threads: 2, ..Default::default() });
+    assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
     assert_eq!(report.unique_states, 95_028);
 }
 
@@ -52,18 +37,9 @@ fn handoff_cfg_has_no_deadlock() {
         "Handoff",
         "Handoff.cfg",
         None,
-        &RunOptions {
-            threads: 2,
-            ..Default::default()
-        },
+        &RunOptions { threads: 2, ..Default::default() },
     );
-    assert_eq!(
-        report.verdict,
-        "pass",
-        "{:?}\n{}",
-        report.violated,
-        run::format_trace(&report)
-    );
+    assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
     assert_eq!(report.unique_states, 95_028);
 }
 
@@ -88,20 +64,9 @@ CHECK_DEADLOCK FALSE
 #[test]
 fn other_constants_match_the_tla_checker() {
     let cfg = TlcConfig::parse(FOUR_REPLICAS).unwrap();
-    let report = run::check(
-        Handoff::from_cfg(&cfg, None).unwrap(),
-        "Handoff",
-        "FOUR_REPLICAS",
-        None,
-        &RunOptions::default(),
-    );
-    assert_eq!(
-        report.verdict,
-        "pass",
-        "{:?}\n{}",
-        report.violated,
-        run::format_trace(&report)
-    );
+    let report =
+        run::check(Handoff::from_cfg(&cfg, None).unwrap(), "Handoff", "FOUR_REPLICAS", None, &RunOptions::default());
+    assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
     assert_eq!(report.unique_states, 6_357);
 }
 
@@ -117,10 +82,7 @@ fn a_cfg_without_properties_still_explores_everything() {
         "Handoff",
         "Handoff.cfg",
         None,
-        &RunOptions {
-            threads: 2,
-            ..Default::default()
-        },
+        &RunOptions { threads: 2, ..Default::default() },
     );
     assert_eq!(report.unique_states, 95_028);
 }
@@ -131,40 +93,25 @@ fn cfg_mistakes_are_typed_errors() {
     let error = |from: &str, to: &str| {
         assert!(shipped.contains(from), "{from:?} is not in Handoff.cfg");
         let cfg = TlcConfig::parse(&shipped.replace(from, to)).unwrap();
-        Handoff::from_cfg(&cfg, None)
-            .err()
-            .expect("the cfg was accepted")
+        Handoff::from_cfg(&cfg, None).err().expect("the cfg was accepted")
     };
     assert!(
         matches!(error("NoVal = NoVal", "NoVal = NoVal Extra = 1"), CfgError::UnknownConstant { name, .. } if name == "Extra")
     );
-    assert!(
-        matches!(error("MaxWrites = 2", ""), CfgError::MissingConstant(name) if name == "MaxWrites")
-    );
+    assert!(matches!(error("MaxWrites = 2", ""), CfgError::MissingConstant(name) if name == "MaxWrites"));
     assert!(
         matches!(error("INVARIANT TypeOK", "INVARIANT TypeOk"), CfgError::UnknownDefinition { name, .. } if name == "TypeOk")
     );
-    assert!(matches!(
-        error("PROPERTY NoServedRegression", "PROPERTY Liveness"),
-        CfgError::UnknownDefinition { .. }
-    ));
+    assert!(matches!(error("PROPERTY NoServedRegression", "PROPERTY Liveness"), CfgError::UnknownDefinition { .. }));
     assert!(
         matches!(error("Coordinator = r0", "Coordinator = r9"), CfgError::WrongType { name, .. } if name == "Coordinator")
     );
     assert!(
         matches!(error("MaxEvicts = 2", "MaxEvicts = {r0}"), CfgError::WrongType { name, .. } if name == "MaxEvicts")
     );
-    assert!(
-        matches!(error("Keys = {k1}", "Keys = 1"), CfgError::WrongType { name, .. } if name == "Keys")
-    );
-    assert!(matches!(
-        error("SPECIFICATION Spec", "SPECIFICATION Other"),
-        CfgError::Unsupported(_)
-    ));
+    assert!(matches!(error("Keys = {k1}", "Keys = 1"), CfgError::WrongType { name, .. } if name == "Keys"));
+    assert!(matches!(error("SPECIFICATION Spec", "SPECIFICATION Other"), CfgError::Unsupported(_)));
 
     let cfg = TlcConfig::parse(&shipped).unwrap();
-    assert!(matches!(
-        Handoff::from_cfg(&cfg, Some("no-such-bug")),
-        Err(CfgError::Unsupported(_))
-    ));
+    assert!(matches!(Handoff::from_cfg(&cfg, Some("no-such-bug")), Err(CfgError::Unsupported(_))));
 }

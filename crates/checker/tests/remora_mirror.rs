@@ -25,11 +25,7 @@ fn build(text: &str) -> Result<RemoraClaimActivation, CfgError> {
 fn check_file(file: &str) -> run::Report {
     let cfg = TlcConfig::load(&tla_dir().join(file)).unwrap();
     let model = RemoraClaimActivation::from_cfg(&cfg, None).unwrap();
-    let opts = RunOptions {
-        threads: 2,
-        progress_every: None,
-        ..Default::default()
-    };
+    let opts = RunOptions { threads: 2, progress_every: None, ..Default::default() };
     run::check(model, "RemoraClaimActivation.tla", file, None, &opts)
 }
 
@@ -102,10 +98,7 @@ fn states_and_actions_print_in_tla_notation() {
          /\\ activationEffectCount = [c1 |-> 0]"
     );
     let [o1, c1, f1, w1] = ["o1", "c1", "f1", "w1"].map(ModelValue::new);
-    assert_eq!(
-        Action::BindOperation(o1, c1, f1, w1).to_string(),
-        "BindOperation(o1, c1, f1, w1)"
-    );
+    assert_eq!(Action::BindOperation(o1, c1, f1, w1).to_string(), "BindOperation(o1, c1, f1, w1)");
     assert_eq!(Action::CommitActivation(c1).to_string(), "CommitActivation(c1)");
     assert_eq!(Action::Done.to_string(), "Done");
 }
@@ -148,11 +141,7 @@ fn the_spec_does_not_deadlock() {
         "s",
         "c",
         None,
-        &RunOptions {
-            threads: 2,
-            progress_every: None,
-            ..Default::default()
-        },
+        &RunOptions { threads: 2, progress_every: None, ..Default::default() },
     );
     assert_eq!(report.violated, None, "{}", run::format_trace(&report));
     assert_eq!(report.unique_states, 32_496);
@@ -172,11 +161,7 @@ fn a_cfg_without_invariants_still_explores_every_state() {
         "s",
         "c",
         None,
-        &RunOptions {
-            threads: 2,
-            progress_every: None,
-            ..Default::default()
-        },
+        &RunOptions { threads: 2, progress_every: None, ..Default::default() },
     );
     assert_eq!(report.unique_states, 32_496);
 }
@@ -196,37 +181,19 @@ fn model_values_are_compared_by_name() {
 fn bad_cfgs_are_refused() {
     let with = |from: &str, to: &str| build(&shipped_text().replace(from, to)).err().unwrap();
     assert!(matches!(with("    Rejected = Rejected\n", ""), CfgError::MissingConstant(name) if name == "Rejected"));
-    assert!(matches!(
-        with("CONSTANTS\n", "CONSTANTS\n    MaxEvicts = 2\n"),
-        CfgError::UnknownConstant { .. }
-    ));
-    assert!(matches!(
-        with("INVARIANT TypeOK", "INVARIANT NoSuchThing"),
-        CfgError::UnknownDefinition { .. }
-    ));
+    assert!(matches!(with("CONSTANTS\n", "CONSTANTS\n    MaxEvicts = 2\n"), CfgError::UnknownConstant { .. }));
+    assert!(matches!(with("INVARIANT TypeOK", "INVARIANT NoSuchThing"), CfgError::UnknownDefinition { .. }));
     // An action property is not a state invariant.
     assert!(matches!(
-        with(
-            "PROPERTY ActivationAppliesAtMostOnce",
-            "INVARIANT ActivationAppliesAtMostOnce"
-        ),
+        with("PROPERTY ActivationAppliesAtMostOnce", "INVARIANT ActivationAppliesAtMostOnce"),
         CfgError::UnknownDefinition { .. }
     ));
     // ASSUME Workers # {} and ASSUME NoWorker \notin Workers
-    assert!(matches!(
-        with("Workers = {w1, w2}", "Workers = {}"),
-        CfgError::WrongType { .. }
-    ));
+    assert!(matches!(with("Workers = {w1, w2}", "Workers = {}"), CfgError::WrongType { .. }));
     assert!(
         matches!(with("NoWorker = NoWorker", "NoWorker = w2"), CfgError::WrongType { name, .. } if name == "NoWorker")
     );
-    assert!(matches!(
-        with("NoOwner = NoOwner", "NoOwner = 3"),
-        CfgError::WrongType { .. }
-    ));
+    assert!(matches!(with("NoOwner = NoOwner", "NoOwner = 3"), CfgError::WrongType { .. }));
     // Another specification would be another state space.
-    assert!(matches!(
-        with("SPECIFICATION Spec", "SPECIFICATION Other"),
-        CfgError::Unsupported(_)
-    ));
+    assert!(matches!(with("SPECIFICATION Spec", "SPECIFICATION Other"), CfgError::Unsupported(_)));
 }

@@ -17,13 +17,7 @@ fn shipped_cfg() -> TlcConfig {
 /// the same on every run.
 fn check(cfg: &TlcConfig, mutation: &str) -> run::Report {
     let model = RemoraClaimActivation::from_cfg(cfg, Some(mutation)).unwrap();
-    run::check(
-        model,
-        "RemoraClaimActivation.tla",
-        "RemoraClaimActivation.cfg",
-        Some(mutation),
-        &RunOptions::default(),
-    )
+    run::check(model, "RemoraClaimActivation.tla", "RemoraClaimActivation.cfg", Some(mutation), &RunOptions::default())
 }
 
 #[test]
@@ -32,18 +26,11 @@ fn every_mutation_is_caught_with_a_shortest_counterexample() {
     for &mutation in RemoraClaimActivation::MUTATIONS {
         let report = check(&cfg, mutation);
         let Some(violated) = &report.violated else {
-            panic!(
-                "mutation {mutation} is not caught ({} distinct states)",
-                report.unique_states
-            );
+            panic!("mutation {mutation} is not caught ({} distinct states)", report.unique_states);
         };
         insta::assert_snapshot!(
             mutation,
-            format!(
-                "{violated} is violated after {} states\n\n{}",
-                report.trace.len(),
-                run::format_trace(&report)
-            )
+            format!("{violated} is violated after {} states\n\n{}", report.trace.len(), run::format_trace(&report))
         );
     }
 }
@@ -62,8 +49,6 @@ fn activation_applies_at_most_once_alone_catches_a_second_effect() {
 
 #[test]
 fn an_unknown_mutation_is_refused() {
-    let err = RemoraClaimActivation::from_cfg(&shipped_cfg(), Some("no-such-mutation"))
-        .err()
-        .unwrap();
+    let err = RemoraClaimActivation::from_cfg(&shipped_cfg(), Some("no-such-mutation")).err().unwrap();
     assert!(matches!(err, CfgError::Unsupported(_)), "{err}");
 }

@@ -189,7 +189,9 @@ fn kv(method: &str, backend: Backend, ns_raw: &str, key_raw: &str) -> Route {
     with_ns(ns_raw, |ns| match names::key(key_raw) {
         Ok(key) if op != KvOp::Get && key.starts_with(RESERVED_PREFIX) => Route::Forbidden {
             code: "reserved_key",
-            message: format!("keys under {RESERVED_PREFIX:?} are reserved for the claims service and cannot be written"),
+            message: format!(
+                "keys under {RESERVED_PREFIX:?} are reserved for the claims service and cannot be written"
+            ),
         },
         Ok(key) => Route::Kv { backend, ns, key, op },
         Err(e) => bad("invalid_key", format!("the key {e}")),

@@ -25,7 +25,8 @@ impl Claims {
 
     /// `POST /v1/{ns}/claims`.
     pub async fn create(&self, claim: &str, fence: u64, worker: &str, reservation_ttl_ms: u64) -> Resp {
-        let body = json!({ "claim": claim, "fence": fence, "worker": worker, "reservation_ttl_ms": reservation_ttl_ms });
+        let body =
+            json!({ "claim": claim, "fence": fence, "worker": worker, "reservation_ttl_ms": reservation_ttl_ms });
         let path = format!("/v1/{}/claims", enc(&self.ns));
         self.store.request("POST", &path, Some(body.to_string().into_bytes()), &[]).await
     }

@@ -27,8 +27,7 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::{
-    MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, closed_loop, machine, rand_u32, ratio,
-    ratio_table,
+    MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, closed_loop, machine, rand_u32, ratio, ratio_table,
     write_report,
 };
 use crate::worker;

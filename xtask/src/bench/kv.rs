@@ -24,8 +24,7 @@ use serde::Serialize;
 
 use super::{
     MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, agent, closed_loop, machine, rand_u32, ratio,
-    ratio_table,
-    write_report,
+    ratio_table, write_report,
 };
 use crate::worker;
 
@@ -162,10 +161,8 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
     server.stop()?;
     ensure!(panics.is_empty(), "the worker panicked during the benchmark:\n{}", panics.join("\n"));
 
-    let results: Vec<Stats> = samples
-        .iter_mut()
-        .map(|((b, op), s)| Stats { backend: b.name(), op: *op, summary: Summary::of(s) })
-        .collect();
+    let results: Vec<Stats> =
+        samples.iter_mut().map(|((b, op), s)| Stats { backend: b.name(), op: *op, summary: Summary::of(s) }).collect();
     for ((b, op), s) in &samples {
         if let Some(e) = &s.first_error {
             println!("bench: {} {:?}: {} errors, first: {e}", b.name(), op, s.errors);
@@ -184,9 +181,17 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
             Op::Get => 1.2,
         };
         let opname = format!("{op:?}").to_uppercase();
-        ratios.push(ratio(format!("replicated/mem-do {opname} p50"), rep.summary.p50_ms / mem.summary.p50_ms, Some(target)));
+        ratios.push(ratio(
+            format!("replicated/mem-do {opname} p50"),
+            rep.summary.p50_ms / mem.summary.p50_ms,
+            Some(target),
+        ));
         ratios.push(ratio(format!("replicated/mem-do {opname} p99"), rep.summary.p99_ms / mem.summary.p99_ms, None));
-        ratios.push(ratio(format!("replicated/mem-do {opname} throughput"), rep.summary.ops_per_s / mem.summary.ops_per_s, None));
+        ratios.push(ratio(
+            format!("replicated/mem-do {opname} throughput"),
+            rep.summary.ops_per_s / mem.summary.ops_per_s,
+            None,
+        ));
         ratios.push(ratio(format!("replicated/sql-do {opname} p50"), rep.summary.p50_ms / sql.summary.p50_ms, None));
     }
     let command = format!(

@@ -166,11 +166,17 @@ fn choose_checker(root: &Path, choice: Option<CheckerChoice>) -> Result<(Checker
     match choice {
         Some(CheckerChoice::Tlc) => {
             let t = tlc::locate().context("--checker tlc, but TLC cannot run")?;
-            Ok((CheckerUsed { name: "tlc", version: t.version.clone(), why: "requested with --checker tlc".into() }, Runner::Tlc(t)))
+            Ok((
+                CheckerUsed { name: "tlc", version: t.version.clone(), why: "requested with --checker tlc".into() },
+                Runner::Tlc(t),
+            ))
         }
         Some(CheckerChoice::Tla) => tla("requested with --checker tla".into()),
         None => match tlc::locate() {
-            Ok(t) => Ok((CheckerUsed { name: "tlc", version: t.version.clone(), why: "Java and tla2tools.jar found".into() }, Runner::Tlc(t))),
+            Ok(t) => Ok((
+                CheckerUsed { name: "tlc", version: t.version.clone(), why: "Java and tla2tools.jar found".into() },
+                Runner::Tlc(t),
+            )),
             Err(e) => tla(format!("TLC unavailable: {e:#}")),
         },
     }

@@ -49,11 +49,14 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64) -> Result<RustO
     if target.search == Search::Simulation {
         cmd.args(["--seconds", &simulation_seconds.to_string()]);
     }
-    let out = stream::run(cmd, &target.cfg_name(), |line| line.contains("distinct states,").then(|| line.trim().to_string()))?;
+    let out = stream::run(cmd, &target.cfg_name(), |line| {
+        line.contains("distinct states,").then(|| line.trim().to_string())
+    })?;
     let last_error = || out.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
     Ok(match out.code {
         Some(0) | Some(1) => {
-            let v: serde_json::Value = serde_json::from_str(&out.stdout).context("the checker printed no JSON report")?;
+            let v: serde_json::Value =
+                serde_json::from_str(&out.stdout).context("the checker printed no JSON report")?;
             RustOutcome {
                 verdict: v["verdict"].as_str().unwrap_or("error").to_string(),
                 unique_states: v["unique_states"].as_u64(),
@@ -63,7 +66,21 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64) -> Result<RustO
                 message: None,
             }
         }
-        Some(3) => RustOutcome { verdict: "no model".into(), unique_states: None, max_depth: None, seconds: None, violated: None, message: Some(last_error()) },
-        _ => RustOutcome { verdict: "error".into(), unique_states: None, max_depth: None, seconds: None, violated: None, message: Some(last_error()) },
+        Some(3) => RustOutcome {
+            verdict: "no model".into(),
+            unique_states: None,
+            max_depth: None,
+            seconds: None,
+            violated: None,
+            message: Some(last_error()),
+        },
+        _ => RustOutcome {
+            verdict: "error".into(),
+            unique_states: None,
+            max_depth: None,
+            seconds: None,
+            violated: None,
+            message: Some(last_error()),
+        },
     })
 }

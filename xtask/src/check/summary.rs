@@ -52,7 +52,8 @@ impl Summary {
     }
 
     pub fn print_table(&self) {
-        let header = ["spec", "cfg", "checker", "distinct states", "depth", "verdict", "seconds", "rust states", "parity"];
+        let header =
+            ["spec", "cfg", "checker", "distinct states", "depth", "verdict", "seconds", "rust states", "parity"];
         let mut lines: Vec<[String; 9]> = Vec::new();
         for r in &self.rows {
             let checker = match (&r.tla, &self.tla_checker) {
@@ -65,7 +66,9 @@ impl Summary {
             };
             let rust = match &r.rust {
                 Some(o) if o.verdict == "pass" => opt(o.unique_states),
-                Some(o) if o.verdict == "violation" => format!("{} ({})", opt(o.unique_states), o.violated.as_deref().unwrap_or("violation")),
+                Some(o) if o.verdict == "violation" => {
+                    format!("{} ({})", opt(o.unique_states), o.violated.as_deref().unwrap_or("violation"))
+                }
                 Some(o) => o.verdict.clone(),
                 None => "-".into(),
             };
@@ -92,7 +95,12 @@ impl Summary {
             println!("\nTLA+ checker: {} {} ({})", c.name, c.version, c.why);
         }
         if let Some(t) = &self.tests {
-            println!("tests: {} passed, {} failed{}", t.passed, t.failed, if t.ok { "" } else { " (cargo test failed)" });
+            println!(
+                "tests: {} passed, {} failed{}",
+                t.passed,
+                t.failed,
+                if t.ok { "" } else { " (cargo test failed)" }
+            );
         }
         println!("{}", if self.ok() { "check: PASS" } else { "check: FAIL" });
     }

@@ -70,7 +70,10 @@ impl Target {
     /// The cfg's file name, for tables (with the search when it is not
     /// breadth-first).
     pub fn cfg_name(&self) -> String {
-        let name = self.cfg_path.file_name().map_or_else(|| self.cfg_path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = self
+            .cfg_path
+            .file_name()
+            .map_or_else(|| self.cfg_path.display().to_string(), |n| n.to_string_lossy().into_owned());
         match self.search {
             Search::Bfs => name,
             s => format!("{name} ({})", s.arg()),
@@ -100,7 +103,8 @@ pub fn resolve(cfg_path: &Path, tla_dir: &Path) -> Result<Target> {
     let search = Search::of_cfg(&text, cfg_path)?;
     let stem = cfg_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     let module = cfg.module.clone().unwrap_or(stem);
-    let dirs: Vec<PathBuf> = [cfg_path.parent().map(Path::to_path_buf).unwrap_or_default(), tla_dir.to_path_buf()].into();
+    let dirs: Vec<PathBuf> =
+        [cfg_path.parent().map(Path::to_path_buf).unwrap_or_default(), tla_dir.to_path_buf()].into();
     let Some(spec) = find_module(&module, &dirs) else {
         if checker::registry::MODULES.contains(&module.as_str()) {
             return Ok(Target { module, spec: None, cfg_path: cfg_path.to_path_buf(), search });
@@ -110,7 +114,11 @@ pub fn resolve(cfg_path: &Path, tla_dir: &Path) -> Result<Target> {
         } else {
             "named after the cfg (add a first line `\\* MODULE Name` to pair it with another module)"
         };
-        bail!("cfg {} is for module {module} ({how}), but {module}.tla is not in {} and no Rust model has that name", cfg_path.display(), dirs_list(&dirs));
+        bail!(
+            "cfg {} is for module {module} ({how}), but {module}.tla is not in {} and no Rust model has that name",
+            cfg_path.display(),
+            dirs_list(&dirs)
+        );
     };
     let declared = Declarations::of_module(&module, &dirs)?;
     for (name, _) in &cfg.constants {
@@ -133,13 +141,18 @@ pub fn resolve(cfg_path: &Path, tla_dir: &Path) -> Result<Target> {
         }
     }
     if search != Search::Bfs {
-        bail!("cfg {} asks for SEARCH {}, which only models of the implementation use (the TLA+ checker explores breadth-first)", cfg_path.display(), search.arg());
+        bail!(
+            "cfg {} asks for SEARCH {}, which only models of the implementation use (the TLA+ checker explores breadth-first)",
+            cfg_path.display(),
+            search.arg()
+        );
     }
     Ok(Target { module, spec: Some(spec), cfg_path: cfg_path.to_path_buf(), search })
 }
 
 fn dirs_list(dirs: &[PathBuf]) -> String {
-    let mut names: Vec<String> = dirs.iter().map(|d| if d.as_os_str().is_empty() { ".".into() } else { d.display().to_string() }).collect();
+    let mut names: Vec<String> =
+        dirs.iter().map(|d| if d.as_os_str().is_empty() { ".".into() } else { d.display().to_string() }).collect();
     names.dedup();
     names.join(" or ")
 }
@@ -173,7 +186,8 @@ impl Declarations {
         };
         let text = std::fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
         let text = strip_comments(&text);
-        let words: Vec<&str> = text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
+        let words: Vec<&str> =
+            text.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty()).collect();
         // CONSTANT(S) a, b, c: the names up to the next keyword.
         let mut i = 0;
         while i < words.len() {
@@ -210,8 +224,18 @@ impl Declarations {
 fn is_keyword(word: &str) -> bool {
     matches!(
         word,
-        "CONSTANT" | "CONSTANTS" | "VARIABLE" | "VARIABLES" | "ASSUME" | "ASSUMPTION" | "EXTENDS" | "INSTANCE"
-            | "LOCAL" | "THEOREM" | "RECURSIVE" | "MODULE"
+        "CONSTANT"
+            | "CONSTANTS"
+            | "VARIABLE"
+            | "VARIABLES"
+            | "ASSUME"
+            | "ASSUMPTION"
+            | "EXTENDS"
+            | "INSTANCE"
+            | "LOCAL"
+            | "THEOREM"
+            | "RECURSIVE"
+            | "MODULE"
     )
 }
 

@@ -24,10 +24,13 @@ pub fn locate(root: &Path) -> Result<PathBuf> {
 /// Runs `tla` on one target, streaming its progress.
 pub fn run(tla: &Path, spec: &Path, cfg: &Path, label: &str) -> Result<Outcome> {
     let mut cmd = Command::new(tla);
-    cmd.arg(spec.canonicalize()?)
-        .arg("--config")
-        .arg(cfg.canonicalize()?)
-        .args(["--json", "--max-states", "4000000000", "--max-depth", "1000000"]);
+    cmd.arg(spec.canonicalize()?).arg("--config").arg(cfg.canonicalize()?).args([
+        "--json",
+        "--max-states",
+        "4000000000",
+        "--max-depth",
+        "1000000",
+    ]);
     if let Some(dir) = spec.parent() {
         cmd.current_dir(dir);
     }

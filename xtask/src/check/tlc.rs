@@ -34,7 +34,8 @@ pub struct Tlc {
 /// neither the environment nor the cache has it. The error says what is
 /// missing and what to do.
 pub fn locate() -> Result<Tlc> {
-    let java = java_major().context("TLC needs Java 11 or newer on PATH (install a JDK, e.g. `apt-get install default-jre-headless`)")?;
+    let java = java_major()
+        .context("TLC needs Java 11 or newer on PATH (install a JDK, e.g. `apt-get install default-jre-headless`)")?;
     if java < 11 {
         bail!("TLC needs Java 11 or newer; `java -version` reports {java}");
     }
@@ -50,7 +51,10 @@ pub fn locate() -> Result<Tlc> {
             let cached = cache_dir()?.join(format!("tla2tools-{RELEASE}.jar"));
             if !cached.is_file() {
                 download(&cached).with_context(|| {
-                    format!("tla2tools.jar is not in $TLA2TOOLS_JAR nor in {} and could not be downloaded", cached.display())
+                    format!(
+                        "tla2tools.jar is not in $TLA2TOOLS_JAR nor in {} and could not be downloaded",
+                        cached.display()
+                    )
                 })?;
             }
             cached
@@ -161,8 +165,18 @@ pub fn parse(out: &str, seconds: f64) -> Outcome {
     let completed = out.contains("Model checking completed. No error has been found.");
     let trace = parse_trace(out);
     match (violated, completed) {
-        (Some(v), _) => Outcome { distinct_states: distinct, depth, seconds, verdict: "violation", violated: Some(v), trace, error: None },
-        (None, true) => Outcome { distinct_states: distinct, depth, seconds, verdict: "pass", violated: None, trace, error: None },
+        (Some(v), _) => Outcome {
+            distinct_states: distinct,
+            depth,
+            seconds,
+            verdict: "violation",
+            violated: Some(v),
+            trace,
+            error: None,
+        },
+        (None, true) => {
+            Outcome { distinct_states: distinct, depth, seconds, verdict: "pass", violated: None, trace, error: None }
+        }
         (None, false) => Outcome::error(error.unwrap_or_else(|| "TLC stopped without a verdict".into()), seconds),
     }
 }
@@ -175,7 +189,11 @@ fn parse_trace(out: &str) -> Vec<TraceStep> {
         if let Some(rest) = line.strip_prefix("State ") {
             if let Some((_, header)) = rest.split_once(": <") {
                 let name = header.trim_end_matches('>');
-                let action = if name == "Initial predicate" { None } else { Some(name.split(" line ").next().unwrap_or(name).to_string()) };
+                let action = if name == "Initial predicate" {
+                    None
+                } else {
+                    Some(name.split(" line ").next().unwrap_or(name).to_string())
+                };
                 steps.push(TraceStep { action, state: Vec::new() });
                 continue;
             }

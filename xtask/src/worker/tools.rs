@@ -39,7 +39,13 @@ pub fn ensure_tools(root: &Path) -> Result<Tools> {
     let lock = fs::read_to_string(root.join("Cargo.lock")).context("reading Cargo.lock")?;
     // worker-build is released in lockstep with the `worker` library and
     // rejects library versions it does not know.
-    let worker_build = cargo_tool(root, "worker-build", &locked_version(&lock, "worker")?, "worker-build", "builds the worker to wasm")?;
+    let worker_build = cargo_tool(
+        root,
+        "worker-build",
+        &locked_version(&lock, "worker")?,
+        "worker-build",
+        "builds the worker to wasm",
+    )?;
     // The wasm-bindgen CLI refuses any library version but its own.
     let wasm_bindgen = cargo_tool(
         root,
@@ -85,7 +91,9 @@ pub(super) fn locked_version(lock: &str, name: &str) -> Result<String> {
         .collect();
     match versions[..] {
         [v] => Ok(v.to_string()),
-        [] => bail!("Cargo.lock has no `{name}` package; is {WORKER_DIR} a workspace member? (`cargo fetch` refreshes the lockfile)"),
+        [] => bail!(
+            "Cargo.lock has no `{name}` package; is {WORKER_DIR} a workspace member? (`cargo fetch` refreshes the lockfile)"
+        ),
         _ => bail!("Cargo.lock has several `{name}` versions ({}); the worker needs exactly one", versions.join(", ")),
     }
 }
@@ -116,7 +124,9 @@ fn ensure_wasm_target(root: &Path) -> Result<()> {
         Ok(s) if s.success() => Ok(()),
         Ok(s) => bail!("`rustup target add {WASM_TARGET}` failed ({s})"),
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            bail!("the {WASM_TARGET} standard library is missing and rustup is not on PATH; install that target for your toolchain")
+            bail!(
+                "the {WASM_TARGET} standard library is missing and rustup is not on PATH; install that target for your toolchain"
+            )
         }
         Err(e) => Err(e).context("running rustup"),
     }
@@ -146,7 +156,11 @@ fn ensure_wrangler(root: &Path) -> Result<PathBuf> {
     let why = have.map_or("not installed".to_string(), |v| format!("{v} installed"));
     println!("worker: npm ci (package-lock.json pins wrangler {wanted}, {why}; ~1 min)");
     require_program("npm")?;
-    let status = Command::new("npm").args(["ci", "--no-fund", "--no-audit"]).current_dir(root).status().context("running npm ci")?;
+    let status = Command::new("npm")
+        .args(["ci", "--no-fund", "--no-audit"])
+        .current_dir(root)
+        .status()
+        .context("running npm ci")?;
     ensure!(status.success(), "`npm ci` failed ({status})");
     ensure!(wrangler.is_file(), "npm ci finished but {} is missing", wrangler.display());
     Ok(wrangler)
@@ -157,7 +171,10 @@ fn package_version(file: &Path, path: &[&str]) -> Result<String> {
     let text = fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
     let json: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
     let value = path.iter().try_fold(&json, |v, key| v.get(key));
-    value.and_then(|v| v.as_str()).map(str::to_string).with_context(|| format!("{} has no {}", file.display(), path.join(".")))
+    value
+        .and_then(|v| v.as_str())
+        .map(str::to_string)
+        .with_context(|| format!("{} has no {}", file.display(), path.join(".")))
 }
 
 /// Fails clearly when Node.js tooling is absent (wrangler is a Node program).

@@ -51,7 +51,13 @@ impl Dev {
     /// `--env-file`, later ones overriding earlier ones; wrangler then reads
     /// only those (not `.dev.vars` by itself), so callers list `.dev.vars`
     /// first (see [`super::dev_env_files`]).
-    pub fn start(tools: &Tools, port: u16, persist_to: Option<&Path>, output: Output, env_files: &[PathBuf]) -> Result<Self> {
+    pub fn start(
+        tools: &Tools,
+        port: u16,
+        persist_to: Option<&Path>,
+        output: Output,
+        env_files: &[PathBuf],
+    ) -> Result<Self> {
         install_ctrlc_handler();
         let mut cmd = tools.command(&tools.wrangler)?;
         cmd.args(["dev", "--ip", "127.0.0.1", "--port", &port.to_string()])
@@ -171,11 +177,7 @@ impl Drop for Dev {
 }
 
 fn exit_result(status: ExitStatus, interrupted: bool) -> Result<()> {
-    if status.success() || interrupted {
-        Ok(())
-    } else {
-        bail!("wrangler dev exited with {status}")
-    }
+    if status.success() || interrupted { Ok(()) } else { bail!("wrangler dev exited with {status}") }
 }
 
 /// Whether Ctrl-C was received while wrangler ran.

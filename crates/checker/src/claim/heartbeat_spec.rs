@@ -30,27 +30,16 @@ fn implies(a: bool, b: bool) -> bool {
 
 fn lease_is_never_revived(n: &Names, s: &State, t: &State) -> bool {
     n.claims.iter().all(|c| {
-        implies(
-            s.durable_state[c] != DurableState::Authorized && s.lease[c] == n.no_worker,
-            t.lease[c] == n.no_worker,
-        )
+        implies(s.durable_state[c] != DurableState::Authorized && s.lease[c] == n.no_worker, t.lease[c] == n.no_worker)
     })
 }
 
 fn lease_holder_is_stable(n: &Names, s: &State, t: &State) -> bool {
-    n.claims.iter().all(|c| {
-        implies(
-            s.lease[c] != n.no_worker,
-            t.lease[c] == s.lease[c] || t.lease[c] == n.no_worker,
-        )
-    })
+    n.claims.iter().all(|c| implies(s.lease[c] != n.no_worker, t.lease[c] == s.lease[c] || t.lease[c] == n.no_worker))
 }
 
 fn rejection_is_final(n: &Names, s: &State, t: &State) -> bool {
-    n.operations.iter().all(|op| {
-        implies(
-            s.operation_response[op] == n.rejected,
-            t.operation_response[op] == n.rejected,
-        )
-    })
+    n.operations
+        .iter()
+        .all(|op| implies(s.operation_response[op] == n.rejected, t.operation_response[op] == n.rejected))
 }

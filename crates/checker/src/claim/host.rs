@@ -2,8 +2,8 @@
 //! model's `now`, and injects the mutations.
 
 use protocol::claim::{
-    DurableLock, DurableReply, DurableRequest, Lease, LeaseReply, LeaseRequest, Millis, Reply,
-    Request, RequestKey, durable, lease,
+    DurableLock, DurableReply, DurableRequest, Lease, LeaseReply, LeaseRequest, Millis, Reply, Request, RequestKey,
+    durable, lease,
 };
 
 use super::ClaimImpl;
@@ -34,27 +34,17 @@ impl ClaimImpl {
                 Origin::Activator(_),
                 Request::Durable(commit @ DurableRequest::CommitActivation { .. }),
             ) => Reply::Durable(commit_as_if_locked(s, commit)),
-            (
-                Some(ReplayWithoutLeaseCheck),
-                Origin::Activator(key),
-                Request::Lease(LeaseRequest::Holder { .. }),
-            ) => Reply::Lease(LeaseReply::Holder {
-                lease: Some(Lease {
-                    fence: key.fence,
-                    worker: key.worker.clone(),
-                    expires_at: Millis::MAX,
-                }),
-            }),
-            (
-                Some(CompensationSkipped),
-                Origin::Activator(_),
-                Request::Lease(LeaseRequest::Delete { .. }),
-            ) => Reply::Lease(LeaseReply::Deleted),
-            (
-                Some(RenewalRevivesLease),
-                Origin::Heartbeat,
-                Request::Lease(renew @ LeaseRequest::Renew { .. }),
-            ) => Reply::Lease(lease::apply(&mut s.leases, renew, 0)),
+            (Some(ReplayWithoutLeaseCheck), Origin::Activator(key), Request::Lease(LeaseRequest::Holder { .. })) => {
+                Reply::Lease(LeaseReply::Holder {
+                    lease: Some(Lease { fence: key.fence, worker: key.worker.clone(), expires_at: Millis::MAX }),
+                })
+            }
+            (Some(CompensationSkipped), Origin::Activator(_), Request::Lease(LeaseRequest::Delete { .. })) => {
+                Reply::Lease(LeaseReply::Deleted)
+            }
+            (Some(RenewalRevivesLease), Origin::Heartbeat, Request::Lease(renew @ LeaseRequest::Renew { .. })) => {
+                Reply::Lease(lease::apply(&mut s.leases, renew, 0))
+            }
             (Some(ReaperIgnoresReservation), Origin::Reaper, Request::Durable(r)) => {
                 Reply::Durable(durable::apply(&mut s.durable, r, Millis::MAX))
             }
@@ -68,19 +58,13 @@ impl ClaimImpl {
 /// the row's real lock is left as it was unless the commit goes through
 /// (which releases it).
 fn commit_as_if_locked(s: &mut ImplState, commit: &DurableRequest) -> DurableReply {
-    let DurableRequest::CommitActivation {
-        claim, operation, ..
-    } = commit
-    else {
+    let DurableRequest::CommitActivation { claim, operation, .. } = commit else {
         return durable::apply(&mut s.durable, commit, NOW);
     };
     let Some(row) = s.durable.claims.get_mut(claim) else {
         return durable::apply(&mut s.durable, commit, NOW);
     };
-    let real = row.lock.replace(DurableLock::Activator {
-        operation: operation.clone(),
-        expires_at: Millis::MAX,
-    });
+    let real = row.lock.replace(DurableLock::Activator { operation: operation.clone(), expires_at: Millis::MAX });
     let reply = durable::apply(&mut s.durable, commit, NOW);
     if reply != DurableReply::Committed
         && let Some(row) = s.durable.claims.get_mut(claim)

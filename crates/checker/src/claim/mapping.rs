@@ -25,9 +25,7 @@
 //!   force stays `Accepted`: it was wrong when given, and
 //!   AcceptedResponseIsExactReplay must see it.
 
-use protocol::claim::{
-    ActivationStage, ClaimState, DurableLock, MemoryDurable, MemoryLeases, lease::holder,
-};
+use protocol::claim::{ActivationStage, ClaimState, DurableLock, MemoryDurable, MemoryLeases, lease::holder};
 
 use super::ClaimImpl;
 use super::state::{Client, ImplState};
@@ -86,10 +84,7 @@ impl ClaimImpl {
             let record = leases.leases.get(&id);
             let owes_compensation = clients.iter().filter_map(|cl| cl.run.as_ref()).any(|run| {
                 run.request.claim == id
-                    && matches!(
-                        run.stage,
-                        ActivationStage::Validated | ActivationStage::LeaseCreated
-                    )
+                    && matches!(run.stage, ActivationStage::Validated | ActivationStage::LeaseCreated)
             });
             let lease = match row.state {
                 ClaimState::Authorized => record,
@@ -110,15 +105,10 @@ impl ClaimImpl {
             if let Some(conflict) = &row.conflict {
                 m.conflict_request[&op] = n.request(conflict);
             }
-            let lease_in_force = leases
-                .leases
-                .get(&row.request.claim)
-                .is_some_and(|l| is_live(l.expires_at));
+            let lease_in_force = leases.leases.get(&row.request.claim).is_some_and(|l| is_live(l.expires_at));
             m.operation_response[&op] = if row.rejection.is_some() {
                 n.rejected
-            } else if client.accepted == Some(false)
-                || (client.accepted == Some(true) && lease_in_force)
-            {
+            } else if client.accepted == Some(false) || (client.accepted == Some(true) && lease_in_force) {
                 n.accepted
             } else {
                 n.no_response
@@ -141,16 +131,6 @@ fn stage_max(spec: remora::ActivationStage, progress: ActivationStage) -> remora
         ActivationStage::Committed => S::Committed,
         ActivationStage::Finished => S::Finished,
     };
-    let rank = |s: S| {
-        [
-            S::Idle,
-            S::Validated,
-            S::LeaseCreated,
-            S::Committed,
-            S::Finished,
-        ]
-        .iter()
-        .position(|x| *x == s)
-    };
+    let rank = |s: S| [S::Idle, S::Validated, S::LeaseCreated, S::Committed, S::Finished].iter().position(|x| *x == s);
     if rank(ours) > rank(spec) { ours } else { spec }
 }

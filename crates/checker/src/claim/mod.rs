@@ -32,9 +32,8 @@ mod state;
 mod time;
 
 use protocol::claim::{
-    ActivationStage, Activator, ActivatorConfig, ActivatorStep, Answer, ClaimRow, DurableLock,
-    Heartbeat, HeartbeatOutcome, HeartbeatStep, MemoryDurable, MemoryLeases, Reaper, Reply,
-    Request,
+    ActivationStage, Activator, ActivatorConfig, ActivatorStep, Answer, ClaimRow, DurableLock, Heartbeat,
+    HeartbeatOutcome, HeartbeatStep, MemoryDurable, MemoryLeases, Reaper, Reply, Request,
 };
 use stateright::{Model, Property};
 
@@ -79,15 +78,11 @@ impl Mirror for ClaimImpl {
         }
         if cfg.check_deadlock {
             return Err(CfgError::Unsupported(
-                "the model does not look for deadlocks: the cfg must say CHECK_DEADLOCK FALSE"
-                    .into(),
+                "the model does not look for deadlocks: the cfg must say CHECK_DEADLOCK FALSE".into(),
             ));
         }
         let ours = |p: &String| {
-            p == heartbeat_spec::HEARTBEAT_SPEC
-                || heartbeat_spec::ACTION_PROPERTIES
-                    .iter()
-                    .any(|(n, _)| n == p)
+            p == heartbeat_spec::HEARTBEAT_SPEC || heartbeat_spec::ACTION_PROPERTIES.iter().any(|(n, _)| n == p)
         };
         // The base spec's invariants and properties are the mirror's: it
         // checks that the cfg names only ones it has.
@@ -98,12 +93,7 @@ impl Mirror for ClaimImpl {
             next: None,
             constants: cfg.constants.clone(),
             invariants: cfg.invariants.clone(),
-            properties: cfg
-                .properties
-                .iter()
-                .filter(|p| !ours(p))
-                .cloned()
-                .collect(),
+            properties: cfg.properties.iter().filter(|p| !ours(p)).cloned().collect(),
             check_deadlock: false,
         };
         let refinement = Refinement::new(RemoraClaimActivation::from_cfg(&mirror_cfg, None)?);
@@ -114,19 +104,13 @@ impl Mirror for ClaimImpl {
                 .map(|(name, _)| *name)
                 .filter(|name| cfg.properties.iter().any(|p| p == name)),
         );
-        let check_refinement = cfg
-            .properties
-            .iter()
-            .any(|p| p == heartbeat_spec::HEARTBEAT_SPEC);
+        let check_refinement = cfg.properties.iter().any(|p| p == heartbeat_spec::HEARTBEAT_SPEC);
         if check_refinement {
             checked.push(heartbeat_spec::HEARTBEAT_SPEC);
         }
         checked.push(PROCEDURES_TAKE_EVERY_REPLY);
         if checked.len() > SLOTS.len() {
-            return Err(CfgError::Unsupported(format!(
-                "ClaimImpl checks at most {} properties",
-                SLOTS.len()
-            )));
+            return Err(CfgError::Unsupported(format!("ClaimImpl checks at most {} properties", SLOTS.len())));
         }
         Ok(ClaimImpl {
             names: Names::from_cfg(cfg)?,
@@ -138,10 +122,7 @@ impl Mirror for ClaimImpl {
     }
 }
 
-const ACTIVATOR: ActivatorConfig = ActivatorConfig {
-    lease_ttl: TTL,
-    lock_ttl: TTL,
-};
+const ACTIVATOR: ActivatorConfig = ActivatorConfig { lease_ttl: TTL, lock_ttl: TTL };
 
 impl ClaimImpl {
     /// Each (fence, worker) assignment to the claims, in the cfg's order.
@@ -186,9 +167,7 @@ impl ClaimImpl {
             None => self.refinement.is_initial(&spec).then(Vec::new),
             // A renewal is RenewLease: allowed by its guard, and a stutter.
             Some(p) => match renewal {
-                Some((c, w)) => {
-                    (p.spec == spec && heartbeat_spec::renew_lease(&p.spec, c, w)).then(Vec::new)
-                }
+                Some((c, w)) => (p.spec == spec && heartbeat_spec::renew_lease(&p.spec, c, w)).then(Vec::new),
                 None => self.refinement.step(&p.spec, &spec),
             },
         };
@@ -198,29 +177,20 @@ impl ClaimImpl {
         // A stutter leaves the spec state, and so every invariant's verdict,
         // as it was in the predecessor, which has been checked already.
         if prev.is_none_or(|p| p.spec != spec) {
-            violated.extend(
-                self.refinement
-                    .failing(&spec, &action_violations.unwrap_or_default()),
-            );
+            violated.extend(self.refinement.failing(&spec, &action_violations.unwrap_or_default()));
         }
         if let Some(p) = prev {
             violated.extend(
                 heartbeat_spec::ACTION_PROPERTIES
                     .iter()
-                    .filter(|(name, holds)| {
-                        self.checked.contains(name) && !holds(&self.names, &p.spec, &spec)
-                    })
+                    .filter(|(name, holds)| self.checked.contains(name) && !holds(&self.names, &p.spec, &spec))
                     .map(|(name, _)| *name),
             );
         }
         violated.retain(|name| self.checked.contains(name));
         violated.sort_unstable();
         violated.dedup();
-        ImplState {
-            spec,
-            step_violations: violated,
-            ..s
-        }
+        ImplState { spec, step_violations: violated, ..s }
     }
 
     /// Serves the next request of the activator of client `i`.
@@ -236,11 +206,8 @@ impl ClaimImpl {
         }
         // The model looks at the store when the answer is given: an
         // acceptance is right only while the lease is in force.
-        let lease_in_force = s
-            .leases
-            .leases
-            .get(&run.request.claim)
-            .is_some_and(|lease| time::is_live(lease.expires_at));
+        let lease_in_force =
+            s.leases.leases.get(&run.request.claim).is_some_and(|lease| time::is_live(lease.expires_at));
         let Some(client) = s.clients.get_mut(i) else {
             return;
         };
@@ -265,21 +232,12 @@ impl ClaimImpl {
             }
         }
         // The next alarm starts a new pass.
-        s.reaper = if reaper.is_done() {
-            Reaper::default()
-        } else {
-            reaper
-        };
+        s.reaper = if reaper.is_done() { Reaper::default() } else { reaper };
     }
 
     /// Serves the next request of claim `i`'s heartbeat; returns the
     /// renewal it made, if any.
-    fn step_heartbeat(
-        &self,
-        s: &mut ImplState,
-        i: usize,
-        c: ModelValue,
-    ) -> Option<(ModelValue, ModelValue)> {
+    fn step_heartbeat(&self, s: &mut ImplState, i: usize, c: ModelValue) -> Option<(ModelValue, ModelValue)> {
         let mut heartbeat = s.heartbeats.get_mut(i)?.take()?;
         if let Some(request) = heartbeat.poll_request(NOW) {
             let reply = self.serve(s, &request, Origin::Heartbeat);
@@ -288,9 +246,7 @@ impl ClaimImpl {
             }
         }
         match heartbeat.outcome() {
-            Some(HeartbeatOutcome::Renewed { .. }) => {
-                Some((c, self.names.worker(&heartbeat.request.worker)))
-            }
+            Some(HeartbeatOutcome::Renewed { .. }) => Some((c, self.names.worker(&heartbeat.request.worker))),
             Some(HeartbeatOutcome::Refused { .. }) => None,
             None => {
                 if let Some(slot) = s.heartbeats.get_mut(i) {
@@ -312,17 +268,11 @@ impl ClaimImpl {
                 DurableLock::Recovery => return None,
             },
             Deadline::Lease(c) => s.leases.leases.get(&n.claim_id(c))?.expires_at,
-            Deadline::CarriedBy(op) => {
-                match &s.clients.get(self.operation_index(op)?)?.run.as_ref()?.step {
-                    ActivatorStep::CreateLease {
-                        reservation_expires_at,
-                    } => *reservation_expires_at,
-                    ActivatorStep::AcquireLock { lease } | ActivatorStep::Commit { lease } => {
-                        lease.expires_at
-                    }
-                    _ => return None,
-                }
-            }
+            Deadline::CarriedBy(op) => match &s.clients.get(self.operation_index(op)?)?.run.as_ref()?.step {
+                ActivatorStep::CreateLease { reservation_expires_at } => *reservation_expires_at,
+                ActivatorStep::AcquireLock { lease } | ActivatorStep::Commit { lease } => lease.expires_at,
+                _ => return None,
+            },
         };
         time::is_live(t).then_some(t)
     }
@@ -330,13 +280,8 @@ impl ClaimImpl {
     /// The deadlines that can pass, each instant once.
     fn deadlines(&self, s: &ImplState) -> Vec<Deadline> {
         let n = &self.names;
-        let stored = n.claims.iter().flat_map(|&c| {
-            [
-                Deadline::Reservation(c),
-                Deadline::ActivatorLock(c),
-                Deadline::Lease(c),
-            ]
-        });
+        let stored =
+            n.claims.iter().flat_map(|&c| [Deadline::Reservation(c), Deadline::ActivatorLock(c), Deadline::Lease(c)]);
         let carried = n.operations.iter().map(|&op| Deadline::CarriedBy(op));
         let mut seen = Vec::new();
         stored
@@ -366,28 +311,17 @@ impl Model for ClaimImpl {
                 // is a deadline of its own.
                 for (i, (&c, &(f, w))) in n.claims.iter().zip(&attempts).enumerate() {
                     let reservation_expires_at = NOW + TTL + i as u64;
-                    let row = ClaimRow::authorize(
-                        n.claim_id(c),
-                        n.fence(f),
-                        n.worker_id(w),
-                        reservation_expires_at,
-                    );
+                    let row = ClaimRow::authorize(n.claim_id(c), n.fence(f), n.worker_id(w), reservation_expires_at);
                     durable.claims.insert(row.claim.clone(), row);
                 }
                 let leases = MemoryLeases::default();
                 let clients: Vec<Client> = n
                     .operations
                     .iter()
-                    .map(|_| Client {
-                        run: None,
-                        accepted: None,
-                        progress: ActivationStage::Idle,
-                    })
+                    .map(|_| Client { run: None, accepted: None, progress: ActivationStage::Idle })
                     .collect();
                 let s = ImplState {
-                    spec: self
-                        .refinement
-                        .intern(self.map_stores(&durable, &leases, &clients)),
+                    spec: self.refinement.intern(self.map_stores(&durable, &leases, &clients)),
                     durable,
                     leases,
                     clients,
@@ -407,8 +341,7 @@ impl Model for ClaimImpl {
                 None => {
                     for &c in &n.claims {
                         for &f in &n.fences {
-                            actions
-                                .extend(n.workers.iter().map(|&w| Action::Activate(op, c, f, w)));
+                            actions.extend(n.workers.iter().map(|&w| Action::Activate(op, c, f, w)));
                         }
                     }
                 }
@@ -435,9 +368,7 @@ impl Model for ClaimImpl {
                         actions.extend(n.workers.iter().map(|&w| Action::Heartbeat(c, f, w)));
                     }
                 }
-                Some(h) if h.step == HeartbeatStep::Renew => {
-                    actions.push(Action::HeartbeatRenew(c))
-                }
+                Some(h) if h.step == HeartbeatStep::Renew => actions.push(Action::HeartbeatRenew(c)),
                 Some(_) => {}
             }
         }
@@ -457,8 +388,7 @@ impl Model for ClaimImpl {
                 self.step_activator(&mut s, i);
             }
             Action::Reuse(op, c, f, w) => {
-                let mut reuse =
-                    Activator::new(n.operation_id(op), n.request_key(c, f, w), ACTIVATOR);
+                let mut reuse = Activator::new(n.operation_id(op), n.request_key(c, f, w), ACTIVATOR);
                 if let Some(request) = reuse.poll_request(NOW) {
                     let reply = self.serve(&mut s, &request, Origin::Activator(&reuse.request));
                     if reuse.handle_reply(reply).is_err() {
@@ -473,9 +403,7 @@ impl Model for ClaimImpl {
                 *s.heartbeats.get_mut(i)? = Some(Heartbeat::new(n.request_key(c, f, w), TTL));
                 renewal = self.step_heartbeat(&mut s, i, c);
             }
-            Action::HeartbeatRenew(c) => {
-                renewal = self.step_heartbeat(&mut s, self.claim_index(c)?, c)
-            }
+            Action::HeartbeatRenew(c) => renewal = self.step_heartbeat(&mut s, self.claim_index(c)?, c),
             Action::Elapse(deadline) => {
                 let instant = self.instant(&s, deadline)?;
                 time::elapse(&mut s, instant);
@@ -485,23 +413,17 @@ impl Model for ClaimImpl {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        self.checked
-            .iter()
-            .zip(SLOTS)
-            .map(|(name, slot)| Property::always(name, slot))
-            .collect()
+        self.checked.iter().zip(SLOTS).map(|(name, slot)| Property::always(name, slot)).collect()
     }
 }
 
 /// `always` properties are plain function pointers, so each checked
 /// property gets a slot reading its name from `checked`.
 fn slot<const I: usize>(m: &ClaimImpl, s: &ImplState) -> bool {
-    m.checked
-        .get(I)
-        .is_none_or(|name| !s.step_violations.contains(name))
+    m.checked.get(I).is_none_or(|name| !s.step_violations.contains(name))
 }
 
 const SLOTS: [fn(&ClaimImpl, &ImplState) -> bool; 16] = [
-    slot::<0>, slot::<1>, slot::<2>, slot::<3>, slot::<4>, slot::<5>, slot::<6>, slot::<7>,
-    slot::<8>, slot::<9>, slot::<10>, slot::<11>, slot::<12>, slot::<13>, slot::<14>, slot::<15>,
+    slot::<0>, slot::<1>, slot::<2>, slot::<3>, slot::<4>, slot::<5>, slot::<6>, slot::<7>, slot::<8>, slot::<9>,
+    slot::<10>, slot::<11>, slot::<12>, slot::<13>, slot::<14>, slot::<15>,
 ];

@@ -38,14 +38,7 @@ pub const CONSTANTS: &[&str] = &[
 
 impl Names {
     pub fn from_cfg(cfg: &TlcConfig) -> Result<Names, CfgError> {
-        let set = |name| {
-            Ok::<_, CfgError>(
-                cfg.model_value_set(name)?
-                    .iter()
-                    .map(|v| ModelValue::new(v))
-                    .collect(),
-            )
-        };
+        let set = |name| Ok::<_, CfgError>(cfg.model_value_set(name)?.iter().map(|v| ModelValue::new(v)).collect());
         let value = |name| cfg.model_value(name).map(|v| ModelValue::new(&v));
         Ok(Names {
             claims: set("Claims")?,
@@ -76,20 +69,11 @@ impl Names {
     }
 
     pub fn fence(&self, f: ModelValue) -> Fence {
-        Fence(
-            self.fences
-                .iter()
-                .position(|x| *x == f)
-                .map_or(0, |i| i as u64 + 1),
-        )
+        Fence(self.fences.iter().position(|x| *x == f).map_or(0, |i| i as u64 + 1))
     }
 
     pub fn request_key(&self, c: ModelValue, f: ModelValue, w: ModelValue) -> RequestKey {
-        RequestKey {
-            claim: self.claim_id(c),
-            fence: self.fence(f),
-            worker: self.worker_id(w),
-        }
+        RequestKey { claim: self.claim_id(c), fence: self.fence(f), worker: self.worker_id(w) }
     }
 
     // The way back. An id the cfg does not name maps to `NoWorker`, which
@@ -105,24 +89,15 @@ impl Names {
 
     pub fn fence_value(&self, fence: Fence) -> ModelValue {
         let index = usize::try_from(fence.0).ok().and_then(|n| n.checked_sub(1));
-        index
-            .and_then(|i| self.fences.get(i))
-            .copied()
-            .unwrap_or(self.no_worker)
+        index.and_then(|i| self.fences.get(i)).copied().unwrap_or(self.no_worker)
     }
 
     pub fn request(&self, key: &RequestKey) -> Request {
-        Request::Key(
-            self.claim(&key.claim),
-            self.fence_value(key.fence),
-            self.worker(&key.worker),
-        )
+        Request::Key(self.claim(&key.claim), self.fence_value(key.fence), self.worker(&key.worker))
     }
 
     fn named(&self, values: &[ModelValue], names: &[String], name: &str) -> ModelValue {
         let i = names.iter().position(|n| n == name);
-        i.and_then(|i| values.get(i))
-            .copied()
-            .unwrap_or(self.no_worker)
+        i.and_then(|i| values.get(i)).copied().unwrap_or(self.no_worker)
     }
 }

@@ -68,33 +68,18 @@ impl Refinement {
         if p == n {
             return Some(Vec::new());
         }
-        self.successors(p)
-            .iter()
-            .find(|(s, _)| s == n)
-            .map(|(_, violated)| violated.clone())
+        self.successors(p).iter().find(|(s, _)| s == n).map(|(_, violated)| violated.clone())
     }
 
     /// The mirror's properties that `n`, reached by a step violating the
     /// action properties `violated`, fails.
     pub fn failing(&self, n: &remora::State, violated: &[&'static str]) -> Vec<&'static str> {
-        let marked = remora::State {
-            step_violations: violated.to_vec(),
-            ..n.clone()
-        };
-        self.properties
-            .iter()
-            .filter(|p| !(p.condition)(&self.mirror, &marked))
-            .map(|p| p.name)
-            .collect()
+        let marked = remora::State { step_violations: violated.to_vec(), ..n.clone() };
+        self.properties.iter().filter(|p| !(p.condition)(&self.mirror, &marked)).map(|p| p.name).collect()
     }
 
     fn successors(&self, p: &remora::State) -> Successors {
-        let cached = self
-            .successors
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(p)
-            .cloned();
+        let cached = self.successors.lock().unwrap_or_else(PoisonError::into_inner).get(p).cloned();
         if let Some(successors) = cached {
             return successors;
         }
@@ -110,10 +95,7 @@ impl Refinement {
                 })
                 .collect(),
         );
-        self.successors
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(p.clone(), successors.clone());
+        self.successors.lock().unwrap_or_else(PoisonError::into_inner).insert(p.clone(), successors.clone());
         successors
     }
 }

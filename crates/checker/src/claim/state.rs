@@ -5,8 +5,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use protocol::claim::{
-    ActivationStage, Activator, ClaimRow, DurableLock, Heartbeat, Lease, MemoryDurable,
-    MemoryLeases, Millis, OperationRow, Reaper, RequestKey,
+    ActivationStage, Activator, ClaimRow, DurableLock, Heartbeat, Lease, MemoryDurable, MemoryLeases, Millis,
+    OperationRow, Reaper, RequestKey,
 };
 
 use super::time::NOW;
@@ -49,32 +49,10 @@ impl TlaState for ImplState {
     fn variables(&self) -> Vec<(&'static str, String)> {
         let mut vars = self.spec.variables();
         vars.extend([
-            (
-                "claimRows",
-                list(self.durable.claims.values().map(claim_row)),
-            ),
-            (
-                "operationRows",
-                list(self.durable.operations.values().map(operation_row)),
-            ),
-            (
-                "leases",
-                list(
-                    self.leases
-                        .leases
-                        .iter()
-                        .map(|(c, l)| format!("{c}: {}", lease(l))),
-                ),
-            ),
-            (
-                "activators",
-                list(
-                    self.clients
-                        .iter()
-                        .filter_map(|c| c.run.as_ref())
-                        .map(activator),
-                ),
-            ),
+            ("claimRows", list(self.durable.claims.values().map(claim_row))),
+            ("operationRows", list(self.durable.operations.values().map(operation_row))),
+            ("leases", list(self.leases.leases.iter().map(|(c, l)| format!("{c}: {}", lease(l))))),
+            ("activators", list(self.clients.iter().filter_map(|c| c.run.as_ref()).map(activator))),
             (
                 "clientHistory",
                 list(self.clients.iter().map(|c| {
@@ -89,12 +67,7 @@ impl TlaState for ImplState {
             ("reaper", self.reaper.step.name().to_string()),
             (
                 "heartbeats",
-                list(
-                    self.heartbeats
-                        .iter()
-                        .flatten()
-                        .map(|h| format!("{} {}", key(&h.request), h.step.name())),
-                ),
+                list(self.heartbeats.iter().flatten().map(|h| format!("{} {}", key(&h.request), h.step.name()))),
             ),
         ]);
         vars
@@ -105,11 +78,7 @@ impl fmt::Debug for ImplState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt_variables(self, f)?;
         if !self.step_violations.is_empty() {
-            write!(
-                f,
-                "\n\\* the step here violates {}",
-                self.step_violations.join(", ")
-            )?;
+            write!(f, "\n\\* the step here violates {}", self.step_violations.join(", "))?;
         }
         Ok(())
     }
@@ -121,11 +90,7 @@ fn list(items: impl Iterator<Item = String>) -> String {
 
 /// A stored time: `past`, or the canonical name `tK` of a live deadline.
 fn time(t: Millis) -> String {
-    if t <= NOW {
-        "past".into()
-    } else {
-        format!("t{}", t - NOW)
-    }
+    if t <= NOW { "past".into() } else { format!("t{}", t - NOW) }
 }
 
 fn key(k: &RequestKey) -> String {
@@ -133,15 +98,11 @@ fn key(k: &RequestKey) -> String {
 }
 
 fn claim_row(row: &ClaimRow) -> String {
-    let reservation = row.reservation.as_ref().map_or("none".into(), |r| {
-        format!("{} until {}", r.worker, time(r.expires_at))
-    });
+    let reservation =
+        row.reservation.as_ref().map_or("none".into(), |r| format!("{} until {}", r.worker, time(r.expires_at)));
     let lock = match &row.lock {
         None => "none".into(),
-        Some(DurableLock::Activator {
-            operation,
-            expires_at,
-        }) => format!("{operation} until {}", time(*expires_at)),
+        Some(DurableLock::Activator { operation, expires_at }) => format!("{operation} until {}", time(*expires_at)),
         Some(DurableLock::Recovery) => "recovery".into(),
     };
     format!(
@@ -166,11 +127,5 @@ fn lease(l: &Lease) -> String {
 }
 
 fn activator(a: &Activator) -> String {
-    format!(
-        "{} {} {:?} at {}",
-        a.operation,
-        key(&a.request),
-        a.stage,
-        a.step.name()
-    )
+    format!("{} {} {:?} at {}", a.operation, key(&a.request), a.stage, a.step.name())
 }

@@ -38,12 +38,8 @@ fn for_each_time(s: &mut ImplState, mut f: impl FnMut(&mut Millis)) {
     }
     for run in s.clients.iter_mut().filter_map(|c| c.run.as_mut()) {
         match &mut run.step {
-            ActivatorStep::CreateLease {
-                reservation_expires_at,
-            } => f(reservation_expires_at),
-            ActivatorStep::AcquireLock { lease } | ActivatorStep::Commit { lease } => {
-                f(&mut lease.expires_at)
-            }
+            ActivatorStep::CreateLease { reservation_expires_at } => f(reservation_expires_at),
+            ActivatorStep::AcquireLock { lease } | ActivatorStep::Commit { lease } => f(&mut lease.expires_at),
             _ => {}
         }
     }

@@ -57,11 +57,7 @@ impl<V: Version> HandoffModel<V> {
         actions.extend(s.pending.iter().map(|&pw| Action::CommitWrite(pw)));
         actions.extend(self.replicas.iter().map(|&r| Action::Evict(r)));
         for &p in &self.peers {
-            actions.extend([
-                Action::ReseedC(p),
-                Action::AnnounceTo(p),
-                Action::FinishRecoveryPeer(p),
-            ]);
+            actions.extend([Action::ReseedC(p), Action::AnnounceTo(p), Action::FinishRecoveryPeer(p)]);
         }
         actions.extend([Action::ChooseEpoch, Action::FinishRecoveryC]);
         for &p in &self.peers {
@@ -94,11 +90,7 @@ impl<V: Version> HandoffModel<V> {
 
     /// `SrcKnow(q)`: epoch knowledge a reseed source hands out.
     fn src_know(&self, s: &State, q: Replica) -> u8 {
-        if q == self.coordinator {
-            s.epoch
-        } else {
-            s.known[q]
-        }
+        if q == self.coordinator { s.epoch } else { s.known[q] }
     }
 
     /// A client PUT: buffered as pending and pushed to every peer, not yet
@@ -107,19 +99,8 @@ impl<V: Version> HandoffModel<V> {
         guard(s.is_ready(self.coordinator) && s.wid_ctr <= self.max_writes)?;
         let (ep, ver, wid) = (s.epoch, s.ver_ctr + 1, s.wid_ctr);
         let mut t = s.clone();
-        t.pending.insert(PendingW {
-            key: k,
-            ep,
-            ver,
-            wid,
-        });
-        t.net.extend(self.peers.iter().map(|&dst| PushMsg {
-            dst,
-            key: k,
-            ep,
-            ver,
-            wid,
-        }));
+        t.pending.insert(PendingW { key: k, ep, ver, wid });
+        t.net.extend(self.peers.iter().map(|&dst| PushMsg { dst, key: k, ep, ver, wid }));
         t.ver_ctr = ver;
         t.wid_ctr = wid + 1;
         Some(t)
@@ -129,11 +110,7 @@ impl<V: Version> HandoffModel<V> {
     fn deliver_push(&self, s: &State, m: PushMsg) -> Option<State> {
         guard(s.net.contains(&m))?;
         let mut t = s.clone();
-        let rec = Val::Rec(Rec {
-            ep: m.ep,
-            ver: m.ver,
-            wid: m.wid,
-        });
+        let rec = Val::Rec(Rec { ep: m.ep, ver: m.ver, wid: m.wid });
         t.mem[m.dst][m.key] = merge_val(s.mem[m.dst][m.key], rec);
         t.known[m.dst] = s.known[m.dst].max(m.ep);
         t.net.remove(&m);
@@ -145,21 +122,11 @@ impl<V: Version> HandoffModel<V> {
     fn commit_write(&self, s: &State, pw: PendingW) -> Option<State> {
         guard(s.pending.contains(&pw) && self.peers.iter().any(|&p| s.holds(p, pw.write())))?;
         let mut t = s.clone();
-        let rec = Val::Rec(Rec {
-            ep: pw.ep,
-            ver: pw.ver,
-            wid: pw.wid,
-        });
+        let rec = Val::Rec(Rec { ep: pw.ep, ver: pw.ver, wid: pw.wid });
         t.mem[self.coordinator][pw.key] = merge_val(s.mem[self.coordinator][pw.key], rec);
         t.pending.remove(&pw);
         let PendingW { key, ep, ver, wid } = pw;
-        t.acked.insert(AckedW {
-            key,
-            ep,
-            ver,
-            wid,
-            doomed: false,
-        });
+        t.acked.insert(AckedW { key, ep, ver, wid, doomed: false });
         Some(t)
     }
 
@@ -172,10 +139,7 @@ impl<V: Version> HandoffModel<V> {
         t.acked = s
             .acked
             .iter()
-            .map(|&w| AckedW {
-                doomed: w.doomed || !others().any(|x| s.holds(x, w.write())),
-                ..w
-            })
+            .map(|&w| AckedW { doomed: w.doomed || !others().any(|x| s.holds(x, w.write())), ..w })
             .collect();
         t.mem[r] = self.empty_mem();
         t.seeded[r].clear();
@@ -213,11 +177,7 @@ impl<V: Version> HandoffModel<V> {
         guard(s.status[c] == Status::Collect && s.seeded[c].iter().eq(&self.peers))?;
         let mut t = s.clone();
         t.epoch = s.collect_max + 1;
-        t.status[c] = if self.mutation == Some(Mutation::NoAnnounce) {
-            Status::Ready
-        } else {
-            Status::Announce
-        };
+        t.status[c] = if self.mutation == Some(Mutation::NoAnnounce) { Status::Ready } else { Status::Announce };
         t.seeded[c].clear();
         Some(t)
     }

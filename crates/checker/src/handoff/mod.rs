@@ -110,22 +110,11 @@ impl Mutation {
     }
 }
 
-const CONSTANTS: [&str; 6] = [
-    "Replicas",
-    "Coordinator",
-    "Keys",
-    "MaxWrites",
-    "MaxEvicts",
-    "NoVal",
-];
+const CONSTANTS: [&str; 6] = ["Replicas", "Coordinator", "Keys", "MaxWrites", "MaxEvicts", "NoVal"];
 
 impl<V: Version> Mirror for HandoffModel<V> {
     const MODULE: &'static str = V::MODULE;
-    const MUTATIONS: &'static [&'static str] = &[
-        NO_ANNOUNCE,
-        STRONG_COORDINATOR_COMPLETENESS,
-        GOSSIP_OVERWRITE,
-    ];
+    const MUTATIONS: &'static [&'static str] = &[NO_ANNOUNCE, STRONG_COORDINATOR_COMPLETENESS, GOSSIP_OVERWRITE];
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         cfg.expect_constants(V::MODULE, &CONSTANTS)?;
@@ -141,24 +130,16 @@ impl<V: Version> Mirror for HandoffModel<V> {
         let replicas = model_values("Replicas", &cfg.model_value_set("Replicas")?)?;
         let coordinator_name = cfg.model_value("Coordinator")?;
         // ASSUME Coordinator \in Replicas
-        let coordinator = *replicas
-            .iter()
-            .find(|r| r.name() == coordinator_name)
-            .ok_or_else(|| CfgError::WrongType {
+        let coordinator =
+            *replicas.iter().find(|r| r.name() == coordinator_name).ok_or_else(|| CfgError::WrongType {
                 name: "Coordinator".into(),
                 expected: "an element of Replicas (ASSUME Coordinator \\in Replicas)",
                 found: coordinator_name.clone(),
             })?;
-        let invariants = cfg
-            .invariants
-            .iter()
-            .filter_map(|name| all.iter().find(|(n, _)| n == name).copied())
-            .collect();
+        let invariants =
+            cfg.invariants.iter().filter_map(|name| all.iter().find(|(n, _)| n == name).copied()).collect();
         if mutation == Some(Mutation::StrongCoordinatorCompleteness)
-            && !cfg
-                .invariants
-                .iter()
-                .any(|n| n == "CoordinatorHoldsOwnCommits")
+            && !cfg.invariants.iter().any(|n| n == "CoordinatorHoldsOwnCommits")
         {
             return Err(CfgError::Unsupported(format!(
                 "mutation {STRONG_COORDINATOR_COMPLETENESS} changes CoordinatorHoldsOwnCommits, \
@@ -166,11 +147,7 @@ impl<V: Version> Mirror for HandoffModel<V> {
             )));
         }
         Ok(HandoffModel {
-            peers: replicas
-                .iter()
-                .copied()
-                .filter(|&r| r != coordinator)
-                .collect(),
+            peers: replicas.iter().copied().filter(|&r| r != coordinator).collect(),
             replicas,
             coordinator,
             keys: model_values("Keys", &cfg.model_value_set("Keys")?)?,
@@ -190,9 +167,9 @@ impl<V: Version> Mirror for HandoffModel<V> {
 /// other: the mirror implements only `Init` and `Next`.
 fn expect_formula(section: &str, given: &Option<String>, defined: &str) -> Result<(), CfgError> {
     match given {
-        Some(name) if name != defined => Err(CfgError::Unsupported(format!(
-            "{section} {name}: the Handoff mirror implements only {defined}"
-        ))),
+        Some(name) if name != defined => {
+            Err(CfgError::Unsupported(format!("{section} {name}: the Handoff mirror implements only {defined}")))
+        }
         _ => Ok(()),
     }
 }
@@ -202,9 +179,8 @@ fn model_values(constant: &str, names: &[String]) -> Result<Vec<ModelValue>, Cfg
         .iter()
         .enumerate()
         .map(|(i, name)| {
-            let index = u8::try_from(i).map_err(|_| {
-                CfgError::Unsupported(format!("{constant} has more than 256 elements"))
-            })?;
+            let index =
+                u8::try_from(i).map_err(|_| CfgError::Unsupported(format!("{constant} has more than 256 elements")))?;
             Ok(ModelValue::new(index, name))
         })
         .collect()
@@ -230,9 +206,7 @@ impl<V: Version> Model for HandoffModel<V> {
     /// `Init`
     fn init_states(&self) -> Vec<State> {
         vec![State {
-            mem: Func::new(&self.replicas, |_| {
-                Func::new(&self.keys, |_| Val::NoVal(self.no_val))
-            }),
+            mem: Func::new(&self.replicas, |_| Func::new(&self.keys, |_| Val::NoVal(self.no_val))),
             status: Func::new(&self.replicas, |_| Status::Ready),
             seeded: Func::new(&self.replicas, |_| Default::default()),
             known: Func::new(&self.peers, |_| 1),
@@ -256,8 +230,7 @@ impl<V: Version> Model for HandoffModel<V> {
     /// is evaluated, since it relates the state before and after.
     fn next_state(&self, s: &State, action: Action) -> Option<State> {
         let mut t = self.step(s, &action)?;
-        t.served_regression =
-            self.no_served_regression && !properties::no_served_regression_step(self, s, &t);
+        t.served_regression = self.no_served_regression && !properties::no_served_regression_step(self, s, &t);
         Some(t)
     }
 
@@ -267,22 +240,13 @@ impl<V: Version> Model for HandoffModel<V> {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        let mut checks: Vec<Property<Self>> = self
-            .invariants
-            .iter()
-            .map(|&(name, check)| Property::always(name, check))
-            .collect();
+        let mut checks: Vec<Property<Self>> =
+            self.invariants.iter().map(|&(name, check)| Property::always(name, check)).collect();
         if self.no_served_regression {
-            checks.push(Property::always(
-                NO_SERVED_REGRESSION,
-                properties::no_served_regression,
-            ));
+            checks.push(Property::always(NO_SERVED_REGRESSION, properties::no_served_regression));
         }
         if self.check_deadlock {
-            checks.push(Property::always(
-                properties::DEADLOCK,
-                properties::deadlock_free,
-            ));
+            checks.push(Property::always(properties::DEADLOCK, properties::deadlock_free));
         }
         if checks.is_empty() {
             // stateright explores only the initial states of a model with

@@ -21,10 +21,7 @@ pub struct ModelValue {
 
 impl ModelValue {
     pub(super) fn new(index: u8, name: &str) -> Self {
-        ModelValue {
-            index,
-            name: intern(name),
-        }
+        ModelValue { index, name: intern(name) }
     }
 
     pub fn name(&self) -> &'static str {
@@ -144,11 +141,7 @@ pub struct Rec {
 
 impl Display for Rec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "[ep |-> {}, ver |-> {}, wid |-> {}]",
-            self.ep, self.ver, self.wid
-        )
+        write!(f, "[ep |-> {}, ver |-> {}, wid |-> {}]", self.ep, self.ver, self.wid)
     }
 }
 
@@ -222,51 +215,27 @@ impl AckedW {
 }
 impl WriteRec {
     pub fn new(key: Key, ep: u8, ver: u8, wid: u8) -> Self {
-        WriteRec {
-            key,
-            rec: Rec { ep, ver, wid },
-        }
+        WriteRec { key, rec: Rec { ep, ver, wid } }
     }
 }
 
 impl Display for PushMsg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let PushMsg {
-            dst,
-            key,
-            ep,
-            ver,
-            wid,
-        } = self;
-        write!(
-            f,
-            "[dst |-> {dst}, key |-> {key}, ep |-> {ep}, ver |-> {ver}, wid |-> {wid}]"
-        )
+        let PushMsg { dst, key, ep, ver, wid } = self;
+        write!(f, "[dst |-> {dst}, key |-> {key}, ep |-> {ep}, ver |-> {ver}, wid |-> {wid}]")
     }
 }
 impl Display for PendingW {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let PendingW { key, ep, ver, wid } = self;
-        write!(
-            f,
-            "[key |-> {key}, ep |-> {ep}, ver |-> {ver}, wid |-> {wid}]"
-        )
+        write!(f, "[key |-> {key}, ep |-> {ep}, ver |-> {ver}, wid |-> {wid}]")
     }
 }
 impl Display for AckedW {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let AckedW {
-            key,
-            ep,
-            ver,
-            wid,
-            doomed,
-        } = self;
+        let AckedW { key, ep, ver, wid, doomed } = self;
         let doomed = if *doomed { "TRUE" } else { "FALSE" };
-        write!(
-            f,
-            "[key |-> {key}, ep |-> {ep}, ver |-> {ver}, wid |-> {wid}, doomed |-> {doomed}]"
-        )
+        write!(f, "[key |-> {key}, ep |-> {ep}, ver |-> {ver}, wid |-> {wid}, doomed |-> {doomed}]")
     }
 }
 

@@ -14,7 +14,9 @@ impl HandoffImpl {
         let spec = &s.mapped;
         let small = |n: u64| u8::try_from(n).unwrap_or(u8::MAX);
         match action {
-            ImplAction::Put { key } => self.spec.keys().get(*key).map(|&k| vec![ExtAction::ClientWrite(k)]).unwrap_or_default(),
+            ImplAction::Put { key } => {
+                self.spec.keys().get(*key).map(|&k| vec![ExtAction::ClientWrite(k)]).unwrap_or_default()
+            }
             ImplAction::ZombiePut { key, .. } => match self.spec.keys().get(*key) {
                 Some(&k) => spec.zombies.iter().map(|z| ExtAction::ZombieWrite(z.clone(), k)).collect(),
                 None => Vec::new(),
@@ -49,7 +51,9 @@ impl HandoffImpl {
                         hints.extend(spec.zombies.iter().map(|z| ExtAction::ZombieCommit(z.clone(), pw)));
                         hints
                     }
-                    Body::PushRefused { .. } => spec.zombies.iter().map(|z| ExtAction::ZombieFenced(z.clone())).collect(),
+                    Body::PushRefused { .. } => {
+                        spec.zombies.iter().map(|z| ExtAction::ZombieFenced(z.clone())).collect()
+                    }
                     Body::Collect { .. } => vec![ExtAction::SnapC(to)],
                     Body::CollectReply { known, memory, .. } | Body::ReseedReply { known, memory, .. } => {
                         let snap = Snap { src: from, dst: to, mem: self.mem(memory), know: small(known.0) };
@@ -61,13 +65,21 @@ impl HandoffImpl {
                     }
                     Body::AnnounceAck { epoch, round, peer, .. } => {
                         let pinc = self.incarnation_of(m.from, *peer) + 1;
-                        vec![ExtAction::AnnounceAcked(AnnAck { src: from, ep: small(epoch.0), round: small(*round), pinc })]
+                        vec![ExtAction::AnnounceAcked(AnnAck {
+                            src: from,
+                            ep: small(epoch.0),
+                            round: small(*round),
+                            pinc,
+                        })]
                     }
                     Body::Reseed { .. } => vec![ExtAction::SnapPeer(to, from), ExtAction::DeclinePeer(to, from)],
-                    Body::Gossip { memory } => vec![ExtAction::GossipRecv(GossipMsg { src: from, dst: to, mem: self.mem(memory) })],
-                    Body::CollectDecline { .. } | Body::ReseedDecline { .. } | Body::AnnounceRefused { .. } | Body::Heartbeat => {
-                        Vec::new()
+                    Body::Gossip { memory } => {
+                        vec![ExtAction::GossipRecv(GossipMsg { src: from, dst: to, mem: self.mem(memory) })]
                     }
+                    Body::CollectDecline { .. }
+                    | Body::ReseedDecline { .. }
+                    | Body::AnnounceRefused { .. }
+                    | Body::Heartbeat => Vec::new(),
                 }
             }
         }

@@ -82,7 +82,9 @@ impl HandoffImpl {
             base.known[spec_r(p)] = small(peer.known().0);
             let (status, seeded) = match peer.peer_status() {
                 PeerStatus::Recovering { seeded, .. } => (Status::Recovering, ids(seeded)),
-                PeerStatus::Ready => (Status::Ready, s.seeded_when_ready[usize::from(p.0)].as_ref().map(ids).unwrap_or_default()),
+                PeerStatus::Ready => {
+                    (Status::Ready, s.seeded_when_ready[usize::from(p.0)].as_ref().map(ids).unwrap_or_default())
+                }
             };
             base.status[spec_r(p)] = status;
             base.seeded[spec_r(p)] = seeded;
@@ -122,7 +124,13 @@ impl HandoffImpl {
             }
             Body::PushAck { key, stamp, wid, .. } => {
                 let key = self.spec_key(key);
-                t.acks.insert(Ack { src: from, key, ep: small(stamp.ep.0), ver: small(stamp.ver.0), wid: small(wid.0) });
+                t.acks.insert(Ack {
+                    src: from,
+                    key,
+                    ep: small(stamp.ep.0),
+                    ver: small(stamp.ver.0),
+                    wid: small(wid.0),
+                });
             }
             Body::Announce { epoch, round, instance } => {
                 let cinc = self.incarnation_of(m.from, *instance) + 1;

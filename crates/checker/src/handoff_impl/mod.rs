@@ -23,9 +23,9 @@
 //! delivered (loss), in any order; retries resend identical messages.
 
 pub mod ext;
+mod hints;
 mod map;
 mod state;
-mod hints;
 mod step;
 
 use std::collections::BTreeSet;
@@ -227,7 +227,6 @@ impl HandoffImpl {
     pub fn spec(&self) -> &HandoffZombie {
         &self.spec
     }
-
 }
 
 /// Property number `I`: the step into `s` did not violate check `I`.

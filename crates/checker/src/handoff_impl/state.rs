@@ -49,7 +49,18 @@ pub struct ImplState {
 impl ImplState {
     /// Everything but `mapped`.
     #[allow(clippy::type_complexity)]
-    fn key(&self) -> (&[Replica], &[u8], &[Replica], &BTreeMap<u64, Arc<Message>>, &[Option<BTreeSet<ReplicaId>>], &BTreeSet<AckedW>, [u8; 3], Option<&'static str>) {
+    fn key(
+        &self,
+    ) -> (
+        &[Replica],
+        &[u8],
+        &[Replica],
+        &BTreeMap<u64, Arc<Message>>,
+        &[Option<BTreeSet<ReplicaId>>],
+        &BTreeSet<AckedW>,
+        [u8; 3],
+        Option<&'static str>,
+    ) {
         (
             &self.replicas,
             &self.incarnation,
@@ -106,7 +117,9 @@ impl Display for ImplAction {
         match self {
             ImplAction::Put { key } => write!(f, "Put(key {key})"),
             ImplAction::ZombiePut { zombie, key } => write!(f, "ZombiePut(zombie {zombie}, key {key})"),
-            ImplAction::Deliver(m) => write!(f, "Deliver({} {} -> {}: {})", m.body.kind(), m.from, m.to, brief(&m.body)),
+            ImplAction::Deliver(m) => {
+                write!(f, "Deliver({} {} -> {}: {})", m.body.kind(), m.from, m.to, brief(&m.body))
+            }
             ImplAction::Timer(r, t) => write!(f, "Timer({r}, {t:?})"),
             ImplAction::Evict(r) => write!(f, "Evict({r})"),
             ImplAction::Supersede => f.write_str("Supersede"),
@@ -117,12 +130,19 @@ impl Display for ImplAction {
 /// The fields of a message body that matter in a trace.
 fn brief(body: &Body) -> String {
     let mem = |m: &protocol::handoff::Memory| {
-        m.iter().map(|(k, r)| format!("{k}@{}.{}#{}", r.stamp.ep.0, r.stamp.ver.0, r.wid.0)).collect::<Vec<_>>().join(",")
+        m.iter()
+            .map(|(k, r)| format!("{k}@{}.{}#{}", r.stamp.ep.0, r.stamp.ver.0, r.wid.0))
+            .collect::<Vec<_>>()
+            .join(",")
     };
     match body {
-        Body::Push { key, record, .. } => format!("{key}@{}.{}#{}", record.stamp.ep.0, record.stamp.ver.0, record.wid.0),
+        Body::Push { key, record, .. } => {
+            format!("{key}@{}.{}#{}", record.stamp.ep.0, record.stamp.ver.0, record.wid.0)
+        }
         Body::PushAck { key, stamp, wid, .. } => format!("{key}@{}.{}#{}", stamp.ep.0, stamp.ver.0, wid.0),
-        Body::PushRefused { key, stamp, known, .. } => format!("{key}@{}.{} known {}", stamp.ep.0, stamp.ver.0, known.0),
+        Body::PushRefused { key, stamp, known, .. } => {
+            format!("{key}@{}.{} known {}", stamp.ep.0, stamp.ver.0, known.0)
+        }
         Body::CollectReply { known, memory, .. } | Body::ReseedReply { known, memory, .. } => {
             format!("known {} [{}]", known.0, mem(memory))
         }
@@ -154,12 +174,26 @@ impl TlaState for ImplState {
                     s.epoch.0,
                     s.known.0,
                     s.pending,
-                    r.memory().iter().map(|(k, rec)| format!("{k}@{}.{}#{}", rec.stamp.ep.0, rec.stamp.ver.0, rec.wid.0)).collect::<Vec<_>>().join(",")
+                    r.memory()
+                        .iter()
+                        .map(|(k, rec)| format!("{k}@{}.{}#{}", rec.stamp.ep.0, rec.stamp.ver.0, rec.wid.0))
+                        .collect::<Vec<_>>()
+                        .join(",")
                 ),
             ));
         }
-        vars.push(("impl_zombies", self.zombies.iter().map(|z| format!("{}", z.status().status)).collect::<Vec<_>>().join(",")));
-        vars.push(("impl_net", self.net.values().map(|m| format!("{} {}->{} {}", m.body.kind(), m.from, m.to, brief(&m.body))).collect::<Vec<_>>().join("; ")));
+        vars.push((
+            "impl_zombies",
+            self.zombies.iter().map(|z| format!("{}", z.status().status)).collect::<Vec<_>>().join(","),
+        ));
+        vars.push((
+            "impl_net",
+            self.net
+                .values()
+                .map(|m| format!("{} {}->{} {}", m.body.kind(), m.from, m.to, brief(&m.body)))
+                .collect::<Vec<_>>()
+                .join("; "),
+        ));
         vars
     }
 }

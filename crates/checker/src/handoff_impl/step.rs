@@ -7,11 +7,14 @@ use std::sync::Arc;
 
 use protocol::handoff::coordinator::Phase;
 use protocol::handoff::peer::PeerStatus;
-use protocol::handoff::{Body, ClientRequestId, Input, Message, Millis, Output, Replica, ReplicaId, RoleView, Status, Timer, WriteId, WriteReply};
+use protocol::handoff::{
+    Body, ClientRequestId, Input, Message, Millis, Output, Replica, ReplicaId, RoleView, Status, Timer, WriteId,
+    WriteReply,
+};
 
 use super::HandoffImpl;
-use super::map::waits_for;
 use super::ext::ExtAction;
+use super::map::waits_for;
 use super::state::{ImplAction, ImplState, msg_key};
 use crate::handoff::AckedW;
 
@@ -106,8 +109,16 @@ impl HandoffImpl {
             t.zombies.get(z)?;
         }
         let wid = t.wid_ctr;
-        let input = Input::Put { req: ClientRequestId(u64::from(wid)), key: self.keys.get(key)?.clone(), value: vec![wid], wid: WriteId(u128::from(wid)) };
-        let accepted = self.input(t, target, input).iter().any(|o| matches!(o, Output::Send(m) if matches!(m.body, Body::Push { .. })));
+        let input = Input::Put {
+            req: ClientRequestId(u64::from(wid)),
+            key: self.keys.get(key)?.clone(),
+            value: vec![wid],
+            wid: WriteId(u128::from(wid)),
+        };
+        let accepted = self
+            .input(t, target, input)
+            .iter()
+            .any(|o| matches!(o, Output::Send(m) if matches!(m.body, Body::Push { .. })));
         if !accepted {
             return None;
         }
@@ -209,7 +220,8 @@ impl HandoffImpl {
             return None;
         }
         let spec = &t.mapped.base;
-        let held_elsewhere = |w: &AckedW| self.spec.replicas().iter().any(|&x| x != self.spec_replica(r) && spec.holds(x, w.write()));
+        let held_elsewhere =
+            |w: &AckedW| self.spec.replicas().iter().any(|&x| x != self.spec_replica(r) && spec.holds(x, w.write()));
         t.acked = t.acked.iter().map(|w| AckedW { doomed: w.doomed || !held_elsewhere(w), ..*w }).collect();
         t.evict_count += 1;
         t.incarnation[i] += 1;
@@ -230,7 +242,8 @@ impl HandoffImpl {
     /// such. A smaller network, the same behaviours.
     fn prune(&self, t: &mut ImplState) {
         let live = |t: &ImplState, r: ReplicaId, i| {
-            t.replicas.get(usize::from(r.0)).is_some_and(|x| x.instance() == i) || t.zombies.iter().any(|z| z.me() == r && z.instance() == i)
+            t.replicas.get(usize::from(r.0)).is_some_and(|x| x.instance() == i)
+                || t.zombies.iter().any(|z| z.me() == r && z.instance() == i)
         };
         fn current(t: &ImplState, r: ReplicaId) -> Option<&Replica> {
             t.replicas.get(usize::from(r.0))

@@ -57,13 +57,9 @@ pub(super) fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Remora
         let (name, holds) = INVARIANTS.iter().find(|(known, _)| known == name)?;
         Some(Property::always(name, *holds))
     });
-    let listed_actions: Vec<_> = ACTION_PROPERTIES
-        .iter()
-        .filter(|(name, ..)| cfg.properties.iter().any(|p| p == name))
-        .collect();
-    let checked_markers = listed_actions
-        .iter()
-        .map(|(name, _, unviolated)| Property::always(name, *unviolated));
+    let listed_actions: Vec<_> =
+        ACTION_PROPERTIES.iter().filter(|(name, ..)| cfg.properties.iter().any(|p| p == name)).collect();
+    let checked_markers = listed_actions.iter().map(|(name, _, unviolated)| Property::always(name, *unviolated));
     let mut properties: Vec<_> = checked_invariants.chain(checked_markers).collect();
     if cfg.check_deadlock {
         properties.push(Property::always("Deadlock", deadlock_free));

@@ -56,9 +56,7 @@ impl RemoraClaimActivation {
         let each_request = |a: fn(Op, Claim, Fence, Worker) -> Action| {
             self.operations.iter().flat_map(move |&op| {
                 self.claims.iter().flat_map(move |&c| {
-                    self.fences
-                        .iter()
-                        .flat_map(move |&f| self.workers.iter().map(move |&w| a(op, c, f, w)))
+                    self.fences.iter().flat_map(move |&f| self.workers.iter().map(move |&w| a(op, c, f, w)))
                 })
             })
         };
@@ -102,19 +100,15 @@ impl RemoraClaimActivation {
     }
 
     fn bind_operation(&self, s: &State, op: Op, c: Claim, f: Fence, w: Worker) -> Option<State> {
-        let mut n = enabled(
-            s,
-            self.mutated(Mutation::BindOverwritesRequest) || s.operation_request[&op] == self.no_request,
-        )?;
+        let mut n =
+            enabled(s, self.mutated(Mutation::BindOverwritesRequest) || s.operation_request[&op] == self.no_request)?;
         n.operation_request[&op] = request(c, f, w);
         Some(n)
     }
 
     fn reject_operation_reuse(&self, s: &State, op: Op, c: Claim, f: Fence, w: Worker) -> Option<State> {
-        let mut n = enabled(
-            s,
-            s.operation_request[&op] != self.no_request && s.operation_request[&op] != request(c, f, w),
-        )?;
+        let mut n =
+            enabled(s, s.operation_request[&op] != self.no_request && s.operation_request[&op] != request(c, f, w))?;
         n.conflict_request[&op] = request(c, f, w);
         Some(n)
     }
@@ -214,19 +208,13 @@ impl RemoraClaimActivation {
     }
 
     fn expire_reservation(&self, s: &State, c: Claim) -> Option<State> {
-        let mut n = enabled(
-            s,
-            s.durable_state[&c] == Authorized && s.reservation[&c] != self.no_worker,
-        )?;
+        let mut n = enabled(s, s.durable_state[&c] == Authorized && s.reservation[&c] != self.no_worker)?;
         n.reservation[&c] = self.no_worker;
         Some(n)
     }
 
     fn expire_lease(&self, s: &State, c: Claim) -> Option<State> {
-        let mut n = enabled(
-            s,
-            s.durable_state[&c] == Executing && s.lease[&c] == s.attempt_worker[&c],
-        )?;
+        let mut n = enabled(s, s.durable_state[&c] == Executing && s.lease[&c] == s.attempt_worker[&c])?;
         n.lease[&c] = self.no_worker;
         for op in &self.operations {
             // `operationRequest[op][1] = c`. An accepted operation always
@@ -252,10 +240,7 @@ impl RemoraClaimActivation {
     }
 
     fn finish_recovery(&self, s: &State, c: Claim) -> Option<State> {
-        let mut n = enabled(
-            s,
-            s.durable_lock[&c] == LockOwner::Recovery && s.durable_state[&c] == Authorized,
-        )?;
+        let mut n = enabled(s, s.durable_lock[&c] == LockOwner::Recovery && s.durable_state[&c] == Authorized)?;
         n.durable_state[&c] = Reaped;
         n.reservation[&c] = self.no_worker;
         if !self.mutated(Mutation::CompensationSkipped) {
@@ -281,11 +266,6 @@ impl RemoraClaimActivation {
     }
 
     fn done(&self, s: &State) -> Option<State> {
-        enabled(
-            s,
-            self.claims
-                .iter()
-                .all(|c| matches!(s.durable_state[c], Executing | Reaped)),
-        )
+        enabled(s, self.claims.iter().all(|c| matches!(s.durable_state[c], Executing | Reaped)))
     }
 }

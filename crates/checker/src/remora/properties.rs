@@ -19,10 +19,7 @@ pub const INVARIANTS: &[(&str, Invariant)] = &[
     ("ExecutingIsCommitted", executing_is_committed),
     ("AcceptedResponseIsExactReplay", accepted_response_is_exact_replay),
     ("ConflictIsChangedRequest", conflict_is_changed_request),
-    (
-        "ReapedClaimHasNoActivationEffect",
-        reaped_claim_has_no_activation_effect,
-    ),
+    ("ReapedClaimHasNoActivationEffect", reaped_claim_has_no_activation_effect),
     ("ReapedCoordinationIsClean", reaped_coordination_is_clean),
     ("RecoveryOwnsInactiveClaim", recovery_owns_inactive_claim),
 ];
@@ -30,16 +27,12 @@ pub const INVARIANTS: &[(&str, Invariant)] = &[
 /// Each `P == [][A]_vars` with `A`, and the `always` predicate that reads
 /// the marker `next_state` leaves on a state reached by a step violating `A`.
 pub const ACTION_PROPERTIES: &[(&str, StepPredicate, Invariant)] = &[
-    (
-        "ActivationAppliesAtMostOnce",
-        activation_applies_at_most_once_action,
-        |_, s| !s.step_violations.contains(&"ActivationAppliesAtMostOnce"),
-    ),
-    (
-        "OperationRequestIsImmutable",
-        operation_request_is_immutable_action,
-        |_, s| !s.step_violations.contains(&"OperationRequestIsImmutable"),
-    ),
+    ("ActivationAppliesAtMostOnce", activation_applies_at_most_once_action, |_, s| {
+        !s.step_violations.contains(&"ActivationAppliesAtMostOnce")
+    }),
+    ("OperationRequestIsImmutable", operation_request_is_immutable_action, |_, s| {
+        !s.step_violations.contains(&"OperationRequestIsImmutable")
+    }),
 ];
 
 /// TLC's deadlock check (`CHECK_DEADLOCK TRUE`): some step of `Next` is
@@ -74,16 +67,13 @@ fn type_ok(m: &M, s: &State) -> bool {
             LockOwner::Activator | LockOwner::Recovery => true,
         })
         && s.operation_request.is_in(&m.operations, request_or_none)
-        && s.operation_response
-            .is_in(&m.operations, |r| [m.no_response, m.accepted, m.rejected].contains(r))
+        && s.operation_response.is_in(&m.operations, |r| [m.no_response, m.accepted, m.rejected].contains(r))
         && s.conflict_request.is_in(&m.operations, request_or_none)
         && s.activation_effect_count.is_in(&m.claims, |n| *n <= 1)
 }
 
 fn live_lease_matches_authority(m: &M, s: &State) -> bool {
-    m.claims
-        .iter()
-        .all(|c| implies(s.lease[c] != m.no_worker, s.lease[c] == s.attempt_worker[c]))
+    m.claims.iter().all(|c| implies(s.lease[c] != m.no_worker, s.lease[c] == s.attempt_worker[c]))
 }
 
 fn executing_is_committed(m: &M, s: &State) -> bool {
@@ -121,40 +111,25 @@ fn conflict_is_changed_request(m: &M, s: &State) -> bool {
 }
 
 fn reaped_claim_has_no_activation_effect(m: &M, s: &State) -> bool {
-    m.claims
-        .iter()
-        .all(|c| implies(s.durable_state[c] == Reaped, s.activation_effect_count[c] == 0))
+    m.claims.iter().all(|c| implies(s.durable_state[c] == Reaped, s.activation_effect_count[c] == 0))
 }
 
 fn reaped_coordination_is_clean(m: &M, s: &State) -> bool {
-    m.claims.iter().all(|c| {
-        implies(
-            s.durable_state[c] == Reaped,
-            s.reservation[c] == m.no_worker && s.lease[c] == m.no_worker,
-        )
-    })
+    m.claims
+        .iter()
+        .all(|c| implies(s.durable_state[c] == Reaped, s.reservation[c] == m.no_worker && s.lease[c] == m.no_worker))
 }
 
 fn recovery_owns_inactive_claim(m: &M, s: &State) -> bool {
-    m.claims.iter().all(|c| {
-        implies(
-            s.durable_lock[c] == LockOwner::Recovery,
-            s.reservation[c] == m.no_worker,
-        )
-    })
+    m.claims.iter().all(|c| implies(s.durable_lock[c] == LockOwner::Recovery, s.reservation[c] == m.no_worker))
 }
 
 fn activation_applies_at_most_once_action(m: &M, s: &State, n: &State) -> bool {
-    m.claims
-        .iter()
-        .all(|c| implies(s.activation_effect_count[c] == 1, n.activation_effect_count[c] == 1))
+    m.claims.iter().all(|c| implies(s.activation_effect_count[c] == 1, n.activation_effect_count[c] == 1))
 }
 
 fn operation_request_is_immutable_action(m: &M, s: &State, n: &State) -> bool {
-    m.operations.iter().all(|op| {
-        implies(
-            s.operation_request[op] != m.no_request,
-            n.operation_request[op] == s.operation_request[op],
-        )
-    })
+    m.operations
+        .iter()
+        .all(|op| implies(s.operation_request[op] != m.no_request, n.operation_request[op] == s.operation_request[op]))
 }

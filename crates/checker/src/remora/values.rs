@@ -84,17 +84,13 @@ impl<V: Clone> Func<V> {
 impl<V> Index<&ModelValue> for Func<V> {
     type Output = V;
     fn index(&self, x: &ModelValue) -> &V {
-        self.0
-            .get(x)
-            .unwrap_or_else(|| panic!("{x} is outside the function's domain"))
+        self.0.get(x).unwrap_or_else(|| panic!("{x} is outside the function's domain"))
     }
 }
 
 impl<V> IndexMut<&ModelValue> for Func<V> {
     fn index_mut(&mut self, x: &ModelValue) -> &mut V {
-        self.0
-            .get_mut(x)
-            .unwrap_or_else(|| panic!("{x} is outside the function's domain"))
+        self.0.get_mut(x).unwrap_or_else(|| panic!("{x} is outside the function's domain"))
     }
 }
 

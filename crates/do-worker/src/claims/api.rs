@@ -104,8 +104,11 @@ async fn forward<T: Serialize>(
     }
     let body = body.map(serde_json::to_vec).transpose()?;
     let stub = internal::stub(env, CLAIMS_BINDING, ns)?;
-    match internal::call(&stub, &target, Some(&secret), body.as_deref(), &[("content-type", "application/json")]).await {
+    match internal::call(&stub, &target, Some(&secret), body.as_deref(), &[("content-type", "application/json")]).await
+    {
         Ok(resp) => Ok(resp),
-        Err(e) => http::unavailable("claim_store_unavailable", &format!("the claim store did not answer ({e}); retry"), 1000),
+        Err(e) => {
+            http::unavailable("claim_store_unavailable", &format!("the claim store did not answer ({e}); retry"), 1000)
+        }
     }
 }

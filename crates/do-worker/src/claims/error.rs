@@ -25,7 +25,9 @@ pub enum ClaimError {
     /// The activation waits for something that has not happened within the
     /// request's time (another activation's lock, or recovery of a claim
     /// whose reservation expired). Retrying with the same key is safe.
-    #[error("the activation is still waiting after {waited_ms} ms (another activation holds the claim, or recovery has not reaped it yet); retry with the same Idempotency-Key")]
+    #[error(
+        "the activation is still waiting after {waited_ms} ms (another activation holds the claim, or recovery has not reaped it yet); retry with the same Idempotency-Key"
+    )]
     Pending { waited_ms: u64 },
     #[error(transparent)]
     Store(#[from] StoreError),

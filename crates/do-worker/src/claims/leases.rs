@@ -126,7 +126,9 @@ impl Leases<'_> {
 
     async fn write(&self, claim: &ClaimId, lease: Option<&Lease>) -> Result<(), LeaseStoreError> {
         let (op, body) = match lease {
-            Some(lease) => (Op::Put, Some(serde_json::to_vec(lease).map_err(|e| LeaseStoreError::Corrupt(e.to_string()))?)),
+            Some(lease) => {
+                (Op::Put, Some(serde_json::to_vec(lease).map_err(|e| LeaseStoreError::Corrupt(e.to_string()))?))
+            }
             None => (Op::Delete, None),
         };
         let (status, reply) = self.call(op, claim, body).await?;

@@ -34,8 +34,8 @@ use worker::{DurableObject, Env, Request, Response, Result, ScheduledTime, State
 
 use crate::auth::KeyProblem;
 use crate::http;
-use crate::names;
 use crate::internal::{self, now_ms};
+use crate::names;
 use crate::wire::{Op, Target};
 use error::ClaimError;
 use leases::LeaseStore;
@@ -72,7 +72,11 @@ impl DurableObject for ClaimStore {
         // The namespace is the object's name; if the runtime does not say,
         // the (authenticated) caller's word is taken.
         if self.name.as_ref().is_some_and(|name| *name != target.ns) {
-            return http::error(400, "wrong_object", &format!("this is the claim store of another namespace, not {:?}", target.ns));
+            return http::error(
+                400,
+                "wrong_object",
+                &format!("this is the claim store of another namespace, not {:?}", target.ns),
+            );
         }
         if let Err(e) = names::check(&target.ns) {
             return http::error(400, "invalid_namespace", &format!("the namespace {e}"));

@@ -213,7 +213,8 @@ mod tests {
 
     #[test]
     fn a_create_body_is_parsed_and_checked() {
-        let ok = Create::parse(br#"{"claim":"job-1","fence":18446744073709551615,"worker":"w","reservation_ttl_ms":1}"#);
+        let ok =
+            Create::parse(br#"{"claim":"job-1","fence":18446744073709551615,"worker":"w","reservation_ttl_ms":1}"#);
         assert_eq!(ok.map(|c| c.fence), Ok(Fence(u64::MAX)));
         for (body, code) in [
             (r#"{"claim":"","fence":1,"worker":"w","reservation_ttl_ms":5}"#, "invalid_claim"),

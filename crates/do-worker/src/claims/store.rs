@@ -24,10 +24,10 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use protocol::claim::durable::apply;
+use protocol::claim::types::deadline;
 use protocol::claim::{
     ClaimId, ClaimRow, ClaimState, DurableReply, DurableRequest, DurableRows, Millis, OperationId, OperationRow,
 };
-use protocol::claim::types::deadline;
 use serde::de::DeserializeOwned;
 use worker::{SqlStorage, SqlStorageValue};
 
@@ -71,11 +71,9 @@ impl AuthorizeRefused {
 /// attempt is authorized or executing, another would take authority from it.
 pub fn authorize(existing: Option<&ClaimRow>, create: &Create, now: Millis) -> Result<ClaimRow, AuthorizeRefused> {
     match existing {
-        Some(row) if row.state != ClaimState::Reaped => Err(AuthorizeRefused::Live {
-            claim: row.claim.clone(),
-            fence: row.fence.0,
-            state: state_name(row.state),
-        }),
+        Some(row) if row.state != ClaimState::Reaped => {
+            Err(AuthorizeRefused::Live { claim: row.claim.clone(), fence: row.fence.0, state: state_name(row.state) })
+        }
         Some(row) if create.fence <= row.fence => {
             Err(AuthorizeRefused::StaleFence { claim: row.claim.clone(), fence: row.fence.0 })
         }

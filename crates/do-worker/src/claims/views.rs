@@ -1,7 +1,9 @@
 //! The claims API's answers as JSON.
 
 use protocol::claim::lease::holder;
-use protocol::claim::{Answer, ClaimId, ClaimRow, Fence, HeartbeatOutcome, Lease, Millis, OperationId, Reservation, RequestKey, WorkerId};
+use protocol::claim::{
+    Answer, ClaimId, ClaimRow, Fence, HeartbeatOutcome, Lease, Millis, OperationId, RequestKey, Reservation, WorkerId,
+};
 use serde::Serialize;
 use worker::{Response, Result};
 
@@ -81,7 +83,11 @@ pub fn activation(operation: &OperationId, request: &RequestKey, answer: &Answer
         Answer::Accepted => (200, Outcome { operation: Some(operation), ..Outcome::new("accepted", request) }),
         Answer::Rejected { reason } => (
             422,
-            Outcome { operation: Some(operation), reason: Some(reason.to_string()), ..Outcome::new("rejected", request) },
+            Outcome {
+                operation: Some(operation),
+                reason: Some(reason.to_string()),
+                ..Outcome::new("rejected", request)
+            },
         ),
         Answer::Conflict { bound } => {
             return http::error(

@@ -141,7 +141,9 @@ async fn bad_requests_are_json_errors() {
     let body = r#"{"fence":1,"worker":"w","lease_ttl_ms":1000}"#;
     post(activate.clone(), body, None).await.expect_error(400, "missing_idempotency_key");
     post(activate.clone(), "[]", Some("k")).await.expect_error(400, "invalid_body");
-    post(activate.clone(), r#"{"fence":1,"worker":"w","lease_ttl_ms":0}"#, Some("k")).await.expect_error(400, "invalid_ttl");
+    post(activate.clone(), r#"{"fence":1,"worker":"w","lease_ttl_ms":0}"#, Some("k"))
+        .await
+        .expect_error(400, "invalid_ttl");
     let long_key = "k".repeat(257);
     let resp = s.request("POST", &activate, Some(body.into()), &[("idempotency-key", &long_key)]).await;
     resp.expect_error(400, "invalid_idempotency_key");

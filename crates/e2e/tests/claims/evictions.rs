@@ -19,7 +19,9 @@ async fn evicting_handoff_replicas_during_activations_never_applies_twice() {
         let tasks: Vec<_> = (0..3)
             .map(|k| {
                 let (c, claim) = (c.clone(), claim.clone());
-                tokio::spawn(async move { c.activate_settled(&claim, &format!("{claim}-k{k}"), 1, "w1", LONG, SETTLE).await })
+                tokio::spawn(async move {
+                    c.activate_settled(&claim, &format!("{claim}-k{k}"), 1, "w1", LONG, SETTLE).await
+                })
             })
             .collect();
         tokio::time::sleep(Duration::from_millis(30)).await;

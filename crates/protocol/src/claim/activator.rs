@@ -19,9 +19,7 @@ use super::durable::{DurableReply, DurableRequest, Validation};
 use super::error::{CommitRefused, LeaseRefused, LockRefused, ProcedureError};
 use super::lease::{Lease, LeaseReply, LeaseRequest};
 use super::message::{Reply, Request};
-use super::types::{
-    ActivationStage, Answer, ClaimState, Millis, OperationId, Rejection, RequestKey, deadline,
-};
+use super::types::{ActivationStage, Answer, ClaimState, Millis, OperationId, Rejection, RequestKey, deadline};
 
 /// How long the activator asks for the lease and the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -106,13 +104,7 @@ pub struct Activator {
 impl Activator {
     /// Starts serving `request` under the id `operation`.
     pub fn new(operation: OperationId, request: RequestKey, config: ActivatorConfig) -> Activator {
-        Activator {
-            operation,
-            request,
-            config,
-            stage: ActivationStage::Idle,
-            step: ActivatorStep::Bind,
-        }
+        Activator { operation, request, config, stage: ActivationStage::Idle, step: ActivatorStep::Bind }
     }
 
     /// The request to send next, with deadlines computed from `now`; `None`
@@ -124,14 +116,9 @@ impl Activator {
         let durable = |r| Some(Request::Durable(r));
         let lease = |r| Some(Request::Lease(r));
         match &self.step {
-            ActivatorStep::Bind => durable(DurableRequest::Bind {
-                operation,
-                request: key.clone(),
-            }),
+            ActivatorStep::Bind => durable(DurableRequest::Bind { operation, request: key.clone() }),
             ActivatorStep::Validate => durable(DurableRequest::Validate { operation }),
-            ActivatorStep::CreateLease {
-                reservation_expires_at,
-            } => lease(LeaseRequest::Create {
+            ActivatorStep::CreateLease { reservation_expires_at } => lease(LeaseRequest::Create {
                 claim: key.claim.clone(),
                 fence: key.fence,
                 worker: key.worker.clone(),
@@ -148,21 +135,14 @@ impl Activator {
                 operation,
                 lease_expires_at: lease.expires_at,
             }),
-            ActivatorStep::AwaitRecovery { .. } => durable(DurableRequest::Inspect {
-                claim: key.claim.clone(),
-            }),
-            ActivatorStep::Compensate { .. } => lease(LeaseRequest::Delete {
-                claim: key.claim.clone(),
-                fence: key.fence,
-                worker: key.worker.clone(),
-            }),
-            ActivatorStep::CheckLease => lease(LeaseRequest::Holder {
-                claim: key.claim.clone(),
-            }),
-            ActivatorStep::RecordRejection { reason } => durable(DurableRequest::RecordRejection {
-                operation,
-                reason: *reason,
-            }),
+            ActivatorStep::AwaitRecovery { .. } => durable(DurableRequest::Inspect { claim: key.claim.clone() }),
+            ActivatorStep::Compensate { .. } => {
+                lease(LeaseRequest::Delete { claim: key.claim.clone(), fence: key.fence, worker: key.worker.clone() })
+            }
+            ActivatorStep::CheckLease => lease(LeaseRequest::Holder { claim: key.claim.clone() }),
+            ActivatorStep::RecordRejection { reason } => {
+                durable(DurableRequest::RecordRejection { operation, reason: *reason })
+            }
             ActivatorStep::Done { .. } => None,
         }
     }
@@ -176,85 +156,58 @@ impl Activator {
             (_, Reply::Durable(DurableReply::Failed { error })) => return Err(error.into()),
 
             (S::Bind, Reply::Durable(DurableReply::Bound)) => S::Validate,
-            (S::Bind, Reply::Durable(DurableReply::Conflict { bound })) => {
-                done(Answer::Conflict { bound })
-            }
+            (S::Bind, Reply::Durable(DurableReply::Conflict { bound })) => done(Answer::Conflict { bound }),
 
-            (S::Validate, Reply::Durable(DurableReply::Validated { validation })) => {
-                match validation {
-                    Validation::Start {
-                        reservation_expires_at,
-                    } => {
-                        self.stage = Validated;
-                        S::CreateLease {
-                            reservation_expires_at,
-                        }
-                    }
-                    Validation::Replay => S::CheckLease,
-                    Validation::Wait => S::Validate,
+            (S::Validate, Reply::Durable(DurableReply::Validated { validation })) => match validation {
+                Validation::Start { reservation_expires_at } => {
+                    self.stage = Validated;
+                    S::CreateLease { reservation_expires_at }
                 }
-            }
-            (S::Validate, Reply::Durable(DurableReply::Rejected { reason })) => {
-                done(Answer::Rejected { reason })
-            }
+                Validation::Replay => S::CheckLease,
+                Validation::Wait => S::Validate,
+            },
+            (S::Validate, Reply::Durable(DurableReply::Rejected { reason })) => done(Answer::Rejected { reason }),
 
             (S::CreateLease { .. }, Reply::Lease(LeaseReply::Granted { lease })) => {
                 self.stage = LeaseCreated;
                 S::AcquireLock { lease }
             }
-            (S::CreateLease { .. }, Reply::Lease(LeaseReply::Refused { refused })) => {
-                S::AwaitRecovery {
-                    failure: match refused {
-                        LeaseRefused::ReservationExpired => Rejection::ReservationExpired,
-                        _ => Rejection::LeaseLost,
-                    },
-                }
-            }
-
-            (S::AcquireLock { lease }, Reply::Durable(DurableReply::LockAcquired)) => S::Commit {
-                lease: lease.clone(),
+            (S::CreateLease { .. }, Reply::Lease(LeaseReply::Refused { refused })) => S::AwaitRecovery {
+                failure: match refused {
+                    LeaseRefused::ReservationExpired => Rejection::ReservationExpired,
+                    _ => Rejection::LeaseLost,
+                },
             },
-            (S::AcquireLock { .. }, Reply::Durable(DurableReply::LockRefused { refused })) => {
-                match refused {
-                    LockRefused::Held => return Ok(()),
-                    LockRefused::Executing => S::CheckLease,
-                    LockRefused::Reaped => compensate(Rejection::ReservationExpired),
-                    LockRefused::ReservationExpired => {
-                        await_recovery(Rejection::ReservationExpired)
-                    }
-                }
+
+            (S::AcquireLock { lease }, Reply::Durable(DurableReply::LockAcquired)) => {
+                S::Commit { lease: lease.clone() }
             }
+            (S::AcquireLock { .. }, Reply::Durable(DurableReply::LockRefused { refused })) => match refused {
+                LockRefused::Held => return Ok(()),
+                LockRefused::Executing => S::CheckLease,
+                LockRefused::Reaped => compensate(Rejection::ReservationExpired),
+                LockRefused::ReservationExpired => await_recovery(Rejection::ReservationExpired),
+            },
 
             (S::Commit { .. }, Reply::Durable(DurableReply::Committed)) => {
                 self.stage = ActivationStage::Committed;
                 S::CheckLease
             }
-            (S::Commit { lease }, Reply::Durable(DurableReply::CommitRefused { refused })) => {
-                match refused {
-                    CommitRefused::Executing => S::CheckLease,
-                    CommitRefused::Reaped => compensate(Rejection::ReservationExpired),
-                    CommitRefused::LockNotHeld => S::AcquireLock {
-                        lease: lease.clone(),
-                    },
-                    CommitRefused::ReservationExpired => {
-                        await_recovery(Rejection::ReservationExpired)
-                    }
-                    CommitRefused::LeaseExpired => await_recovery(Rejection::LeaseLost),
-                }
-            }
+            (S::Commit { lease }, Reply::Durable(DurableReply::CommitRefused { refused })) => match refused {
+                CommitRefused::Executing => S::CheckLease,
+                CommitRefused::Reaped => compensate(Rejection::ReservationExpired),
+                CommitRefused::LockNotHeld => S::AcquireLock { lease: lease.clone() },
+                CommitRefused::ReservationExpired => await_recovery(Rejection::ReservationExpired),
+                CommitRefused::LeaseExpired => await_recovery(Rejection::LeaseLost),
+            },
 
-            (S::AwaitRecovery { failure }, Reply::Durable(DurableReply::Status { state })) => {
-                match state {
-                    ClaimState::Authorized => return Ok(()),
-                    ClaimState::Executing => S::CheckLease,
-                    ClaimState::Reaped => compensate(*failure),
-                }
-            }
+            (S::AwaitRecovery { failure }, Reply::Durable(DurableReply::Status { state })) => match state {
+                ClaimState::Authorized => return Ok(()),
+                ClaimState::Executing => S::CheckLease,
+                ClaimState::Reaped => compensate(*failure),
+            },
 
-            (
-                S::Compensate { failure },
-                Reply::Lease(LeaseReply::Deleted | LeaseReply::Refused { .. }),
-            ) => {
+            (S::Compensate { failure }, Reply::Lease(LeaseReply::Deleted | LeaseReply::Refused { .. })) => {
                 // Deleted, or the lease belongs to someone else: either way
                 // this attempt holds no lease any more.
                 self.stage = Finished;
@@ -262,15 +215,11 @@ impl Activator {
             }
 
             (S::CheckLease, Reply::Lease(LeaseReply::Holder { lease })) => match lease {
-                Some(lease)
-                    if lease.fence == self.request.fence && lease.worker == self.request.worker =>
-                {
+                Some(lease) if lease.fence == self.request.fence && lease.worker == self.request.worker => {
                     self.stage = Finished;
                     done(Answer::Accepted)
                 }
-                _ => S::RecordRejection {
-                    reason: Rejection::LeaseLost,
-                },
+                _ => S::RecordRejection { reason: Rejection::LeaseLost },
             },
 
             (S::RecordRejection { .. }, Reply::Durable(DurableReply::Rejected { reason })) => {
@@ -319,10 +268,7 @@ mod tests {
     use crate::claim::types::ClaimId;
 
     const NOW: Millis = 100;
-    const CONFIG: ActivatorConfig = ActivatorConfig {
-        lease_ttl: 500,
-        lock_ttl: 50,
-    };
+    const CONFIG: ActivatorConfig = ActivatorConfig { lease_ttl: 500, lock_ttl: 50 };
 
     fn activator(id: &str, fence: u64, worker: &str) -> Activator {
         Activator::new(op(id), key(fence, worker), CONFIG)
@@ -343,14 +289,8 @@ mod tests {
         assert_eq!(run(&mut stores, &mut a, NOW), Answer::Accepted);
         assert_eq!(a.stage, ActivationStage::Finished);
         let row = &stores.durable.claims[&c1()];
-        assert_eq!(
-            (row.state, row.activations, &row.reservation, &row.lock),
-            (ClaimState::Executing, 1, &None, &None)
-        );
-        assert_eq!(
-            stores.leases.leases[&c1()].expires_at,
-            NOW + CONFIG.lease_ttl
-        );
+        assert_eq!((row.state, row.activations, &row.reservation, &row.lock), (ClaimState::Executing, 1, &None, &None));
+        assert_eq!(stores.leases.leases[&c1()].expires_at, NOW + CONFIG.lease_ttl);
     }
 
     #[test]
@@ -371,63 +311,35 @@ mod tests {
     #[test]
     fn an_exact_replay_is_accepted_while_the_lease_holds_then_rejected() {
         let mut stores = Stores::new();
-        assert_eq!(
-            run(&mut stores, &mut activator("o1", 1, "w1"), NOW),
-            Answer::Accepted
-        );
-        assert_eq!(
-            run(&mut stores, &mut activator("o1", 1, "w1"), NOW + 10),
-            Answer::Accepted
-        );
+        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), NOW), Answer::Accepted);
+        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), NOW + 10), Answer::Accepted);
         assert_eq!(
             run(&mut stores, &mut activator("o2", 1, "w1"), NOW + 20),
             Answer::Accepted,
             "another id, same attempt"
         );
         let lapsed = NOW + CONFIG.lease_ttl;
-        assert_eq!(
-            run(&mut stores, &mut activator("o1", 1, "w1"), lapsed),
-            rejected(Rejection::LeaseLost)
-        );
-        assert_eq!(
-            stores.durable.claims[&c1()].activations,
-            1,
-            "replays never apply the effect"
-        );
+        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), lapsed), rejected(Rejection::LeaseLost));
+        assert_eq!(stores.durable.claims[&c1()].activations, 1, "replays never apply the effect");
     }
 
     #[test]
     fn a_stored_rejection_is_answered_again() {
         let mut stores = Stores::new();
-        assert_eq!(
-            run(&mut stores, &mut activator("o1", 1, "w1"), NOW),
-            Answer::Accepted
-        );
+        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), NOW), Answer::Accepted);
         let lapsed = NOW + CONFIG.lease_ttl;
-        assert_eq!(
-            run(&mut stores, &mut activator("o1", 1, "w1"), lapsed),
-            rejected(Rejection::LeaseLost)
-        );
+        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), lapsed), rejected(Rejection::LeaseLost));
         // Even if a lease for the attempt were in force again, the operation
         // keeps its answer.
         stores.leases.leases.get_mut(&c1()).unwrap().expires_at = lapsed + 100;
-        assert_eq!(
-            run(&mut stores, &mut activator("o1", 1, "w1"), lapsed),
-            rejected(Rejection::LeaseLost)
-        );
+        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), lapsed), rejected(Rejection::LeaseLost));
     }
 
     #[test]
     fn another_attempt_is_rejected_with_a_reason() {
         let mut stores = Stores::new();
-        assert_eq!(
-            run(&mut stores, &mut activator("o1", 2, "w1"), NOW),
-            rejected(Rejection::StaleFence)
-        );
-        assert_eq!(
-            run(&mut stores, &mut activator("o2", 1, "w2"), NOW),
-            rejected(Rejection::WrongWorker)
-        );
+        assert_eq!(run(&mut stores, &mut activator("o1", 2, "w1"), NOW), rejected(Rejection::StaleFence));
+        assert_eq!(run(&mut stores, &mut activator("o2", 1, "w2"), NOW), rejected(Rejection::WrongWorker));
         assert_eq!(stores.durable.claims[&c1()].state, ClaimState::Authorized);
         assert!(stores.leases.leases.is_empty());
     }
@@ -436,30 +348,16 @@ mod tests {
     fn a_reaped_claim_is_rejected() {
         let mut stores = Stores::new();
         reap(&mut stores);
-        assert_eq!(
-            run(&mut stores, &mut activator("o1", 1, "w1"), R),
-            rejected(Rejection::Reaped)
-        );
+        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), R), rejected(Rejection::Reaped));
     }
 
     #[test]
     fn a_reused_operation_id_is_a_conflict() {
         let mut stores = Stores::new();
-        assert_eq!(
-            run(&mut stores, &mut activator("o1", 2, "w1"), NOW),
-            rejected(Rejection::StaleFence)
-        );
-        assert_eq!(
-            run(&mut stores, &mut activator("o1", 1, "w1"), NOW),
-            Answer::Conflict {
-                bound: key(2, "w1")
-            }
-        );
+        assert_eq!(run(&mut stores, &mut activator("o1", 2, "w1"), NOW), rejected(Rejection::StaleFence));
+        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), NOW), Answer::Conflict { bound: key(2, "w1") });
         let row = &stores.durable.operations[&op("o1")];
-        assert_eq!(
-            (&row.request, &row.conflict),
-            (&key(2, "w1"), &Some(key(1, "w1")))
-        );
+        assert_eq!((&row.request, &row.conflict), (&key(2, "w1"), &Some(key(1, "w1"))));
     }
 
     #[test]
@@ -471,10 +369,7 @@ mod tests {
         }
         assert!(stores.leases.leases.contains_key(&c1()));
         reap(&mut stores);
-        assert_eq!(
-            run(&mut stores, &mut a, R),
-            rejected(Rejection::ReservationExpired)
-        );
+        assert_eq!(run(&mut stores, &mut a, R), rejected(Rejection::ReservationExpired));
         assert!(stores.leases.leases.is_empty(), "compensated");
         assert_eq!(stores.durable.claims[&c1()].activations, 0);
     }
@@ -486,46 +381,24 @@ mod tests {
         step(&mut stores, &mut a, NOW); // bind
         step(&mut stores, &mut a, NOW); // validate
         step(&mut stores, &mut a, R); // the lease is refused: the reservation expired
-        assert_eq!(
-            a.step,
-            ActivatorStep::AwaitRecovery {
-                failure: Rejection::ReservationExpired
-            }
-        );
+        assert_eq!(a.step, ActivatorStep::AwaitRecovery { failure: Rejection::ReservationExpired });
         step(&mut stores, &mut a, R);
-        assert_eq!(
-            a.step,
-            ActivatorStep::AwaitRecovery {
-                failure: Rejection::ReservationExpired
-            },
-            "not reaped yet"
-        );
+        assert_eq!(a.step, ActivatorStep::AwaitRecovery { failure: Rejection::ReservationExpired }, "not reaped yet");
         reap(&mut stores);
-        assert_eq!(
-            run(&mut stores, &mut a, R),
-            rejected(Rejection::ReservationExpired)
-        );
+        assert_eq!(run(&mut stores, &mut a, R), rejected(Rejection::ReservationExpired));
         assert!(stores.leases.leases.is_empty());
     }
 
     #[test]
     fn an_activation_whose_lease_expired_before_commit_does_not_commit() {
         let mut stores = Stores::new();
-        let config = ActivatorConfig {
-            lease_ttl: 10,
-            lock_ttl: 50,
-        };
+        let config = ActivatorConfig { lease_ttl: 10, lock_ttl: 50 };
         let mut a = Activator::new(op("o1"), key(1, "w1"), config);
         while !matches!(a.step, ActivatorStep::Commit { .. }) {
             step(&mut stores, &mut a, NOW);
         }
         step(&mut stores, &mut a, NOW + 10);
-        assert_eq!(
-            a.step,
-            ActivatorStep::AwaitRecovery {
-                failure: Rejection::LeaseLost
-            }
-        );
+        assert_eq!(a.step, ActivatorStep::AwaitRecovery { failure: Rejection::LeaseLost });
         assert_eq!(stores.durable.claims[&c1()].state, ClaimState::Authorized);
         reap(&mut stores);
         assert_eq!(run(&mut stores, &mut a, R), rejected(Rejection::LeaseLost));
@@ -568,30 +441,17 @@ mod tests {
     fn a_reply_to_another_request_is_an_error_and_changes_nothing() {
         let mut a = activator("o1", 1, "w1");
         let before = a.clone();
-        let err = a
-            .handle_reply(Reply::Lease(LeaseReply::Deleted))
-            .unwrap_err();
-        assert!(matches!(
-            err,
-            ProcedureError::UnexpectedReply { step: "bind", .. }
-        ));
-        let failed = Reply::Durable(DurableReply::Failed {
-            error: DurableError::UnknownClaim(c1()),
-        });
-        assert_eq!(
-            a.handle_reply(failed),
-            Err(ProcedureError::Durable(DurableError::UnknownClaim(c1())))
-        );
+        let err = a.handle_reply(Reply::Lease(LeaseReply::Deleted)).unwrap_err();
+        assert!(matches!(err, ProcedureError::UnexpectedReply { step: "bind", .. }));
+        let failed = Reply::Durable(DurableReply::Failed { error: DurableError::UnknownClaim(c1()) });
+        assert_eq!(a.handle_reply(failed), Err(ProcedureError::Durable(DurableError::UnknownClaim(c1()))));
         assert_eq!(a, before);
     }
 
     /// Recovery reaps `c1` at `R`, as the reaper would.
     fn reap(stores: &mut Stores) {
         let row = &stores.durable.claims[&c1()];
-        let reaped = row
-            .acquire_recovery_lock(R)
-            .and_then(|row| row.finish_recovery())
-            .unwrap();
+        let reaped = row.acquire_recovery_lock(R).and_then(|row| row.finish_recovery()).unwrap();
         stores.durable.claims.insert(c1(), reaped);
     }
 }

@@ -13,9 +13,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::error::{CommitRefused, DurableError, HeartbeatRefused, LockRefused, RecoveryRefused};
-use super::types::{
-    ClaimId, ClaimState, Fence, Millis, OperationId, Rejection, RequestKey, WorkerId, is_live,
-};
+use super::types::{ClaimId, ClaimState, Fence, Millis, OperationId, Rejection, RequestKey, WorkerId, is_live};
 
 /// The attempt's hold on its claim until `expires_at`: while it is live the
 /// attempt may still be activated, and recovery may not touch the claim.
@@ -31,10 +29,7 @@ pub struct Reservation {
 pub enum DurableLock {
     /// Held by the activation of `operation` until `expires_at`; after that
     /// it is lost and anyone may take the lock.
-    Activator {
-        operation: OperationId,
-        expires_at: Millis,
-    },
+    Activator { operation: OperationId, expires_at: Millis },
     /// Held by recovery until it reaps the claim. It has no expiry: only a
     /// claim whose reservation expired is recovery-locked, no activation can
     /// commit such a claim, and any later run of the reaper finishes it.
@@ -73,19 +68,11 @@ pub enum Validation {
 impl ClaimRow {
     /// Authorizes attempt `fence` of `claim` for `worker`, reserved until
     /// `reservation_expires_at`.
-    pub fn authorize(
-        claim: ClaimId,
-        fence: Fence,
-        worker: WorkerId,
-        reservation_expires_at: Millis,
-    ) -> ClaimRow {
+    pub fn authorize(claim: ClaimId, fence: Fence, worker: WorkerId, reservation_expires_at: Millis) -> ClaimRow {
         ClaimRow {
             claim,
             fence,
-            reservation: Some(Reservation {
-                worker: worker.clone(),
-                expires_at: reservation_expires_at,
-            }),
+            reservation: Some(Reservation { worker: worker.clone(), expires_at: reservation_expires_at }),
             worker,
             state: ClaimState::Authorized,
             lock: None,
@@ -95,10 +82,7 @@ impl ClaimRow {
 
     /// The worker the claim is reserved for at `now`, if the reservation is live.
     pub fn reserved_for(&self, now: Millis) -> Option<&WorkerId> {
-        self.reservation
-            .as_ref()
-            .filter(|r| is_live(r.expires_at, now))
-            .map(|r| &r.worker)
+        self.reservation.as_ref().filter(|r| is_live(r.expires_at, now)).map(|r| &r.worker)
     }
 
     /// The lock at `now`: an activator's lock past its expiry is no lock.
@@ -128,9 +112,7 @@ impl ClaimRow {
             ClaimState::Executing => Ok(Validation::Replay),
             ClaimState::Authorized => Ok(match &self.reservation {
                 Some(r) if is_live(r.expires_at, now) && r.worker == request.worker => {
-                    Validation::Start {
-                        reservation_expires_at: r.expires_at,
-                    }
+                    Validation::Start { reservation_expires_at: r.expires_at }
                 }
                 _ => Validation::Wait,
             }),
@@ -157,13 +139,7 @@ impl ClaimRow {
         if self.live_lock(now).is_some() {
             return Err(LockRefused::Held);
         }
-        Ok(ClaimRow {
-            lock: Some(DurableLock::Activator {
-                operation: operation.clone(),
-                expires_at,
-            }),
-            ..self.clone()
-        })
+        Ok(ClaimRow { lock: Some(DurableLock::Activator { operation: operation.clone(), expires_at }), ..self.clone() })
     }
 
     /// Commits the activation of `operation`: in one transaction the claim
@@ -183,9 +159,7 @@ impl ClaimRow {
             ClaimState::Authorized => {}
         }
         match self.live_lock(now) {
-            Some(DurableLock::Activator {
-                operation: holder, ..
-            }) if holder == operation => {}
+            Some(DurableLock::Activator { operation: holder, .. }) if holder == operation => {}
             _ => return Err(CommitRefused::LockNotHeld),
         }
         if self.reserved_for(now) != Some(&self.worker) {
@@ -220,10 +194,7 @@ impl ClaimRow {
             return Err(RecoveryRefused::ReservationLive);
         }
         match self.live_lock(now) {
-            None | Some(DurableLock::Recovery) => Ok(ClaimRow {
-                lock: Some(DurableLock::Recovery),
-                ..self.clone()
-            }),
+            None | Some(DurableLock::Recovery) => Ok(ClaimRow { lock: Some(DurableLock::Recovery), ..self.clone() }),
             Some(DurableLock::Activator { .. }) => Err(RecoveryRefused::LockHeld),
         }
     }
@@ -237,12 +208,7 @@ impl ClaimRow {
         if self.state != ClaimState::Authorized {
             return Err(RecoveryRefused::NotAuthorized);
         }
-        Ok(ClaimRow {
-            state: ClaimState::Reaped,
-            reservation: None,
-            lock: None,
-            ..self.clone()
-        })
+        Ok(ClaimRow { state: ClaimState::Reaped, reservation: None, lock: None, ..self.clone() })
     }
 
     /// Whether `request` comes from the worker that executes the claim (the
@@ -304,13 +270,8 @@ impl OperationRow {
             ),
             Some(row) if row.request == *request => (row.clone(), Binding::Bound),
             Some(row) => (
-                OperationRow {
-                    conflict: Some(request.clone()),
-                    ..row.clone()
-                },
-                Binding::Conflict {
-                    bound: row.request.clone(),
-                },
+                OperationRow { conflict: Some(request.clone()), ..row.clone() },
+                Binding::Conflict { bound: row.request.clone() },
             ),
         }
     }
@@ -318,10 +279,7 @@ impl OperationRow {
     /// Stores `reason` as the operation's answer; a rejection already stored
     /// stands (the same operation gets the same answer).
     pub fn reject(&self, reason: Rejection) -> OperationRow {
-        OperationRow {
-            rejection: Some(self.rejection.unwrap_or(reason)),
-            ..self.clone()
-        }
+        OperationRow { rejection: Some(self.rejection.unwrap_or(reason)), ..self.clone() }
     }
 }
 
@@ -429,15 +387,10 @@ pub fn apply(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis)
     serve(rows, request, now).unwrap_or_else(|error| DurableReply::Failed { error })
 }
 
-fn serve(
-    rows: &mut impl DurableRows,
-    request: &DurableRequest,
-    now: Millis,
-) -> Result<DurableReply, DurableError> {
+fn serve(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis) -> Result<DurableReply, DurableError> {
     Ok(match request {
         DurableRequest::Bind { operation, request } => {
-            let (row, binding) =
-                OperationRow::bind(rows.operation(operation).as_ref(), operation, request);
+            let (row, binding) = OperationRow::bind(rows.operation(operation).as_ref(), operation, request);
             rows.put_operation(row);
             match binding {
                 Binding::Bound => DurableReply::Bound,
@@ -457,31 +410,25 @@ fn serve(
                 }
             }
         }
-        DurableRequest::AcquireActivationLock {
-            claim,
-            operation,
-            expires_at,
-        } => match claim_row(rows, claim)?.acquire_activation_lock(operation, *expires_at, now) {
-            Ok(row) => {
-                rows.put_claim(row);
-                DurableReply::LockAcquired
+        DurableRequest::AcquireActivationLock { claim, operation, expires_at } => {
+            match claim_row(rows, claim)?.acquire_activation_lock(operation, *expires_at, now) {
+                Ok(row) => {
+                    rows.put_claim(row);
+                    DurableReply::LockAcquired
+                }
+                Err(refused) => DurableReply::LockRefused { refused },
             }
-            Err(refused) => DurableReply::LockRefused { refused },
-        },
-        DurableRequest::CommitActivation {
-            claim,
-            operation,
-            lease_expires_at,
-        } => match claim_row(rows, claim)?.commit_activation(operation, *lease_expires_at, now) {
-            Ok(row) => {
-                rows.put_claim(row);
-                DurableReply::Committed
+        }
+        DurableRequest::CommitActivation { claim, operation, lease_expires_at } => {
+            match claim_row(rows, claim)?.commit_activation(operation, *lease_expires_at, now) {
+                Ok(row) => {
+                    rows.put_claim(row);
+                    DurableReply::Committed
+                }
+                Err(refused) => DurableReply::CommitRefused { refused },
             }
-            Err(refused) => DurableReply::CommitRefused { refused },
-        },
-        DurableRequest::Inspect { claim } => DurableReply::Status {
-            state: claim_row(rows, claim)?.state,
-        },
+        }
+        DurableRequest::Inspect { claim } => DurableReply::Status { state: claim_row(rows, claim)?.state },
         DurableRequest::RecordRejection { operation, reason } => {
             let row = bound_operation(rows, operation)?.reject(*reason);
             let reason = row.rejection.unwrap_or(*reason);
@@ -496,43 +443,33 @@ fn serve(
                 .map(|row| row.claim)
                 .collect(),
         },
-        DurableRequest::AcquireRecoveryLock { claim } => {
-            match claim_row(rows, claim)?.acquire_recovery_lock(now) {
-                Ok(row) => {
-                    rows.put_claim(row);
-                    DurableReply::RecoveryLocked
-                }
-                Err(refused) => DurableReply::RecoveryRefused { refused },
+        DurableRequest::AcquireRecoveryLock { claim } => match claim_row(rows, claim)?.acquire_recovery_lock(now) {
+            Ok(row) => {
+                rows.put_claim(row);
+                DurableReply::RecoveryLocked
             }
-        }
-        DurableRequest::FinishRecovery { claim } => match claim_row(rows, claim)?.finish_recovery()
-        {
+            Err(refused) => DurableReply::RecoveryRefused { refused },
+        },
+        DurableRequest::FinishRecovery { claim } => match claim_row(rows, claim)?.finish_recovery() {
             Ok(row) => {
                 rows.put_claim(row);
                 DurableReply::Reaped
             }
             Err(refused) => DurableReply::RecoveryRefused { refused },
         },
-        DurableRequest::CheckExecuting { request } => {
-            match claim_row(rows, &request.claim)?.check_executing(request) {
-                Ok(()) => DurableReply::Executing,
-                Err(refused) => DurableReply::NotExecuting { refused },
-            }
-        }
+        DurableRequest::CheckExecuting { request } => match claim_row(rows, &request.claim)?.check_executing(request) {
+            Ok(()) => DurableReply::Executing,
+            Err(refused) => DurableReply::NotExecuting { refused },
+        },
     })
 }
 
 fn claim_row(rows: &impl DurableRows, claim: &ClaimId) -> Result<ClaimRow, DurableError> {
-    rows.claim(claim)
-        .ok_or_else(|| DurableError::UnknownClaim(claim.clone()))
+    rows.claim(claim).ok_or_else(|| DurableError::UnknownClaim(claim.clone()))
 }
 
-fn bound_operation(
-    rows: &impl DurableRows,
-    operation: &OperationId,
-) -> Result<OperationRow, DurableError> {
-    rows.operation(operation)
-        .ok_or_else(|| DurableError::UnknownOperation(operation.clone()))
+fn bound_operation(rows: &impl DurableRows, operation: &OperationId) -> Result<OperationRow, DurableError> {
+    rows.operation(operation).ok_or_else(|| DurableError::UnknownOperation(operation.clone()))
 }
 
 /// The durable store in memory, for tests and the model checker.
@@ -552,11 +489,7 @@ impl DurableRows for MemoryDurable {
     }
 
     fn claims_in(&self, state: ClaimState) -> Vec<ClaimRow> {
-        self.claims
-            .values()
-            .filter(|row| row.state == state)
-            .cloned()
-            .collect()
+        self.claims.values().filter(|row| row.state == state).cloned().collect()
     }
 
     fn operation(&self, operation: &OperationId) -> Option<OperationRow> {
@@ -580,23 +513,14 @@ mod tests {
         let row = claim_row();
         assert_eq!(row.state, ClaimState::Authorized);
         assert_eq!(row.reserved_for(NOW), Some(&WorkerId::from("w1")));
-        assert_eq!(
-            row.reserved_for(R),
-            None,
-            "the reservation expires at its deadline"
-        );
+        assert_eq!(row.reserved_for(R), None, "the reservation expires at its deadline");
         assert_eq!(row.activations, 0);
     }
 
     #[test]
     fn validate_starts_an_exact_request_with_a_live_reservation() {
         let row = claim_row();
-        assert_eq!(
-            row.validate(&key(1, "w1"), NOW),
-            Ok(Validation::Start {
-                reservation_expires_at: R
-            })
-        );
+        assert_eq!(row.validate(&key(1, "w1"), NOW), Ok(Validation::Start { reservation_expires_at: R }));
         assert_eq!(row.validate(&key(1, "w1"), R), Ok(Validation::Wait));
     }
 
@@ -604,212 +528,102 @@ mod tests {
     fn validate_rejects_another_attempt() {
         let row = claim_row();
         assert_eq!(row.validate(&key(2, "w1"), NOW), Err(Rejection::StaleFence));
-        assert_eq!(
-            row.validate(&key(1, "w2"), NOW),
-            Err(Rejection::WrongWorker)
-        );
+        assert_eq!(row.validate(&key(1, "w2"), NOW), Err(Rejection::WrongWorker));
         assert_eq!(row.validate(&key(2, "w2"), NOW), Err(Rejection::StaleFence));
     }
 
     #[test]
     fn validate_rejects_a_reaped_claim_and_replays_an_executing_one() {
-        let reaped = ClaimRow {
-            state: ClaimState::Reaped,
-            reservation: None,
-            ..claim_row()
-        };
+        let reaped = ClaimRow { state: ClaimState::Reaped, reservation: None, ..claim_row() };
         assert_eq!(reaped.validate(&key(1, "w1"), NOW), Err(Rejection::Reaped));
-        let executing = ClaimRow {
-            state: ClaimState::Executing,
-            reservation: None,
-            ..claim_row()
-        };
-        assert_eq!(
-            executing.validate(&key(1, "w1"), NOW),
-            Ok(Validation::Replay)
-        );
+        let executing = ClaimRow { state: ClaimState::Executing, reservation: None, ..claim_row() };
+        assert_eq!(executing.validate(&key(1, "w1"), NOW), Ok(Validation::Replay));
     }
 
     #[test]
     fn the_activation_lock_is_exclusive_until_it_expires() {
         let row = claim_row();
         let locked = row.acquire_activation_lock(&op("o1"), 150, NOW).unwrap();
-        assert_eq!(
-            locked.acquire_activation_lock(&op("o2"), 160, NOW),
-            Err(LockRefused::Held)
-        );
+        assert_eq!(locked.acquire_activation_lock(&op("o2"), 160, NOW), Err(LockRefused::Held));
         let taken_over = locked.acquire_activation_lock(&op("o2"), 160, 150).unwrap();
-        assert_eq!(
-            taken_over.lock,
-            Some(DurableLock::Activator {
-                operation: op("o2"),
-                expires_at: 160
-            })
-        );
+        assert_eq!(taken_over.lock, Some(DurableLock::Activator { operation: op("o2"), expires_at: 160 }));
     }
 
     #[test]
     fn the_activation_lock_is_refused_when_it_cannot_lead_to_a_commit() {
         let row = claim_row();
-        assert_eq!(
-            row.acquire_activation_lock(&op("o1"), 150, R),
-            Err(LockRefused::ReservationExpired)
-        );
+        assert_eq!(row.acquire_activation_lock(&op("o1"), 150, R), Err(LockRefused::ReservationExpired));
         let executing = committed(&row);
-        assert_eq!(
-            executing.acquire_activation_lock(&op("o2"), 150, NOW),
-            Err(LockRefused::Executing)
-        );
+        assert_eq!(executing.acquire_activation_lock(&op("o2"), 150, NOW), Err(LockRefused::Executing));
         let recovering = row.acquire_recovery_lock(R).unwrap();
-        assert_eq!(
-            recovering.acquire_activation_lock(&op("o1"), 150, NOW),
-            Err(LockRefused::Held)
-        );
+        assert_eq!(recovering.acquire_activation_lock(&op("o1"), 150, NOW), Err(LockRefused::Held));
         let reaped = recovering.finish_recovery().unwrap();
-        assert_eq!(
-            reaped.acquire_activation_lock(&op("o1"), 150, NOW),
-            Err(LockRefused::Reaped)
-        );
+        assert_eq!(reaped.acquire_activation_lock(&op("o1"), 150, NOW), Err(LockRefused::Reaped));
     }
 
     #[test]
     fn commit_executes_clears_applies_once_and_releases_in_one_transition() {
-        let locked = claim_row()
-            .acquire_activation_lock(&op("o1"), 150, NOW)
-            .unwrap();
+        let locked = claim_row().acquire_activation_lock(&op("o1"), 150, NOW).unwrap();
         let committed = locked.commit_activation(&op("o1"), 180, NOW).unwrap();
         assert_eq!(committed.state, ClaimState::Executing);
         assert_eq!(committed.reservation, None);
         assert_eq!(committed.lock, None);
         assert_eq!(committed.activations, 1);
-        assert_eq!(
-            committed.commit_activation(&op("o1"), 180, NOW),
-            Err(CommitRefused::Executing)
-        );
+        assert_eq!(committed.commit_activation(&op("o1"), 180, NOW), Err(CommitRefused::Executing));
     }
 
     #[test]
     fn commit_requires_the_lock_the_reservation_and_the_lease() {
         let row = claim_row();
-        assert_eq!(
-            row.commit_activation(&op("o1"), 180, NOW),
-            Err(CommitRefused::LockNotHeld)
-        );
+        assert_eq!(row.commit_activation(&op("o1"), 180, NOW), Err(CommitRefused::LockNotHeld));
         let locked = row.acquire_activation_lock(&op("o1"), 150, NOW).unwrap();
-        assert_eq!(
-            locked.commit_activation(&op("o2"), 180, NOW),
-            Err(CommitRefused::LockNotHeld)
-        );
-        assert_eq!(
-            locked.commit_activation(&op("o1"), 180, 150),
-            Err(CommitRefused::LockNotHeld),
-            "the lock expired"
-        );
-        assert_eq!(
-            locked.commit_activation(&op("o1"), NOW, NOW),
-            Err(CommitRefused::LeaseExpired)
-        );
-        let late = claim_row()
-            .acquire_activation_lock(&op("o1"), R + 50, NOW)
-            .unwrap();
-        assert_eq!(
-            late.commit_activation(&op("o1"), R + 80, R),
-            Err(CommitRefused::ReservationExpired)
-        );
-        let reaped = ClaimRow {
-            state: ClaimState::Reaped,
-            ..late
-        };
-        assert_eq!(
-            reaped.commit_activation(&op("o1"), R + 80, NOW),
-            Err(CommitRefused::Reaped)
-        );
+        assert_eq!(locked.commit_activation(&op("o2"), 180, NOW), Err(CommitRefused::LockNotHeld));
+        assert_eq!(locked.commit_activation(&op("o1"), 180, 150), Err(CommitRefused::LockNotHeld), "the lock expired");
+        assert_eq!(locked.commit_activation(&op("o1"), NOW, NOW), Err(CommitRefused::LeaseExpired));
+        let late = claim_row().acquire_activation_lock(&op("o1"), R + 50, NOW).unwrap();
+        assert_eq!(late.commit_activation(&op("o1"), R + 80, R), Err(CommitRefused::ReservationExpired));
+        let reaped = ClaimRow { state: ClaimState::Reaped, ..late };
+        assert_eq!(reaped.commit_activation(&op("o1"), R + 80, NOW), Err(CommitRefused::Reaped));
     }
 
     #[test]
     fn recovery_locks_and_reaps_only_an_expired_reservation() {
         let row = claim_row();
         assert!(!row.awaits_recovery(NOW));
-        assert_eq!(
-            row.acquire_recovery_lock(NOW),
-            Err(RecoveryRefused::ReservationLive)
-        );
+        assert_eq!(row.acquire_recovery_lock(NOW), Err(RecoveryRefused::ReservationLive));
         assert!(row.awaits_recovery(R));
-        assert_eq!(
-            row.finish_recovery(),
-            Err(RecoveryRefused::NotRecoveryLocked)
-        );
+        assert_eq!(row.finish_recovery(), Err(RecoveryRefused::NotRecoveryLocked));
         let locked = row.acquire_recovery_lock(R).unwrap();
         assert_eq!(locked.lock, Some(DurableLock::Recovery));
-        assert_eq!(
-            locked.acquire_recovery_lock(R).as_ref(),
-            Ok(&locked),
-            "recovery already holds it"
-        );
+        assert_eq!(locked.acquire_recovery_lock(R).as_ref(), Ok(&locked), "recovery already holds it");
         let reaped = locked.finish_recovery().unwrap();
         assert_eq!(reaped.state, ClaimState::Reaped);
-        assert_eq!(
-            (reaped.reservation.clone(), reaped.lock.clone()),
-            (None, None)
-        );
-        assert_eq!(
-            reaped.acquire_recovery_lock(R),
-            Err(RecoveryRefused::NotAuthorized)
-        );
+        assert_eq!((reaped.reservation.clone(), reaped.lock.clone()), (None, None));
+        assert_eq!(reaped.acquire_recovery_lock(R), Err(RecoveryRefused::NotAuthorized));
         assert!(!reaped.awaits_recovery(R));
     }
 
     #[test]
     fn recovery_waits_for_an_activator_lock_and_ignores_an_executing_claim() {
-        let locked = claim_row()
-            .acquire_activation_lock(&op("o1"), R + 10, NOW)
-            .unwrap();
-        assert_eq!(
-            locked.acquire_recovery_lock(R),
-            Err(RecoveryRefused::LockHeld)
-        );
-        assert!(
-            locked.acquire_recovery_lock(R + 10).is_ok(),
-            "the activator's lock expired"
-        );
+        let locked = claim_row().acquire_activation_lock(&op("o1"), R + 10, NOW).unwrap();
+        assert_eq!(locked.acquire_recovery_lock(R), Err(RecoveryRefused::LockHeld));
+        assert!(locked.acquire_recovery_lock(R + 10).is_ok(), "the activator's lock expired");
         let executing = committed(&claim_row());
-        assert_eq!(
-            executing.acquire_recovery_lock(R),
-            Err(RecoveryRefused::NotAuthorized)
-        );
-        let stale = ClaimRow {
-            lock: Some(DurableLock::Recovery),
-            ..executing
-        };
+        assert_eq!(executing.acquire_recovery_lock(R), Err(RecoveryRefused::NotAuthorized));
+        let stale = ClaimRow { lock: Some(DurableLock::Recovery), ..executing };
         assert_eq!(stale.finish_recovery(), Err(RecoveryRefused::NotAuthorized));
     }
 
     #[test]
     fn check_executing_admits_only_the_executing_attempt() {
         let row = claim_row();
-        assert_eq!(
-            row.check_executing(&key(1, "w1")),
-            Err(HeartbeatRefused::NotExecuting)
-        );
+        assert_eq!(row.check_executing(&key(1, "w1")), Err(HeartbeatRefused::NotExecuting));
         let executing = committed(&row);
         assert_eq!(executing.check_executing(&key(1, "w1")), Ok(()));
-        assert_eq!(
-            executing.check_executing(&key(2, "w1")),
-            Err(HeartbeatRefused::StaleFence)
-        );
-        assert_eq!(
-            executing.check_executing(&key(1, "w2")),
-            Err(HeartbeatRefused::WrongWorker)
-        );
-        let reaped = row
-            .acquire_recovery_lock(R)
-            .unwrap()
-            .finish_recovery()
-            .unwrap();
-        assert_eq!(
-            reaped.check_executing(&key(1, "w1")),
-            Err(HeartbeatRefused::Reaped)
-        );
+        assert_eq!(executing.check_executing(&key(2, "w1")), Err(HeartbeatRefused::StaleFence));
+        assert_eq!(executing.check_executing(&key(1, "w2")), Err(HeartbeatRefused::WrongWorker));
+        let reaped = row.acquire_recovery_lock(R).unwrap().finish_recovery().unwrap();
+        assert_eq!(reaped.check_executing(&key(1, "w1")), Err(HeartbeatRefused::Reaped));
     }
 
     #[test]
@@ -819,12 +633,7 @@ mod tests {
         let (same, binding) = OperationRow::bind(Some(&row), &op("o1"), &key(1, "w1"));
         assert_eq!((same.clone(), binding), (row.clone(), Binding::Bound));
         let (reused, binding) = OperationRow::bind(Some(&row), &op("o1"), &key(2, "w1"));
-        assert_eq!(
-            binding,
-            Binding::Conflict {
-                bound: key(1, "w1")
-            }
-        );
+        assert_eq!(binding, Binding::Conflict { bound: key(1, "w1") });
         assert_eq!(reused.request, key(1, "w1"), "the binding is immutable");
         assert_eq!(reused.conflict, Some(key(2, "w1")));
     }
@@ -840,49 +649,27 @@ mod tests {
     fn apply_stores_a_validation_rejection_in_the_same_transaction() {
         let mut rows = MemoryDurable::default();
         rows.put_claim(claim_row());
-        let bind = DurableRequest::Bind {
-            operation: op("o1"),
-            request: key(2, "w1"),
-        };
+        let bind = DurableRequest::Bind { operation: op("o1"), request: key(2, "w1") };
         assert_eq!(apply(&mut rows, &bind, NOW), DurableReply::Bound);
-        let validate = DurableRequest::Validate {
-            operation: op("o1"),
-        };
-        let stale = DurableReply::Rejected {
-            reason: Rejection::StaleFence,
-        };
+        let validate = DurableRequest::Validate { operation: op("o1") };
+        let stale = DurableReply::Rejected { reason: Rejection::StaleFence };
         assert_eq!(apply(&mut rows, &validate, NOW), stale);
-        assert_eq!(
-            rows.operations[&op("o1")].rejection,
-            Some(Rejection::StaleFence)
-        );
-        assert_eq!(
-            apply(&mut rows, &validate, NOW),
-            stale,
-            "answered again from the stored row"
-        );
+        assert_eq!(rows.operations[&op("o1")].rejection, Some(Rejection::StaleFence));
+        assert_eq!(apply(&mut rows, &validate, NOW), stale, "answered again from the stored row");
     }
 
     #[test]
     fn apply_refuses_unknown_rows_without_writing() {
         let mut rows = MemoryDurable::default();
-        let unknown_claim = DurableRequest::Inspect {
-            claim: ClaimId::from("c9"),
-        };
+        let unknown_claim = DurableRequest::Inspect { claim: ClaimId::from("c9") };
         assert_eq!(
             apply(&mut rows, &unknown_claim, NOW),
-            DurableReply::Failed {
-                error: DurableError::UnknownClaim(ClaimId::from("c9"))
-            }
+            DurableReply::Failed { error: DurableError::UnknownClaim(ClaimId::from("c9")) }
         );
-        let unbound = DurableRequest::Validate {
-            operation: op("o9"),
-        };
+        let unbound = DurableRequest::Validate { operation: op("o9") };
         assert_eq!(
             apply(&mut rows, &unbound, NOW),
-            DurableReply::Failed {
-                error: DurableError::UnknownOperation(op("o9"))
-            }
+            DurableReply::Failed { error: DurableError::UnknownOperation(op("o9")) }
         );
         assert_eq!(rows, MemoryDurable::default());
     }
@@ -891,23 +678,10 @@ mod tests {
     fn apply_lists_the_claims_awaiting_recovery() {
         let mut rows = MemoryDurable::default();
         rows.put_claim(claim_row());
-        rows.put_claim(ClaimRow::authorize(
-            ClaimId::from("c2"),
-            Fence(1),
-            WorkerId::from("w1"),
-            R + 100,
-        ));
+        rows.put_claim(ClaimRow::authorize(ClaimId::from("c2"), Fence(1), WorkerId::from("w1"), R + 100));
         let list = DurableRequest::ListAwaitingRecovery;
-        assert_eq!(
-            apply(&mut rows, &list, NOW),
-            DurableReply::AwaitingRecovery { claims: vec![] }
-        );
-        assert_eq!(
-            apply(&mut rows, &list, R),
-            DurableReply::AwaitingRecovery {
-                claims: vec![ClaimId::from("c1")]
-            }
-        );
+        assert_eq!(apply(&mut rows, &list, NOW), DurableReply::AwaitingRecovery { claims: vec![] });
+        assert_eq!(apply(&mut rows, &list, R), DurableReply::AwaitingRecovery { claims: vec![ClaimId::from("c1")] });
     }
 
     /// `row` after a lock and commit at `NOW`.

@@ -102,11 +102,7 @@ pub enum HeartbeatRefused {
 pub enum ProcedureError {
     /// The host answered with a reply of another request (a host bug).
     #[error("{procedure} waiting at {step} cannot take the reply {reply}")]
-    UnexpectedReply {
-        procedure: &'static str,
-        step: &'static str,
-        reply: String,
-    },
+    UnexpectedReply { procedure: &'static str, step: &'static str, reply: String },
     /// The durable store could not serve the request.
     #[error(transparent)]
     Durable(#[from] DurableError),

@@ -54,11 +54,7 @@ pub struct Heartbeat {
 
 impl Heartbeat {
     pub fn new(request: RequestKey, lease_ttl: Millis) -> Heartbeat {
-        Heartbeat {
-            request,
-            lease_ttl,
-            step: HeartbeatStep::CheckExecuting,
-        }
+        Heartbeat { request, lease_ttl, step: HeartbeatStep::CheckExecuting }
     }
 
     /// The request to send next; `None` once answered.
@@ -66,9 +62,7 @@ impl Heartbeat {
     pub fn poll_request(&self, now: Millis) -> Option<Request> {
         match self.step {
             HeartbeatStep::CheckExecuting => {
-                Some(Request::Durable(DurableRequest::CheckExecuting {
-                    request: self.request.clone(),
-                }))
+                Some(Request::Durable(DurableRequest::CheckExecuting { request: self.request.clone() }))
             }
             HeartbeatStep::Renew => Some(Request::Lease(LeaseRequest::Renew {
                 claim: self.request.claim.clone(),
@@ -82,31 +76,20 @@ impl Heartbeat {
 
     /// Takes the reply to the last polled request.
     pub fn handle_reply(&mut self, reply: Reply) -> Result<(), ProcedureError> {
-        let refused = |reason| HeartbeatStep::Done {
-            outcome: HeartbeatOutcome::Refused { reason },
-        };
+        let refused = |reason| HeartbeatStep::Done { outcome: HeartbeatOutcome::Refused { reason } };
         let step = match (&self.step, reply) {
             (_, Reply::Durable(DurableReply::Failed { error })) => return Err(error.into()),
-            (HeartbeatStep::CheckExecuting, Reply::Durable(DurableReply::Executing)) => {
-                HeartbeatStep::Renew
+            (HeartbeatStep::CheckExecuting, Reply::Durable(DurableReply::Executing)) => HeartbeatStep::Renew,
+            (HeartbeatStep::CheckExecuting, Reply::Durable(DurableReply::NotExecuting { refused: reason })) => {
+                refused(reason)
             }
-            (
-                HeartbeatStep::CheckExecuting,
-                Reply::Durable(DurableReply::NotExecuting { refused: reason }),
-            ) => refused(reason),
             (HeartbeatStep::Renew, Reply::Lease(LeaseReply::Granted { lease })) => {
-                HeartbeatStep::Done {
-                    outcome: HeartbeatOutcome::Renewed {
-                        expires_at: lease.expires_at,
-                    },
-                }
+                HeartbeatStep::Done { outcome: HeartbeatOutcome::Renewed { expires_at: lease.expires_at } }
             }
-            (HeartbeatStep::Renew, Reply::Lease(LeaseReply::Refused { refused: why })) => {
-                refused(match why {
-                    LeaseRefused::Superseded => HeartbeatRefused::StaleFence,
-                    _ => HeartbeatRefused::LeaseLost,
-                })
-            }
+            (HeartbeatStep::Renew, Reply::Lease(LeaseReply::Refused { refused: why })) => refused(match why {
+                LeaseRefused::Superseded => HeartbeatRefused::StaleFence,
+                _ => HeartbeatRefused::LeaseLost,
+            }),
             (step, reply) => {
                 return Err(ProcedureError::UnexpectedReply {
                     procedure: "heartbeat",
@@ -153,10 +136,7 @@ mod tests {
 
     fn executing() -> Stores {
         let mut stores = Stores::new();
-        let config = ActivatorConfig {
-            lease_ttl: TTL,
-            lock_ttl: 50,
-        };
+        let config = ActivatorConfig { lease_ttl: TTL, lock_ttl: 50 };
         let mut a = Activator::new(op("o1"), key(1, "w1"), config);
         assert_eq!(run(&mut stores, &mut a, NOW), Answer::Accepted);
         stores
@@ -166,72 +146,29 @@ mod tests {
     fn the_executing_worker_renews_its_lease() {
         let mut stores = executing();
         let later = NOW + TTL - 1;
-        assert_eq!(
-            beat(&mut stores, 1, "w1", later),
-            HeartbeatOutcome::Renewed {
-                expires_at: later + TTL
-            }
-        );
-        assert_eq!(
-            stores.leases.leases[&ClaimId::from("c1")].expires_at,
-            later + TTL
-        );
-        let replay = Activator::new(
-            op("o1"),
-            key(1, "w1"),
-            ActivatorConfig {
-                lease_ttl: TTL,
-                lock_ttl: 50,
-            },
-        );
-        assert_eq!(
-            run(&mut stores, &mut replay.clone(), NOW + TTL),
-            Answer::Accepted,
-            "the renewed lease holds"
-        );
+        assert_eq!(beat(&mut stores, 1, "w1", later), HeartbeatOutcome::Renewed { expires_at: later + TTL });
+        assert_eq!(stores.leases.leases[&ClaimId::from("c1")].expires_at, later + TTL);
+        let replay = Activator::new(op("o1"), key(1, "w1"), ActivatorConfig { lease_ttl: TTL, lock_ttl: 50 });
+        assert_eq!(run(&mut stores, &mut replay.clone(), NOW + TTL), Answer::Accepted, "the renewed lease holds");
     }
 
     #[test]
     fn an_expired_lease_is_not_renewed() {
         let mut stores = executing();
-        assert_eq!(
-            beat(&mut stores, 1, "w1", NOW + TTL),
-            refused(HeartbeatRefused::LeaseLost)
-        );
-        assert_eq!(
-            stores.leases.leases[&ClaimId::from("c1")].expires_at,
-            NOW + TTL
-        );
+        assert_eq!(beat(&mut stores, 1, "w1", NOW + TTL), refused(HeartbeatRefused::LeaseLost));
+        assert_eq!(stores.leases.leases[&ClaimId::from("c1")].expires_at, NOW + TTL);
     }
 
     #[test]
     fn only_the_executing_attempt_heartbeats() {
         let mut stores = executing();
-        assert_eq!(
-            beat(&mut stores, 2, "w1", NOW),
-            refused(HeartbeatRefused::StaleFence)
-        );
-        assert_eq!(
-            beat(&mut stores, 1, "w2", NOW),
-            refused(HeartbeatRefused::WrongWorker)
-        );
+        assert_eq!(beat(&mut stores, 2, "w1", NOW), refused(HeartbeatRefused::StaleFence));
+        assert_eq!(beat(&mut stores, 1, "w2", NOW), refused(HeartbeatRefused::WrongWorker));
         let mut authorized = Stores::new();
-        assert_eq!(
-            beat(&mut authorized, 1, "w1", NOW),
-            refused(HeartbeatRefused::NotExecuting)
-        );
+        assert_eq!(beat(&mut authorized, 1, "w1", NOW), refused(HeartbeatRefused::NotExecuting));
         let row = &authorized.durable.claims[&ClaimId::from("c1")];
-        let reaped = row
-            .acquire_recovery_lock(R)
-            .and_then(|row| row.finish_recovery())
-            .unwrap();
-        authorized
-            .durable
-            .claims
-            .insert(ClaimId::from("c1"), reaped);
-        assert_eq!(
-            beat(&mut authorized, 1, "w1", R),
-            refused(HeartbeatRefused::Reaped)
-        );
+        let reaped = row.acquire_recovery_lock(R).and_then(|row| row.finish_recovery()).unwrap();
+        authorized.durable.claims.insert(ClaimId::from("c1"), reaped);
+        assert_eq!(beat(&mut authorized, 1, "w1", R), refused(HeartbeatRefused::Reaped));
     }
 }

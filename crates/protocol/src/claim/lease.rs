@@ -44,11 +44,7 @@ impl Lease {
         if !is_live(expires_at, now) {
             return Err(LeaseRefused::Lapsed);
         }
-        let fresh = Lease {
-            fence,
-            worker: worker.clone(),
-            expires_at,
-        };
+        let fresh = Lease { fence, worker: worker.clone(), expires_at };
         match existing {
             None => Ok(fresh),
             // An older attempt's lease gives way to the current attempt.
@@ -81,25 +77,16 @@ impl Lease {
         } else if !is_live(old.expires_at, now) {
             Err(LeaseRefused::Lapsed)
         } else {
-            Ok(Lease {
-                expires_at,
-                ..old.clone()
-            })
+            Ok(Lease { expires_at, ..old.clone() })
         }
     }
 
     /// Whether `worker` may delete `existing` (delete if owner): it may
     /// delete its own attempt's lease, live or expired, and "deleting" no
     /// lease is a no-op.
-    pub fn may_delete(
-        existing: Option<&Lease>,
-        fence: Fence,
-        worker: &WorkerId,
-    ) -> Result<(), LeaseRefused> {
+    pub fn may_delete(existing: Option<&Lease>, fence: Fence, worker: &WorkerId) -> Result<(), LeaseRefused> {
         match existing {
-            Some(old) if old.fence != fence || old.worker != *worker => {
-                Err(LeaseRefused::HeldByOther)
-            }
+            Some(old) if old.fence != fence || old.worker != *worker => Err(LeaseRefused::HeldByOther),
             _ => Ok(()),
         }
     }
@@ -123,7 +110,9 @@ pub enum LeaseRequest {
         not_after: Millis,
     },
     /// Who holds the claim's lease now.
-    Holder { claim: ClaimId },
+    Holder {
+        claim: ClaimId,
+    },
     Renew {
         claim: ClaimId,
         fence: Fence,
@@ -165,55 +154,31 @@ pub trait LeaseRows {
 /// Serves one request at `now`.
 pub fn apply(rows: &mut impl LeaseRows, request: &LeaseRequest, now: Millis) -> LeaseReply {
     match request {
-        LeaseRequest::Create {
-            claim,
-            fence,
-            worker,
-            expires_at,
-            not_after,
-        } => {
-            let result = Lease::create(
-                rows.lease(claim).as_ref(),
-                *fence,
-                worker,
-                *expires_at,
-                *not_after,
-                now,
-            );
+        LeaseRequest::Create { claim, fence, worker, expires_at, not_after } => {
+            let result = Lease::create(rows.lease(claim).as_ref(), *fence, worker, *expires_at, *not_after, now);
             grant(rows, claim, result)
         }
-        LeaseRequest::Holder { claim } => LeaseReply::Holder {
-            lease: holder(rows.lease(claim).as_ref(), now).cloned(),
-        },
-        LeaseRequest::Renew {
-            claim,
-            fence,
-            worker,
-            expires_at,
-        } => {
+        LeaseRequest::Holder { claim } => {
+            LeaseReply::Holder { lease: holder(rows.lease(claim).as_ref(), now).cloned() }
+        }
+        LeaseRequest::Renew { claim, fence, worker, expires_at } => {
             let result = Lease::renew(rows.lease(claim).as_ref(), *fence, worker, *expires_at, now);
             grant(rows, claim, result)
         }
-        LeaseRequest::Delete {
-            claim,
-            fence,
-            worker,
-        } => match Lease::may_delete(rows.lease(claim).as_ref(), *fence, worker) {
-            Ok(()) => {
-                rows.remove_lease(claim);
-                LeaseReply::Deleted
+        LeaseRequest::Delete { claim, fence, worker } => {
+            match Lease::may_delete(rows.lease(claim).as_ref(), *fence, worker) {
+                Ok(()) => {
+                    rows.remove_lease(claim);
+                    LeaseReply::Deleted
+                }
+                Err(refused) => LeaseReply::Refused { refused },
             }
-            Err(refused) => LeaseReply::Refused { refused },
-        },
+        }
     }
 }
 
 /// Stores a granted lease and replies with it, or replies with the refusal.
-fn grant(
-    rows: &mut impl LeaseRows,
-    claim: &ClaimId,
-    result: Result<Lease, LeaseRefused>,
-) -> LeaseReply {
+fn grant(rows: &mut impl LeaseRows, claim: &ClaimId, result: Result<Lease, LeaseRefused>) -> LeaseReply {
     match result {
         Ok(lease) => {
             rows.put_lease(claim, lease.clone());
@@ -254,101 +219,49 @@ mod tests {
     }
 
     fn lease(fence: u64, worker: &str, expires_at: Millis) -> Lease {
-        Lease {
-            fence: Fence(fence),
-            worker: w(worker),
-            expires_at,
-        }
+        Lease { fence: Fence(fence), worker: w(worker), expires_at }
     }
 
     #[test]
     fn create_grants_a_lease_while_the_reservation_holds() {
-        assert_eq!(
-            Lease::create(None, Fence(1), &w("w1"), 200, 150, NOW),
-            Ok(lease(1, "w1", 200))
-        );
-        assert_eq!(
-            Lease::create(None, Fence(1), &w("w1"), 200, NOW, NOW),
-            Err(LeaseRefused::ReservationExpired)
-        );
-        assert_eq!(
-            Lease::create(None, Fence(1), &w("w1"), NOW, 150, NOW),
-            Err(LeaseRefused::Lapsed)
-        );
+        assert_eq!(Lease::create(None, Fence(1), &w("w1"), 200, 150, NOW), Ok(lease(1, "w1", 200)));
+        assert_eq!(Lease::create(None, Fence(1), &w("w1"), 200, NOW, NOW), Err(LeaseRefused::ReservationExpired));
+        assert_eq!(Lease::create(None, Fence(1), &w("w1"), NOW, 150, NOW), Err(LeaseRefused::Lapsed));
     }
 
     #[test]
     fn create_shares_a_live_lease_and_never_revives_an_expired_one() {
         let held = lease(1, "w1", 200);
-        assert_eq!(
-            Lease::create(Some(&held), Fence(1), &w("w1"), 300, 400, NOW),
-            Ok(held.clone())
-        );
-        assert_eq!(
-            Lease::create(Some(&held), Fence(1), &w("w2"), 300, 400, NOW),
-            Err(LeaseRefused::HeldByOther)
-        );
-        assert_eq!(
-            Lease::create(Some(&held), Fence(1), &w("w1"), 300, 400, 200),
-            Err(LeaseRefused::Lapsed)
-        );
+        assert_eq!(Lease::create(Some(&held), Fence(1), &w("w1"), 300, 400, NOW), Ok(held.clone()));
+        assert_eq!(Lease::create(Some(&held), Fence(1), &w("w2"), 300, 400, NOW), Err(LeaseRefused::HeldByOther));
+        assert_eq!(Lease::create(Some(&held), Fence(1), &w("w1"), 300, 400, 200), Err(LeaseRefused::Lapsed));
     }
 
     #[test]
     fn create_replaces_an_older_attempt_and_yields_to_a_newer_one() {
         let old = lease(1, "w1", 200);
-        assert_eq!(
-            Lease::create(Some(&old), Fence(2), &w("w2"), 300, 400, NOW),
-            Ok(lease(2, "w2", 300))
-        );
+        assert_eq!(Lease::create(Some(&old), Fence(2), &w("w2"), 300, 400, NOW), Ok(lease(2, "w2", 300)));
         let newer = lease(3, "w1", 200);
-        assert_eq!(
-            Lease::create(Some(&newer), Fence(2), &w("w1"), 300, 400, NOW),
-            Err(LeaseRefused::Superseded)
-        );
+        assert_eq!(Lease::create(Some(&newer), Fence(2), &w("w1"), 300, 400, NOW), Err(LeaseRefused::Superseded));
     }
 
     #[test]
     fn renew_extends_only_the_holders_live_lease() {
         let held = lease(1, "w1", 200);
-        assert_eq!(
-            Lease::renew(Some(&held), Fence(1), &w("w1"), 300, NOW),
-            Ok(lease(1, "w1", 300))
-        );
-        assert_eq!(
-            Lease::renew(Some(&held), Fence(1), &w("w1"), 300, 200),
-            Err(LeaseRefused::Lapsed)
-        );
-        assert_eq!(
-            Lease::renew(Some(&held), Fence(1), &w("w2"), 300, NOW),
-            Err(LeaseRefused::HeldByOther)
-        );
-        assert_eq!(
-            Lease::renew(Some(&held), Fence(0), &w("w1"), 300, NOW),
-            Err(LeaseRefused::Superseded)
-        );
-        assert_eq!(
-            Lease::renew(Some(&held), Fence(2), &w("w1"), 300, NOW),
-            Err(LeaseRefused::NotHeld)
-        );
-        assert_eq!(
-            Lease::renew(None, Fence(1), &w("w1"), 300, NOW),
-            Err(LeaseRefused::NotHeld)
-        );
+        assert_eq!(Lease::renew(Some(&held), Fence(1), &w("w1"), 300, NOW), Ok(lease(1, "w1", 300)));
+        assert_eq!(Lease::renew(Some(&held), Fence(1), &w("w1"), 300, 200), Err(LeaseRefused::Lapsed));
+        assert_eq!(Lease::renew(Some(&held), Fence(1), &w("w2"), 300, NOW), Err(LeaseRefused::HeldByOther));
+        assert_eq!(Lease::renew(Some(&held), Fence(0), &w("w1"), 300, NOW), Err(LeaseRefused::Superseded));
+        assert_eq!(Lease::renew(Some(&held), Fence(2), &w("w1"), 300, NOW), Err(LeaseRefused::NotHeld));
+        assert_eq!(Lease::renew(None, Fence(1), &w("w1"), 300, NOW), Err(LeaseRefused::NotHeld));
     }
 
     #[test]
     fn delete_if_owner() {
         let held = lease(1, "w1", 200);
         assert_eq!(Lease::may_delete(Some(&held), Fence(1), &w("w1")), Ok(()));
-        assert_eq!(
-            Lease::may_delete(Some(&held), Fence(1), &w("w2")),
-            Err(LeaseRefused::HeldByOther)
-        );
-        assert_eq!(
-            Lease::may_delete(Some(&held), Fence(2), &w("w1")),
-            Err(LeaseRefused::HeldByOther)
-        );
+        assert_eq!(Lease::may_delete(Some(&held), Fence(1), &w("w2")), Err(LeaseRefused::HeldByOther));
+        assert_eq!(Lease::may_delete(Some(&held), Fence(2), &w("w1")), Err(LeaseRefused::HeldByOther));
         assert_eq!(Lease::may_delete(None, Fence(1), &w("w1")), Ok(()));
     }
 
@@ -363,47 +276,15 @@ mod tests {
             expires_at: 200,
             not_after: 400,
         };
-        assert_eq!(
-            apply(&mut rows, &create, NOW),
-            LeaseReply::Granted {
-                lease: lease(1, "w1", 200)
-            }
-        );
+        assert_eq!(apply(&mut rows, &create, NOW), LeaseReply::Granted { lease: lease(1, "w1", 200) });
         let holder = LeaseRequest::Holder { claim: c1.clone() };
-        assert_eq!(
-            apply(&mut rows, &holder, NOW),
-            LeaseReply::Holder {
-                lease: Some(lease(1, "w1", 200))
-            }
-        );
-        assert_eq!(
-            apply(&mut rows, &holder, 200),
-            LeaseReply::Holder { lease: None }
-        );
-        assert_eq!(
-            apply(&mut rows, &create, 200),
-            LeaseReply::Refused {
-                refused: LeaseRefused::Lapsed
-            }
-        );
-        let delete = LeaseRequest::Delete {
-            claim: c1.clone(),
-            fence: Fence(1),
-            worker: w("w1"),
-        };
+        assert_eq!(apply(&mut rows, &holder, NOW), LeaseReply::Holder { lease: Some(lease(1, "w1", 200)) });
+        assert_eq!(apply(&mut rows, &holder, 200), LeaseReply::Holder { lease: None });
+        assert_eq!(apply(&mut rows, &create, 200), LeaseReply::Refused { refused: LeaseRefused::Lapsed });
+        let delete = LeaseRequest::Delete { claim: c1.clone(), fence: Fence(1), worker: w("w1") };
         assert_eq!(apply(&mut rows, &delete, 200), LeaseReply::Deleted);
         assert!(rows.leases.is_empty());
-        let renew = LeaseRequest::Renew {
-            claim: c1,
-            fence: Fence(1),
-            worker: w("w1"),
-            expires_at: 300,
-        };
-        assert_eq!(
-            apply(&mut rows, &renew, 200),
-            LeaseReply::Refused {
-                refused: LeaseRefused::NotHeld
-            }
-        );
+        let renew = LeaseRequest::Renew { claim: c1, fence: Fence(1), worker: w("w1"), expires_at: 300 };
+        assert_eq!(apply(&mut rows, &renew, 200), LeaseReply::Refused { refused: LeaseRefused::NotHeld });
     }
 }

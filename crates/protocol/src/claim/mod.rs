@@ -31,18 +31,16 @@ pub mod types;
 
 pub use activator::{Activator, ActivatorConfig, ActivatorStep};
 pub use durable::{
-    ClaimRow, DurableLock, DurableReply, DurableRequest, DurableRows, MemoryDurable, OperationRow,
-    Reservation, Validation,
+    ClaimRow, DurableLock, DurableReply, DurableRequest, DurableRows, MemoryDurable, OperationRow, Reservation,
+    Validation,
 };
 pub use error::{
-    CommitRefused, DurableError, HeartbeatRefused, LeaseRefused, LockRefused, ProcedureError,
-    RecoveryRefused,
+    CommitRefused, DurableError, HeartbeatRefused, LeaseRefused, LockRefused, ProcedureError, RecoveryRefused,
 };
 pub use heartbeat::{Heartbeat, HeartbeatOutcome, HeartbeatStep};
 pub use lease::{Lease, LeaseReply, LeaseRequest, LeaseRows, MemoryLeases};
 pub use message::{Reply, Request};
 pub use reaper::{Reaper, ReaperStep};
 pub use types::{
-    ActivationStage, Answer, ClaimId, ClaimState, Fence, Millis, OperationId, Rejection,
-    RequestKey, WorkerId,
+    ActivationStage, Answer, ClaimId, ClaimState, Fence, Millis, OperationId, Rejection, RequestKey, WorkerId,
 };

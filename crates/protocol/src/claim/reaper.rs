@@ -59,12 +59,8 @@ impl Reaper {
     pub fn poll_request(&self) -> Option<DurableRequest> {
         match &self.step {
             ReaperStep::Scan => Some(DurableRequest::ListAwaitingRecovery),
-            ReaperStep::Lock { claim, .. } => Some(DurableRequest::AcquireRecoveryLock {
-                claim: claim.clone(),
-            }),
-            ReaperStep::Reap { claim, .. } => Some(DurableRequest::FinishRecovery {
-                claim: claim.clone(),
-            }),
+            ReaperStep::Lock { claim, .. } => Some(DurableRequest::AcquireRecoveryLock { claim: claim.clone() }),
+            ReaperStep::Reap { claim, .. } => Some(DurableRequest::FinishRecovery { claim: claim.clone() }),
             ReaperStep::Done => None,
         }
     }
@@ -76,14 +72,12 @@ impl Reaper {
         let step = match (&self.step, reply) {
             (_, DurableReply::Failed { error }) => return Err(error.into()),
             (ReaperStep::Scan, DurableReply::AwaitingRecovery { claims }) => next(claims.into()),
-            (ReaperStep::Lock { claim, queue }, DurableReply::RecoveryLocked) => ReaperStep::Reap {
-                claim: claim.clone(),
-                queue: queue.clone(),
-            },
-            (
-                ReaperStep::Lock { queue, .. } | ReaperStep::Reap { queue, .. },
-                DurableReply::RecoveryRefused { .. },
-            ) => next(queue.clone()),
+            (ReaperStep::Lock { claim, queue }, DurableReply::RecoveryLocked) => {
+                ReaperStep::Reap { claim: claim.clone(), queue: queue.clone() }
+            }
+            (ReaperStep::Lock { queue, .. } | ReaperStep::Reap { queue, .. }, DurableReply::RecoveryRefused { .. }) => {
+                next(queue.clone())
+            }
             (ReaperStep::Reap { queue, .. }, DurableReply::Reaped) => next(queue.clone()),
             (step, reply) => {
                 return Err(ProcedureError::UnexpectedReply {
@@ -132,22 +126,14 @@ mod tests {
     fn rows() -> MemoryDurable {
         let mut rows = MemoryDurable::default();
         rows.put_claim(claim_row());
-        rows.put_claim(ClaimRow::authorize(
-            ClaimId::from("c2"),
-            Fence(1),
-            WorkerId::from("w2"),
-            R + 500,
-        ));
+        rows.put_claim(ClaimRow::authorize(ClaimId::from("c2"), Fence(1), WorkerId::from("w2"), R + 500));
         rows
     }
 
     #[test]
     fn a_pass_reaps_only_expired_reservations() {
         let mut rows = rows();
-        assert_eq!(
-            pass(&mut rows, R - 1),
-            [DurableRequest::ListAwaitingRecovery]
-        );
+        assert_eq!(pass(&mut rows, R - 1), [DurableRequest::ListAwaitingRecovery]);
         let c1 = ClaimId::from("c1");
         assert_eq!(
             pass(&mut rows, R),
@@ -158,54 +144,27 @@ mod tests {
             ]
         );
         assert_eq!(rows.claims[&c1].state, ClaimState::Reaped);
-        assert_eq!(
-            rows.claims[&ClaimId::from("c2")].state,
-            ClaimState::Authorized
-        );
+        assert_eq!(rows.claims[&ClaimId::from("c2")].state, ClaimState::Authorized);
     }
 
     #[test]
     fn a_claim_whose_lock_an_activation_holds_is_skipped() {
         let mut rows = rows();
         let (c1, c2) = (ClaimId::from("c1"), ClaimId::from("c2"));
-        rows.put_claim(ClaimRow::authorize(
-            c2.clone(),
-            Fence(1),
-            WorkerId::from("w2"),
-            R,
-        ));
-        let locked = rows.claims[&c1]
-            .acquire_activation_lock(&op("o1"), R + 10, R - 1)
-            .unwrap();
+        rows.put_claim(ClaimRow::authorize(c2.clone(), Fence(1), WorkerId::from("w2"), R));
+        let locked = rows.claims[&c1].acquire_activation_lock(&op("o1"), R + 10, R - 1).unwrap();
         rows.put_claim(locked);
         pass(&mut rows, R + 5);
         assert_eq!(rows.claims[&c1].state, ClaimState::Authorized, "skipped");
-        assert_eq!(
-            rows.claims[&c2].state,
-            ClaimState::Reaped,
-            "the rest of the pass goes on"
-        );
+        assert_eq!(rows.claims[&c2].state, ClaimState::Reaped, "the rest of the pass goes on");
         pass(&mut rows, R + 10);
-        assert_eq!(
-            rows.claims[&c1].state,
-            ClaimState::Reaped,
-            "the activation's lock expired"
-        );
+        assert_eq!(rows.claims[&c1].state, ClaimState::Reaped, "the activation's lock expired");
     }
 
     #[test]
     fn a_claim_locked_by_an_earlier_pass_is_finished_by_the_next() {
-        let mut reaper = Reaper {
-            step: ReaperStep::Reap {
-                claim: ClaimId::from("c1"),
-                queue: VecDeque::new(),
-            },
-        };
-        reaper
-            .handle_reply(DurableReply::RecoveryRefused {
-                refused: RecoveryRefused::NotRecoveryLocked,
-            })
-            .unwrap();
+        let mut reaper = Reaper { step: ReaperStep::Reap { claim: ClaimId::from("c1"), queue: VecDeque::new() } };
+        reaper.handle_reply(DurableReply::RecoveryRefused { refused: RecoveryRefused::NotRecoveryLocked }).unwrap();
         assert!(reaper.is_done());
         let mut rows = rows();
         let c1 = ClaimId::from("c1");

@@ -15,11 +15,7 @@ pub fn claim_row() -> ClaimRow {
 
 /// The request `(c1, fence, worker)`.
 pub fn key(fence: u64, worker: &str) -> RequestKey {
-    RequestKey {
-        claim: ClaimId::from("c1"),
-        fence: Fence(fence),
-        worker: WorkerId::from(worker),
-    }
+    RequestKey { claim: ClaimId::from("c1"), fence: Fence(fence), worker: WorkerId::from(worker) }
 }
 
 pub fn op(id: &str) -> OperationId {
@@ -36,10 +32,7 @@ pub struct Stores {
 impl Stores {
     pub fn new() -> Stores {
         let mut stores = Stores::default();
-        stores
-            .durable
-            .claims
-            .insert(ClaimId::from("c1"), claim_row());
+        stores.durable.claims.insert(ClaimId::from("c1"), claim_row());
         stores
     }
 
@@ -66,11 +59,7 @@ pub fn run(stores: &mut Stores, activator: &mut super::Activator, now: Millis) -
 
 /// Serves one request of `activator` at `now`.
 pub fn step(stores: &mut Stores, activator: &mut super::Activator, now: Millis) {
-    let request = activator
-        .poll_request(now)
-        .expect("a request while unanswered");
+    let request = activator.poll_request(now).expect("a request while unanswered");
     let reply = stores.serve(&request, now);
-    activator
-        .handle_reply(reply)
-        .expect("a reply to the request");
+    activator.handle_reply(reply).expect("a reply to the request");
 }

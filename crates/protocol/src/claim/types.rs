@@ -101,19 +101,7 @@ pub enum ActivationStage {
 
 /// Why an activate request is refused (HTTP 422). The wire names are the
 /// `Display` strings.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    thiserror::Error,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, thiserror::Error)]
 #[serde(rename_all = "snake_case")]
 pub enum Rejection {
     /// The request names another attempt's fence.
@@ -174,26 +162,12 @@ mod tests {
         .iter()
         .map(|r| r.to_string())
         .collect();
-        assert_eq!(
-            names,
-            [
-                "stale_fence",
-                "wrong_worker",
-                "reaped",
-                "lease_lost",
-                "reservation_expired"
-            ]
-        );
+        assert_eq!(names, ["stale_fence", "wrong_worker", "reaped", "lease_lost", "reservation_expired"]);
     }
 
     #[test]
     fn stages_are_ordered_as_the_spec_lists_them() {
         use ActivationStage::*;
-        assert!(
-            Idle < Validated
-                && Validated < LeaseCreated
-                && LeaseCreated < Committed
-                && Committed < Finished
-        );
+        assert!(Idle < Validated && Validated < LeaseCreated && LeaseCreated < Committed && Committed < Finished);
     }
 }

@@ -69,7 +69,9 @@ impl Config {
 
     /// Fails on timings that cannot work.
     pub(crate) fn validate(&self) -> Result<(), ConfigError> {
-        for (name, ms) in [("retry_ms", self.retry_ms), ("heartbeat_ms", self.heartbeat_ms), ("gossip_ms", self.gossip_ms)] {
+        for (name, ms) in
+            [("retry_ms", self.retry_ms), ("heartbeat_ms", self.heartbeat_ms), ("gossip_ms", self.gossip_ms)]
+        {
             if ms == 0 {
                 return Err(ConfigError::ZeroInterval { name });
             }

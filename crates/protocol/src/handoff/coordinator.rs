@@ -155,7 +155,15 @@ impl Coordinator {
 
     /// `ClientWrite`: buffer as pending (never served from there) and push
     /// to both peers. Not applied locally until a peer acks.
-    pub(super) fn on_write(&mut self, node: &mut Node, now: Millis, req: ClientRequestId, key: Key, value: Value, wid: WriteId) -> Vec<Output> {
+    pub(super) fn on_write(
+        &mut self,
+        node: &mut Node,
+        now: Millis,
+        req: ClientRequestId,
+        key: Key,
+        value: Value,
+        wid: WriteId,
+    ) -> Vec<Output> {
         if let Some(reply) = self.unavailable(node) {
             return vec![Output::Reply { req, reply }];
         }
@@ -171,7 +179,12 @@ impl Coordinator {
         }
         let ver = match self.ver_ctr.0.checked_add(1) {
             Some(v) if self.pending.len() < node.config.max_pending => Version(v),
-            _ => return vec![Output::Reply { req, reply: WriteReply::Overloaded { retry_after_ms: node.config.retry_after_ms } }],
+            _ => {
+                return vec![Output::Reply {
+                    req,
+                    reply: WriteReply::Overloaded { retry_after_ms: node.config.retry_after_ms },
+                }];
+            }
         };
         self.ver_ctr = ver;
         let record = Record { stamp: Stamp { ep: self.epoch, ver }, wid, value };
@@ -375,6 +388,9 @@ impl Coordinator {
     }
 }
 
-fn unanswered<'a>(peers: &'a [ReplicaId; 2], answered: &'a BTreeSet<ReplicaId>) -> impl Iterator<Item = ReplicaId> + 'a {
+fn unanswered<'a>(
+    peers: &'a [ReplicaId; 2],
+    answered: &'a BTreeSet<ReplicaId>,
+) -> impl Iterator<Item = ReplicaId> + 'a {
     peers.iter().copied().filter(|p| !answered.contains(p))
 }

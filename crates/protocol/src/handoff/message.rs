@@ -243,7 +243,10 @@ mod tests {
     #[test]
     fn oversized_input_is_refused_before_parsing() {
         let big = vec![b' '; MAX_MESSAGE_BYTES + 1];
-        assert_eq!(Message::decode(&big), Err(DecodeError::TooLarge { len: MAX_MESSAGE_BYTES + 1, max: MAX_MESSAGE_BYTES }));
+        assert_eq!(
+            Message::decode(&big),
+            Err(DecodeError::TooLarge { len: MAX_MESSAGE_BYTES + 1, max: MAX_MESSAGE_BYTES })
+        );
     }
 
     #[test]

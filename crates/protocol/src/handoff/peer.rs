@@ -24,7 +24,10 @@ pub enum PeerStatus {
     /// Reseeding; `seeded` = the spec's `seeded[p]`; `declined` = the
     /// replicas that answered they cannot seed (HandoffV2: a peer need not
     /// wait for a replica that does not know the epoch).
-    Recovering { seeded: BTreeSet<ReplicaId>, declined: BTreeSet<ReplicaId> },
+    Recovering {
+        seeded: BTreeSet<ReplicaId>,
+        declined: BTreeSet<ReplicaId>,
+    },
     Ready,
 }
 
@@ -114,7 +117,9 @@ impl Peer {
                 PeerStatus::Ready => {
                     node.send(from, Body::CollectReply { instance, known: self.known, memory: node.mem.clone() })
                 }
-                PeerStatus::Recovering { .. } => node.send(from, Body::CollectDecline { instance, round, peer: node.instance }),
+                PeerStatus::Recovering { .. } => {
+                    node.send(from, Body::CollectDecline { instance, round, peer: node.instance })
+                }
             }],
             Body::Announce { instance, epoch, round } => {
                 if epoch < self.known {

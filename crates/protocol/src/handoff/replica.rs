@@ -244,10 +244,19 @@ impl Replica {
         }
     }
 
-    fn on_write(&mut self, now: Millis, req: ClientRequestId, key: Key, value: Value, wid: WriteId) -> Result<Vec<Output>, HandleError> {
+    fn on_write(
+        &mut self,
+        now: Millis,
+        req: ClientRequestId,
+        key: Key,
+        value: Value,
+        wid: WriteId,
+    ) -> Result<Vec<Output>, HandleError> {
         match &mut self.role {
             Role::Coordinator(c) => Ok(c.on_write(&mut self.node, now, req, key, value, wid)),
-            Role::Peer(_) => Err(HandleError::NotCoordinator { me: self.node.me, coordinator: self.node.config.coordinator() }),
+            Role::Peer(_) => {
+                Err(HandleError::NotCoordinator { me: self.node.me, coordinator: self.node.config.coordinator() })
+            }
         }
     }
 
@@ -294,7 +303,9 @@ impl Replica {
     pub fn read(&self, key: &Key) -> Result<Read, HandleError> {
         match &self.role {
             Role::Coordinator(c) => Ok(c.read(&self.node, key)),
-            Role::Peer(_) => Err(HandleError::NotCoordinator { me: self.node.me, coordinator: self.node.config.coordinator() }),
+            Role::Peer(_) => {
+                Err(HandleError::NotCoordinator { me: self.node.me, coordinator: self.node.config.coordinator() })
+            }
         }
     }
 

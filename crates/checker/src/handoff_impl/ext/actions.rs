@@ -17,7 +17,7 @@ use stateright::Model;
 
 use super::state::{Ack, Ann, AnnAck, Decline, ExtState, GossipMsg, Snap, Zombie};
 use super::{ExtModel, Extension};
-use crate::handoff::{Action as V2Action, AckedW, Func, Key, PendingW, PushMsg, Rec, Replica, State, Status, Val};
+use crate::handoff::{AckedW, Action as V2Action, Func, Key, PendingW, PushMsg, Rec, Replica, State, Status, Val};
 
 /// One instance of an extension action, with its parameters.
 #[derive(Clone, Debug, PartialEq)]
@@ -136,7 +136,8 @@ impl<E: Extension> ExtModel<E> {
                 if snap.dst != c {
                     return None;
                 }
-                let mut t = self.v2_witnessed(s, snap.src, |pre| self.witness(pre, snap), V2Action::ReseedC(snap.src))?;
+                let mut t =
+                    self.v2_witnessed(s, snap.src, |pre| self.witness(pre, snap), V2Action::ReseedC(snap.src))?;
                 t.snaps.retain(|x| !(x.src == snap.src && x.dst == c));
                 Some(t)
             }
@@ -182,8 +183,9 @@ impl<E: Extension> ExtModel<E> {
                 })
             }
             ExtAction::AnnounceRound => {
-                let enabled =
-                    s.base.status[c] == Status::Announce && s.base.seeded[c].iter().eq(&self.peers) && s.cur_ack != s.prev_ack;
+                let enabled = s.base.status[c] == Status::Announce
+                    && s.base.seeded[c].iter().eq(&self.peers)
+                    && s.cur_ack != s.prev_ack;
                 enabled.then(|| {
                     direct(s, |t| {
                         t.anns.insert(Ann { ep: s.base.epoch, round: s.ann_round + 1, cinc: s.inc[c] });
@@ -195,8 +197,9 @@ impl<E: Extension> ExtModel<E> {
                 })
             }
             ExtAction::FinishRecoveryC => {
-                let enabled =
-                    s.base.status[c] == Status::Announce && s.base.seeded[c].iter().eq(&self.peers) && s.cur_ack == s.prev_ack;
+                let enabled = s.base.status[c] == Status::Announce
+                    && s.base.seeded[c].iter().eq(&self.peers)
+                    && s.cur_ack == s.prev_ack;
                 enabled.then(|| {
                     direct(s, |t| {
                         t.base.status[c] = Status::Ready;
@@ -240,13 +243,15 @@ impl<E: Extension> ExtModel<E> {
                     })
                 })
             }
-            ExtAction::GossipSend(a) => (s.base.is_ready(*a) && s.gossip.len() < usize::from(self.max_gossip)).then(|| {
-                direct(s, |t| {
-                    for &b in self.replicas.iter().filter(|&&b| b != *a) {
-                        t.gossip.insert(GossipMsg { src: *a, dst: b, mem: s.base.mem[*a].clone() });
-                    }
+            ExtAction::GossipSend(a) => {
+                (s.base.is_ready(*a) && s.gossip.len() < usize::from(self.max_gossip)).then(|| {
+                    direct(s, |t| {
+                        for &b in self.replicas.iter().filter(|&&b| b != *a) {
+                            t.gossip.insert(GossipMsg { src: *a, dst: b, mem: s.base.mem[*a].clone() });
+                        }
+                    })
                 })
-            }),
+            }
             ExtAction::GossipRecv(g) => {
                 // Gossip(src, dst) with src's memory as the message carries
                 // it: dst max-merges; src's own merge is undone below.
@@ -270,7 +275,11 @@ impl<E: Extension> ExtModel<E> {
                     return None;
                 }
                 let mut t = self.evict(s, c)?;
-                t.zombies.insert(Zombie { epoch: s.base.epoch, ver_ctr: s.base.ver_ctr, pending: s.base.pending.clone() });
+                t.zombies.insert(Zombie {
+                    epoch: s.base.epoch,
+                    ver_ctr: s.base.ver_ctr,
+                    pending: s.base.pending.clone(),
+                });
                 t.supersedes = s.supersedes + 1;
                 Some(t)
             }
@@ -285,7 +294,13 @@ impl<E: Extension> ExtModel<E> {
                     z2.pending.insert(pw);
                     t.zombies.remove(z);
                     t.zombies.insert(z2);
-                    t.base.net.extend(self.peers.iter().map(|&dst| PushMsg { dst, key: pw.key, ep: pw.ep, ver: pw.ver, wid: pw.wid }));
+                    t.base.net.extend(self.peers.iter().map(|&dst| PushMsg {
+                        dst,
+                        key: pw.key,
+                        ep: pw.ep,
+                        ver: pw.ver,
+                        wid: pw.wid,
+                    }));
                     t.base.wid_ctr = s.base.wid_ctr + 1;
                 }))
             }
@@ -323,7 +338,13 @@ impl<E: Extension> ExtModel<E> {
     /// A HandoffV2 step taken on the state a message witnessed (`witness`
     /// rewrites `src`'s fields to what the message carries), after which
     /// `src`'s real fields are put back.
-    fn v2_witnessed(&self, s: &ExtState, src: Replica, witness: impl FnOnce(&mut State), action: V2Action) -> Option<ExtState> {
+    fn v2_witnessed(
+        &self,
+        s: &ExtState,
+        src: Replica,
+        witness: impl FnOnce(&mut State),
+        action: V2Action,
+    ) -> Option<ExtState> {
         let mut pre = s.base.clone();
         witness(&mut pre);
         let mut base = self.base.next_state(&pre, action)?;
@@ -382,4 +403,3 @@ fn direct(s: &ExtState, change: impl FnOnce(&mut ExtState)) -> ExtState {
     change(&mut t);
     t
 }
-

@@ -256,7 +256,11 @@ fn no_init() -> CfgError {
 fn small_nat(cfg: &TlcConfig, name: &str) -> Result<u8, CfgError> {
     match cfg.nat(name)? {
         n @ 0..=200 => Ok(n as u8),
-        n => Err(CfgError::WrongType { name: name.into(), expected: "a natural number at most 200", found: n.to_string() }),
+        n => Err(CfgError::WrongType {
+            name: name.into(),
+            expected: "a natural number at most 200",
+            found: n.to_string(),
+        }),
     }
 }
 
@@ -287,8 +291,12 @@ fn type_ok_acks<E: Extension>(m: &ExtModel<E>, s: &ExtState) -> bool {
     s.acks.iter().all(|a| peer(&a.src) && ep(a.ep) && w(a.ver) && w(a.wid))
         && s.snaps.iter().all(|x| x.know <= m.max_epoch)
         && s.declines.iter().all(|d| peer(&d.dst))
-        && s.anns.iter().all(|a| ep(a.ep) && (1..=m.max_epoch + 1).contains(&a.round) && (1..=m.max_epoch).contains(&a.cinc))
-        && s.ann_acks.iter().all(|a| peer(&a.src) && ep(a.ep) && (1..=m.max_epoch + 1).contains(&a.round) && (1..=m.max_epoch).contains(&a.pinc))
+        && s.anns
+            .iter()
+            .all(|a| ep(a.ep) && (1..=m.max_epoch + 1).contains(&a.round) && (1..=m.max_epoch).contains(&a.cinc))
+        && s.ann_acks.iter().all(|a| {
+            peer(&a.src) && ep(a.ep) && (1..=m.max_epoch + 1).contains(&a.round) && (1..=m.max_epoch).contains(&a.pinc)
+        })
         && s.inc.values().all(|&i| (1..=m.max_epoch).contains(&i))
         && s.ann_round <= m.max_epoch + 1
         && s.cur_ack.values().chain(s.prev_ack.values()).all(|&i| i <= m.max_epoch)

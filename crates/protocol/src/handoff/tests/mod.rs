@@ -1,5 +1,5 @@
 //! Multi-replica tests on a deterministic simulated network.
 
 mod net;
-mod scenarios;
 mod properties;
+mod scenarios;

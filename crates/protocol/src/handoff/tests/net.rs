@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use crate::handoff::ids::SplitMix64;
 use crate::handoff::{
-    ClientRequestId, Config, HandleError, Input, Key, Message, Millis, Output, Read, Replica, ReplicaId, Status,
-    Timer, WriteId, WriteReply,
+    ClientRequestId, Config, HandleError, Input, Key, Message, Millis, Output, Read, Replica, ReplicaId, Status, Timer,
+    WriteId, WriteReply,
 };
 
 pub const C: ReplicaId = ReplicaId(0);
@@ -211,12 +211,13 @@ impl Net {
 
     /// Runs the earliest event (a delivery or a timer); false if none.
     pub fn step(&mut self) -> bool {
-        let next_msg = self.in_flight.iter().enumerate().min_by_key(|(_, (at, seq, _))| (*at, *seq)).map(|(i, (at, _, _))| (i, *at));
-        let next_timer = self
-            .current
+        let next_msg = self
+            .in_flight
             .iter()
-            .flat_map(|(r, h)| h.timers.iter().map(move |(t, at)| (*at, *r, *t)))
-            .min();
+            .enumerate()
+            .min_by_key(|(_, (at, seq, _))| (*at, *seq))
+            .map(|(i, (at, _, _))| (i, *at));
+        let next_timer = self.current.iter().flat_map(|(r, h)| h.timers.iter().map(move |(t, at)| (*at, *r, *t))).min();
         match (next_msg, next_timer) {
             (Some((i, at)), timer) if timer.is_none_or(|(t_at, _, _)| at <= t_at) => {
                 let (at, _, msg) = self.in_flight.swap_remove(i);
@@ -239,10 +240,12 @@ impl Net {
         let to = msg.to;
         let zombie = match msg.body.reply_to() {
             Some(instance) if self.current.get(&to).is_some_and(|h| h.replica.instance() == instance) => None,
-            Some(instance) => match self.zombies.iter().position(|z| z.replica.me() == to && z.replica.instance() == instance) {
-                Some(i) => Some(i),
-                None => return,
-            },
+            Some(instance) => {
+                match self.zombies.iter().position(|z| z.replica.me() == to && z.replica.instance() == instance) {
+                    Some(i) => Some(i),
+                    None => return,
+                }
+            }
             None => None,
         };
         self.deliveries.push((self.now, to));

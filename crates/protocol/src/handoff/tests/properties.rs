@@ -91,19 +91,51 @@ fn body(real: Vec<Instance>) -> impl Strategy<Value = Body> {
     let round = prop_oneof![0u64..4, Just(u64::MAX)];
     prop_oneof![
         (i.clone(), key(), record()).prop_map(|(instance, key, record)| Body::Push { instance, key, record }),
-        (i.clone(), key(), stamp.clone(), 0u128..64)
-            .prop_map(|(instance, key, stamp, w)| Body::PushAck { instance, key, stamp, wid: WriteId(w) }),
-        (i.clone(), key(), stamp, epoch())
-            .prop_map(|(instance, key, stamp, known)| Body::PushRefused { instance, key, stamp, known }),
+        (i.clone(), key(), stamp.clone(), 0u128..64).prop_map(|(instance, key, stamp, w)| Body::PushAck {
+            instance,
+            key,
+            stamp,
+            wid: WriteId(w)
+        }),
+        (i.clone(), key(), stamp, epoch()).prop_map(|(instance, key, stamp, known)| Body::PushRefused {
+            instance,
+            key,
+            stamp,
+            known
+        }),
         (i.clone(), round.clone()).prop_map(|(instance, round)| Body::Collect { instance, round }),
-        (i.clone(), epoch(), memory()).prop_map(|(instance, known, memory)| Body::CollectReply { instance, known, memory }),
-        (i.clone(), round.clone(), i.clone()).prop_map(|(instance, round, peer)| Body::CollectDecline { instance, round, peer }),
-        (i.clone(), epoch(), round.clone()).prop_map(|(instance, epoch, round)| Body::Announce { instance, epoch, round }),
-        (i.clone(), epoch(), round, i.clone())
-            .prop_map(|(instance, epoch, round, peer)| Body::AnnounceAck { instance, epoch, round, peer }),
-        (i.clone(), epoch(), epoch()).prop_map(|(instance, epoch, known)| Body::AnnounceRefused { instance, epoch, known }),
+        (i.clone(), epoch(), memory()).prop_map(|(instance, known, memory)| Body::CollectReply {
+            instance,
+            known,
+            memory
+        }),
+        (i.clone(), round.clone(), i.clone()).prop_map(|(instance, round, peer)| Body::CollectDecline {
+            instance,
+            round,
+            peer
+        }),
+        (i.clone(), epoch(), round.clone()).prop_map(|(instance, epoch, round)| Body::Announce {
+            instance,
+            epoch,
+            round
+        }),
+        (i.clone(), epoch(), round, i.clone()).prop_map(|(instance, epoch, round, peer)| Body::AnnounceAck {
+            instance,
+            epoch,
+            round,
+            peer
+        }),
+        (i.clone(), epoch(), epoch()).prop_map(|(instance, epoch, known)| Body::AnnounceRefused {
+            instance,
+            epoch,
+            known
+        }),
         i.clone().prop_map(|instance| Body::Reseed { instance }),
-        (i.clone(), epoch(), memory()).prop_map(|(instance, known, memory)| Body::ReseedReply { instance, known, memory }),
+        (i.clone(), epoch(), memory()).prop_map(|(instance, known, memory)| Body::ReseedReply {
+            instance,
+            known,
+            memory
+        }),
         i.prop_map(|instance| Body::ReseedDecline { instance }),
         memory().prop_map(|memory| Body::Gossip { memory }),
         Just(Body::Heartbeat),

@@ -246,7 +246,8 @@ fn a_survivor_of_a_dead_generation_reboots_into_the_new_one() {
     assert!(new_gen > old_gen);
     // The survivor hears from the new generation and abandons the old.
     let mut survivor: Replica = p2;
-    let announce = Message::new(new_gen, C, P2, Body::Announce { instance: net.replica(C).instance(), epoch: Epoch(1), round: 1 });
+    let announce =
+        Message::new(new_gen, C, P2, Body::Announce { instance: net.replica(C).instance(), epoch: Epoch(1), round: 1 });
     let out = survivor.handle(net.now, Input::Message(announce)).unwrap();
     assert_eq!(survivor.generation(), new_gen);
     assert!(survivor.memory().is_empty(), "old-generation data is dropped");
@@ -276,7 +277,8 @@ fn malformed_and_misdirected_messages_are_typed_errors_and_change_nothing() {
     let instance = net.replica(C).instance();
     let rec = Record { stamp: stamp(1, 1), wid: WriteId(1), value: Value::Tombstone };
     let key = Key::new("k").unwrap();
-    let push = |from, to| Message::new(generation, from, to, Body::Push { instance, key: key.clone(), record: rec.clone() });
+    let push =
+        |from, to| Message::new(generation, from, to, Body::Push { instance, key: key.clone(), record: rec.clone() });
     let mut wrong_version = push(C, P1);
     wrong_version.v = 9;
     type Case = (ReplicaId, Message, fn(&HandleError) -> bool);
@@ -287,9 +289,16 @@ fn malformed_and_misdirected_messages_are_typed_errors_and_change_nothing() {
         (P1, push(ReplicaId(7), P1), |e| matches!(e, HandleError::UnknownSender(_))),
         (P1, push(P2, P1), |e| matches!(e, HandleError::NotFromCoordinator { .. })),
         (C, push(P1, C), |e| matches!(e, HandleError::UnexpectedMessage { kind: "push", role: "coordinator" })),
-        (P1, Message::new(generation, C, P1, Body::PushAck { instance, key: key.clone(), stamp: rec.stamp, wid: rec.wid }), |e| {
-            matches!(e, HandleError::UnexpectedMessage { kind: "push_ack", role: "peer" })
-        }),
+        (
+            P1,
+            Message::new(
+                generation,
+                C,
+                P1,
+                Body::PushAck { instance, key: key.clone(), stamp: rec.stamp, wid: rec.wid },
+            ),
+            |e| matches!(e, HandleError::UnexpectedMessage { kind: "push_ack", role: "peer" }),
+        ),
         (P1, Message::new(None, C, P1, Body::Announce { instance, epoch: Epoch(5), round: 1 }), |e| {
             matches!(e, HandleError::MissingGeneration { kind: "announce" })
         }),
@@ -305,11 +314,20 @@ fn malformed_and_misdirected_messages_are_typed_errors_and_change_nothing() {
         assert_eq!(r, before, "{msg:?} changed the replica");
     }
     let mut p = net.replica(P1).clone();
-    let err = p.handle(net.now, Input::Put { req: ClientRequestId(1), key, value: vec![], wid: WriteId(1) }).unwrap_err();
+    let err =
+        p.handle(net.now, Input::Put { req: ClientRequestId(1), key, value: vec![], wid: WriteId(1) }).unwrap_err();
     assert!(matches!(err, HandleError::NotCoordinator { .. }));
     let mut c = net.replica(C).clone();
     let err = c
-        .handle(net.now, Input::Put { req: ClientRequestId(1), key: Key::new("k").unwrap(), value: vec![0; (1 << 20) + 1], wid: WriteId(1) })
+        .handle(
+            net.now,
+            Input::Put {
+                req: ClientRequestId(1),
+                key: Key::new("k").unwrap(),
+                value: vec![0; (1 << 20) + 1],
+                wid: WriteId(1),
+            },
+        )
         .unwrap_err();
     assert!(matches!(err, HandleError::ValueTooLarge { .. }));
 }
