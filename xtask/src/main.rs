@@ -5,7 +5,8 @@
 //! |-----------|--------------|
 //! | `setup`   | install every pinned tool and build once (a new machine) |
 //! | `check`   | TLA+ checker + Rust models (with state-count parity) + workspace tests |
-//! | `test`    | everything CI runs |
+//! | `tidy`    | rustfmt and clippy (host and wasm32) must be clean |
+//! | `test`    | everything CI runs: tidy, check, the Worker on workerd |
 //! | `explore` | the stateright web explorer for a spec |
 //! | `build`   | build the Worker to wasm |
 //! | `dev`     | run the Worker locally on workerd (wrangler dev) |
@@ -16,9 +17,10 @@ mod bench;
 mod check;
 mod explore;
 mod setup;
-mod tests;
+mod tidy;
 mod tools;
 mod worker;
+mod workspace_tests;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -41,7 +43,10 @@ enum Cmd {
     /// Model-check every cfg in tla/ with TLC (or the tla fallback) and the
     /// Rust models, then run the workspace tests; print one summary table.
     Check(check::CheckArgs),
-    /// Run everything CI runs, installing what it needs.
+    /// rustfmt and clippy (host, and wasm32 for the code the Worker links)
+    /// must be clean.
+    Tidy,
+    /// Run everything CI runs (tidy first), installing what it needs.
     Test,
     /// Serve the stateright web explorer for a spec on 127.0.0.1.
     Explore(explore::ExploreArgs),
@@ -81,6 +86,7 @@ fn run() -> Result<bool> {
     match Cli::parse().command {
         Cmd::Setup => setup::run(&root).map(|()| true),
         Cmd::Check(args) => check::run(&root, &args),
+        Cmd::Tidy => tidy::run(&root),
         Cmd::Test => test(&root),
         Cmd::Explore(args) => explore::run(&root, &args).map(|()| true),
         Cmd::Build => worker::build(&root).map(|()| true),
@@ -90,9 +96,13 @@ fn run() -> Result<bool> {
     }
 }
 
-/// `cargo xtask test`: the full check (TLA+ stage, Rust stage with parity,
-/// workspace tests), then the Worker on workerd.
+/// `cargo xtask test`: tidy, the full check (TLA+ stage, Rust stage with
+/// parity, workspace tests), then the Worker on workerd. A tidy failure
+/// stops here: it is the cheapest gate and names its fix.
 fn test(root: &Path) -> Result<bool> {
+    if !tidy::run(root)? {
+        return Ok(false);
+    }
     let args = check::CheckArgs {
         cfg: None,
         all: false,

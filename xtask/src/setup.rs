@@ -1,6 +1,6 @@
 //! `cargo xtask setup`: everything the other commands install on first
 //! use, at once, so that a new machine is ready before the first `dev`,
-//! `check` or `test`: the wasm target, the pinned cargo tools in `.tools/`
+//! `check` or `test`: rustfmt and clippy, the wasm target, the pinned cargo tools in `.tools/`
 //! (the `tla` checker, worker-build, wasm-bindgen-cli), wrangler from
 //! `package-lock.json` (`npm ci`), then one build of the Worker and of the
 //! release model checker, so that `cargo xtask dev` and `check` start at
@@ -15,6 +15,8 @@ use crate::{check, worker};
 
 pub fn run(root: &Path) -> Result<()> {
     let started = Instant::now();
+    println!("setup: rustfmt and clippy (for `cargo xtask tidy`)");
+    crate::tidy::ensure_components(root)?;
     println!("setup: the TLA+ fallback checker");
     let tla = check::locate_tla(root)?;
     println!("setup: the Worker's tools (wasm target, worker-build, wasm-bindgen-cli, wrangler)");

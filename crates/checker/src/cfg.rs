@@ -104,34 +104,31 @@ impl TlcConfig {
         let mut p = Parser { tokens, pos: 0 };
         let mut section: Option<Section> = None;
         while let Some(tok) = p.peek().cloned() {
-            if let Tok::Ident(word) = &tok.kind {
-                if let Some(s) = Section::keyword(word) {
-                    p.pos += 1;
-                    section = Some(s);
-                    match s {
-                        Section::Specification => cfg.specification = Some(p.ident()?),
-                        Section::Init => cfg.init = Some(p.ident()?),
-                        Section::Next => cfg.next = Some(p.ident()?),
-                        Section::CheckDeadlock => match p.value()? {
-                            Value::Bool(b) => cfg.check_deadlock = b,
-                            other => {
-                                return Err(syntax(
-                                    tok.line,
-                                    format!("CHECK_DEADLOCK takes TRUE or FALSE, not {other}"),
-                                ));
-                            }
-                        },
-                        Section::Unsupported => {
-                            return Err(CfgError::Unsupported(format!(
-                                "line {}: {word} is not supported by the Rust checker \
-                                 (it would change the state count the mirror must match)",
-                                tok.line
-                            )));
+            if let Tok::Ident(word) = &tok.kind
+                && let Some(s) = Section::keyword(word)
+            {
+                p.pos += 1;
+                section = Some(s);
+                match s {
+                    Section::Specification => cfg.specification = Some(p.ident()?),
+                    Section::Init => cfg.init = Some(p.ident()?),
+                    Section::Next => cfg.next = Some(p.ident()?),
+                    Section::CheckDeadlock => match p.value()? {
+                        Value::Bool(b) => cfg.check_deadlock = b,
+                        other => {
+                            return Err(syntax(tok.line, format!("CHECK_DEADLOCK takes TRUE or FALSE, not {other}")));
                         }
-                        _ => {}
+                    },
+                    Section::Unsupported => {
+                        return Err(CfgError::Unsupported(format!(
+                            "line {}: {word} is not supported by the Rust checker \
+                                 (it would change the state count the mirror must match)",
+                            tok.line
+                        )));
                     }
-                    continue;
+                    _ => {}
                 }
+                continue;
             }
             match section {
                 Some(Section::Constants) => {

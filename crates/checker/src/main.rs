@@ -176,10 +176,10 @@ impl Target {
             None => spec.with_extension("cfg"),
         };
         let cfg = TlcConfig::load(&config)?;
-        if let Some(named) = &cfg.module {
-            if *named != module {
-                bail!("{} says it is for module {named}, but {} is module {module}", config.display(), spec.display());
-            }
+        if let Some(named) = &cfg.module
+            && *named != module
+        {
+            bail!("{} says it is for module {named}, but {} is module {module}", config.display(), spec.display());
         }
         Ok(Target { module, spec: spec.to_path_buf(), config, cfg })
     }

@@ -25,7 +25,18 @@
 //! No request path may panic: a Rust panic reinitialises the wasm instance
 //! that every Durable Object in the isolate shares, wiping all of their
 //! in-memory state. Errors become JSON 4xx/5xx responses instead.
-#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing,
+        clippy::unreachable,
+        clippy::todo,
+        clippy::unimplemented
+    )
+)]
 
 mod api;
 pub mod auth;

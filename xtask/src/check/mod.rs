@@ -77,7 +77,7 @@ pub fn run(root: &Path, args: &CheckArgs) -> Result<bool> {
 
 /// Runs the check and also returns the workspace test totals (when the
 /// snapshot stage ran).
-pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<crate::tests::TestsOutcome>)> {
+pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<crate::workspace_tests::TestsOutcome>)> {
     let tla_dir = root.join("tla");
     let cfgs = match &args.cfg {
         Some(c) => vec![c.clone()],
@@ -131,7 +131,7 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
 
     if !args.tla_only && !args.rust_only && args.cfg.is_none() {
         eprintln!("Snapshot stage: cargo test (unit and insta snapshot tests)");
-        summary.tests = Some(crate::tests::workspace(root)?);
+        summary.tests = Some(crate::workspace_tests::workspace(root)?);
     }
 
     summary.rows = rows;

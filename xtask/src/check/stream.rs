@@ -51,11 +51,11 @@ pub fn run(mut cmd: Command, label: &str, progress: impl Fn(&str) -> Option<Stri
     let mut out = Output { stdout: String::new(), stderr: String::new(), code: None };
     let mut last_shown = Instant::now();
     for (is_stdout, line) in rx {
-        if let Some(text) = progress(&line) {
-            if last_shown.elapsed() >= EVERY {
-                eprintln!("  {label}: {text}");
-                last_shown = Instant::now();
-            }
+        if let Some(text) = progress(&line)
+            && last_shown.elapsed() >= EVERY
+        {
+            eprintln!("  {label}: {text}");
+            last_shown = Instant::now();
         }
         let buf = if is_stdout { &mut out.stdout } else { &mut out.stderr };
         buf.push_str(&line);

@@ -6,7 +6,7 @@ use serde::Serialize;
 use super::outcome::{CheckerUsed, Outcome, format_trace};
 use super::rust_stage::RustOutcome;
 use super::target::Target;
-use crate::tests::TestsOutcome;
+use crate::workspace_tests::TestsOutcome;
 
 /// One cfg's results across the stages.
 #[derive(Debug, Serialize)]

@@ -209,12 +209,12 @@ impl Declarations {
             }
         }
         for line in text.lines() {
-            if let Some((lhs, _)) = line.split_once("==") {
-                if let Some(name) = lhs.split(|c: char| !(c.is_alphanumeric() || c == '_')).find(|w| !w.is_empty()) {
-                    if !line.trim_start().starts_with("/\\") && !line.trim_start().starts_with("\\/") {
-                        self.definitions.insert(name.to_string());
-                    }
-                }
+            if let Some((lhs, _)) = line.split_once("==")
+                && let Some(name) = lhs.split(|c: char| !(c.is_alphanumeric() || c == '_')).find(|w| !w.is_empty())
+                && !line.trim_start().starts_with("/\\")
+                && !line.trim_start().starts_with("\\/")
+            {
+                self.definitions.insert(name.to_string());
             }
         }
         Ok(())

@@ -186,28 +186,28 @@ pub fn parse(out: &str, seconds: f64) -> Outcome {
 fn parse_trace(out: &str) -> Vec<TraceStep> {
     let mut steps: Vec<TraceStep> = Vec::new();
     for line in out.lines() {
-        if let Some(rest) = line.strip_prefix("State ") {
-            if let Some((_, header)) = rest.split_once(": <") {
-                let name = header.trim_end_matches('>');
-                let action = if name == "Initial predicate" {
-                    None
-                } else {
-                    Some(name.split(" line ").next().unwrap_or(name).to_string())
-                };
-                steps.push(TraceStep { action, state: Vec::new() });
-                continue;
-            }
+        if let Some(rest) = line.strip_prefix("State ")
+            && let Some((_, header)) = rest.split_once(": <")
+        {
+            let name = header.trim_end_matches('>');
+            let action = if name == "Initial predicate" {
+                None
+            } else {
+                Some(name.split(" line ").next().unwrap_or(name).to_string())
+            };
+            steps.push(TraceStep { action, state: Vec::new() });
+            continue;
         }
         let Some(step) = steps.last_mut() else { continue };
         if let Some(rest) = line.strip_prefix("/\\ ") {
             if let Some((name, value)) = rest.split_once(" = ") {
                 step.state.push((name.to_string(), value.to_string()));
             }
-        } else if line.starts_with("   ") {
-            if let Some((_, value)) = step.state.last_mut() {
-                value.push(' ');
-                value.push_str(line.trim());
-            }
+        } else if line.starts_with("   ")
+            && let Some((_, value)) = step.state.last_mut()
+        {
+            value.push(' ');
+            value.push_str(line.trim());
         }
     }
     steps

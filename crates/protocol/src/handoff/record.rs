@@ -52,36 +52,14 @@ pub fn dominates(held: Option<&Record>, stamp: Stamp) -> bool {
     held.is_some_and(|r| !stamp.wins(r.stamp))
 }
 
-/// Bytes travel as lowercase hex: JSON has no byte strings, and hex needs no
-/// dependency and no padding rules.
+/// Bytes travel as lowercase hex: JSON has no byte strings.
 fn hex_out<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(char::from(DIGITS[usize::from(b >> 4)]));
-        out.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-    }
-    s.serialize_str(&out)
+    s.serialize_str(&hex::encode(bytes))
 }
 
 fn hex_in<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
     let s = String::deserialize(d)?;
-    decode_hex(&s).ok_or_else(|| serde::de::Error::custom("value bytes must be an even number of hex digits"))
-}
-
-fn decode_hex(s: &str) -> Option<Vec<u8>> {
-    let digit = |c: u8| (c as char).to_digit(16);
-    let bytes = s.as_bytes();
-    if !bytes.len().is_multiple_of(2) {
-        return None;
-    }
-    bytes
-        .chunks_exact(2)
-        .map(|pair| match pair {
-            [hi, lo] => Some(u8::try_from(digit(*hi)? * 16 + digit(*lo)?).ok()?),
-            _ => None,
-        })
-        .collect()
+    hex::decode(s).map_err(|_| serde::de::Error::custom("value bytes must be an even number of hex digits"))
 }
 
 #[cfg(test)]
