@@ -106,4 +106,11 @@ pub enum ProcedureError {
     /// The durable store could not serve the request.
     #[error(transparent)]
     Durable(#[from] DurableError),
+    /// The host does not serve requests of this kind (a procedure sent one
+    /// it never sends: a bug).
+    #[error("the {host} cannot serve {request}")]
+    Unserved { host: &'static str, request: String },
+    /// The procedure has no outcome and nothing to ask (a protocol bug).
+    #[error("the {procedure} has no answer and nothing to ask")]
+    Stalled { procedure: &'static str },
 }
