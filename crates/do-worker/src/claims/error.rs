@@ -1,12 +1,12 @@
 //! Everything a claims request can fail with, and the JSON error each
 //! becomes (`{"error":{"code","message"}}`, as in the KV API).
 
-use protocol::claim::{ClaimId, DurableError, ProcedureError};
+use protocol::claim::{AuthorizeRefused, ClaimId, DurableError, ProcedureError};
 use worker::{Response, Result};
 
 use super::leases::LeaseStoreError;
 use super::request::InvalidRequest;
-use super::store::{AuthorizeRefused, StoreError};
+use super::store::StoreError;
 use crate::http;
 
 /// `Retry-After` for the 503s below.

@@ -21,6 +21,9 @@
 //! input everywhere; expiry is decided by comparing it with a deadline
 //! ([`types::is_live`]). Nothing panics on any input: a reply that does not
 //! fit is a [`ProcedureError`].
+//!
+//! Creating a claim is a durable request too (`DurableRequest::Authorize`,
+//! a new attempt), served by `durable::apply` like the procedures' requests.
 
 pub mod activator;
 pub mod durable;
@@ -40,7 +43,8 @@ pub use durable::{
     Validation,
 };
 pub use error::{
-    CommitRefused, DurableError, HeartbeatRefused, LeaseRefused, LockRefused, ProcedureError, RecoveryRefused,
+    AuthorizeRefused, CommitRefused, DurableError, HeartbeatRefused, LeaseRefused, LockRefused, ProcedureError,
+    RecoveryRefused,
 };
 pub use heartbeat::{Heartbeat, HeartbeatOutcome, HeartbeatStep};
 pub use lease::{Lease, LeaseReply, LeaseRequest, LeaseRows, MemoryLeases};
