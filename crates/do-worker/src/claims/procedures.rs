@@ -179,7 +179,9 @@ impl Host for RecoveryHost<'_> {
 }
 
 /// One recovery pass (the alarm, or the test hook): the claims it reaped.
-/// All durable, so it runs without an await.
+/// All durable, so it runs without an await: in one poll (`ready`). A pass
+/// that would await (none can: its host never does) stops there and
+/// answers pending, as a wait would, rather than interleave.
 pub fn reap(durable: &DurableStore) -> Result<Vec<ClaimId>, ClaimError> {
     let mut host = RecoveryHost { durable, now: now_ms() };
     procedure::ready(procedure::run(&mut Reaper::default(), &mut host))
