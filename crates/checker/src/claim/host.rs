@@ -1,15 +1,18 @@
-//! The host: serves a procedure's request with the real store code, at the
-//! model's `now`, and injects the mutations.
+//! The host: serves a procedure's requests with the real store code, at the
+//! model's `now`, and injects the mutations. The procedures are run by the
+//! protocol's own driver (`protocol::claim::procedure::step`), one request
+//! per model step.
 
+use protocol::claim::procedure::{self, Host};
 use protocol::claim::{
-    DurableLock, DurableReply, DurableRequest, Lease, LeaseReply, LeaseRequest, Millis, Reply, Request, RequestKey,
-    durable, lease,
+    DurableLock, DurableReply, DurableRequest, Lease, LeaseReply, LeaseRequest, Millis, Procedure, ProcedureError,
+    Reply, Request, RequestKey, durable, lease,
 };
 
-use super::ClaimImpl;
 use super::mutation::Mutation;
 use super::state::ImplState;
 use super::time::NOW;
+use super::{ClaimImpl, PROCEDURES_TAKE_EVERY_REPLY};
 
 /// Who sends a request.
 #[derive(Clone, Copy)]
@@ -20,8 +23,44 @@ pub enum Origin<'a> {
     Heartbeat,
 }
 
+/// The stores of one model state, serving the requests of one procedure.
+struct ModelHost<'a> {
+    model: &'a ClaimImpl,
+    state: &'a mut ImplState,
+    origin: Origin<'a>,
+}
+
+impl Host for ModelHost<'_> {
+    type Error = ProcedureError;
+
+    fn now(&self) -> Millis {
+        NOW
+    }
+
+    async fn serve(&mut self, request: Request) -> Result<Reply, ProcedureError> {
+        Ok(self.model.serve(self.state, &request, self.origin))
+    }
+
+    /// Never called: the model takes one step at a time (`procedure::step`),
+    /// and a procedure that waits asks again at its next step, whichever
+    /// other steps come first.
+    async fn pause(&mut self) -> Result<(), ProcedureError> {
+        Ok(())
+    }
+}
+
 impl ClaimImpl {
-    pub(super) fn serve(&self, s: &mut ImplState, request: &Request, origin: Origin<'_>) -> Reply {
+    /// Serves the next request of `procedure`, sent as `origin`. A reply it
+    /// cannot take (or none to take) is a violation, never skipped.
+    pub(super) fn step<P: Procedure>(&self, s: &mut ImplState, procedure: &mut P, origin: Origin<'_>) {
+        let mut host = ModelHost { model: self, state: s, origin };
+        let served = procedure::ready(procedure::step(procedure, &mut host));
+        if !matches!(served, Some(Ok(_))) {
+            s.step_violations.push(PROCEDURES_TAKE_EVERY_REPLY);
+        }
+    }
+
+    fn serve(&self, s: &mut ImplState, request: &Request, origin: Origin<'_>) -> Reply {
         use Mutation::*;
         match (self.mutation, origin, request) {
             (

@@ -33,7 +33,7 @@ mod time;
 
 use protocol::claim::{
     ActivationStage, Activator, ActivatorConfig, ActivatorStep, Answer, ClaimRow, DurableLock, Heartbeat,
-    HeartbeatOutcome, HeartbeatStep, MemoryDurable, MemoryLeases, Reaper, Reply, Request,
+    HeartbeatOutcome, HeartbeatStep, MemoryDurable, MemoryLeases, Procedure, Reaper,
 };
 use stateright::{Model, Property};
 
@@ -198,12 +198,8 @@ impl ClaimImpl {
         let Some(mut run) = s.clients.get_mut(i).and_then(|c| c.run.take()) else {
             return;
         };
-        if let Some(request) = run.poll_request(NOW) {
-            let reply = self.serve(s, &request, Origin::Activator(&run.request));
-            if run.handle_reply(reply).is_err() {
-                s.step_violations.push(PROCEDURES_TAKE_EVERY_REPLY);
-            }
-        }
+        let key = run.request.clone();
+        self.step(s, &mut run, Origin::Activator(&key));
         // The model looks at the store when the answer is given: an
         // acceptance is right only while the lease is in force.
         let lease_in_force =
@@ -212,7 +208,7 @@ impl ClaimImpl {
             return;
         };
         client.progress = client.progress.max(run.stage);
-        match run.answer() {
+        match run.outcome() {
             Some(Answer::Accepted) => client.accepted = Some(lease_in_force),
             Some(_) => {}
             None => client.run = Some(run),
@@ -221,30 +217,19 @@ impl ClaimImpl {
 
     fn step_reaper(&self, s: &mut ImplState) {
         let mut reaper = std::mem::take(&mut s.reaper);
-        if let Some(request) = reaper.poll_request() {
-            let reply = self.serve(s, &Request::Durable(request), Origin::Reaper);
-            let Reply::Durable(reply) = reply else {
-                s.step_violations.push(PROCEDURES_TAKE_EVERY_REPLY);
-                return;
-            };
-            if reaper.handle_reply(reply).is_err() {
-                s.step_violations.push(PROCEDURES_TAKE_EVERY_REPLY);
-            }
-        }
-        // The next alarm starts a new pass.
-        s.reaper = if reaper.is_done() { Reaper::default() } else { reaper };
+        self.step(s, &mut reaper, Origin::Reaper);
+        // The next alarm starts a new pass. What a pass reports (`reaped`)
+        // is the host's output, which no procedure reads: the model forgets
+        // it, so that passes differing only in their report are one state.
+        reaper.reaped.clear();
+        s.reaper = if reaper.outcome().is_some() { Reaper::default() } else { reaper };
     }
 
     /// Serves the next request of claim `i`'s heartbeat; returns the
     /// renewal it made, if any.
     fn step_heartbeat(&self, s: &mut ImplState, i: usize, c: ModelValue) -> Option<(ModelValue, ModelValue)> {
         let mut heartbeat = s.heartbeats.get_mut(i)?.take()?;
-        if let Some(request) = heartbeat.poll_request(NOW) {
-            let reply = self.serve(s, &request, Origin::Heartbeat);
-            if heartbeat.handle_reply(reply).is_err() {
-                s.step_violations.push(PROCEDURES_TAKE_EVERY_REPLY);
-            }
-        }
+        self.step(s, &mut heartbeat, Origin::Heartbeat);
         match heartbeat.outcome() {
             Some(HeartbeatOutcome::Renewed { .. }) => Some((c, self.names.worker(&heartbeat.request.worker))),
             Some(HeartbeatOutcome::Refused { .. }) => None,
@@ -388,13 +373,9 @@ impl Model for ClaimImpl {
                 self.step_activator(&mut s, i);
             }
             Action::Reuse(op, c, f, w) => {
-                let mut reuse = Activator::new(n.operation_id(op), n.request_key(c, f, w), ACTIVATOR);
-                if let Some(request) = reuse.poll_request(NOW) {
-                    let reply = self.serve(&mut s, &request, Origin::Activator(&reuse.request));
-                    if reuse.handle_reply(reply).is_err() {
-                        s.step_violations.push(PROCEDURES_TAKE_EVERY_REPLY);
-                    }
-                }
+                let key = n.request_key(c, f, w);
+                let mut reuse = Activator::new(n.operation_id(op), key.clone(), ACTIVATOR);
+                self.step(&mut s, &mut reuse, Origin::Activator(&key));
             }
             Action::Activator(op, _) => self.step_activator(&mut s, self.operation_index(op)?),
             Action::Reaper(_) => self.step_reaper(&mut s),

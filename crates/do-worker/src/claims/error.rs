@@ -1,12 +1,12 @@
 //! Everything a claims request can fail with, and the JSON error each
 //! becomes (`{"error":{"code","message"}}`, as in the KV API).
 
-use protocol::claim::{ClaimId, DurableError, ProcedureError};
+use protocol::claim::{AuthorizeRefused, ClaimId, DurableError, ProcedureError};
 use worker::{Response, Result};
 
 use super::leases::LeaseStoreError;
 use super::request::InvalidRequest;
-use super::store::{AuthorizeRefused, StoreError};
+use super::store::StoreError;
 use crate::http;
 
 /// `Retry-After` for the 503s below.
@@ -33,9 +33,6 @@ pub enum ClaimError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Procedure(ProcedureError),
-    /// A procedure with no answer asked nothing (a protocol bug).
-    #[error("the {0} has no answer and nothing to ask")]
-    Stalled(&'static str),
 }
 
 impl From<ProcedureError> for ClaimError {
@@ -61,7 +58,7 @@ impl ClaimError {
             ClaimError::LeaseStore(_) => http::error(500, "lease_store", &message),
             ClaimError::Pending { .. } => http::unavailable("activation_pending", &message, RETRY_AFTER_MS),
             ClaimError::Store(_) => http::error(500, "storage", &message),
-            ClaimError::Procedure(_) | ClaimError::Stalled(_) => http::error(500, "internal", &message),
+            ClaimError::Procedure(_) => http::error(500, "internal", &message),
         }
     }
 }

@@ -3,21 +3,21 @@
 //! public KV API refuses to write. The value is the protocol's `Lease` as
 //! JSON (fence, worker, `expires_at`): expiry travels with the record.
 //!
-//! [`LeaseStore::apply`] serves one `protocol::claim::LeaseRequest` with the
-//! protocol's own `lease::apply`, as a read-modify-write against the
+//! [`Leases::apply`] serves one `protocol::claim::LeaseRequest` with the
+//! protocol's own pure `lease::update`, as a read-modify-write against the
 //! coordinator `{ns}:r0` (the same authenticated internal `get`/`put`/
 //! `delete` calls the Worker makes for clients):
 //!
 //! 1. take the claim's lock in this object ([`ClaimLocks`]),
 //! 2. read the record (`GET`),
-//! 3. run `lease::apply` on it, synchronously, at this object's `now`,
-//! 4. write the result back if it changed (`PUT`, or `DELETE`).
+//! 3. run `lease::update` on it, synchronously, at this object's `now`,
+//! 4. write the record it returns back if it changed (`PUT`, or `DELETE`).
 //!
 //! Why that is atomic: this object (one per namespace) is the only writer of
 //! the prefix, and it never runs two requests for one claim's record at once;
 //! Handoff answers a read with committed data at the coordinator and
 //! acknowledges a write once committed. So between 2 and 4 nobody can
-//! change the record, and what 4 writes is `lease::apply` of what 2 read.
+//! change the record, and what 4 writes is `lease::update` of what 2 read.
 //!
 //! What Handoff's read semantics leave open, and why it is safe: after a
 //! coordinator recovery a read may miss a committed write or return an
@@ -38,8 +38,8 @@
 
 use std::time::Duration;
 
-use protocol::claim::lease::{self, LeaseRows};
-use protocol::claim::{ClaimId, Lease, LeaseReply, LeaseRequest, MemoryLeases};
+use protocol::claim::lease;
+use protocol::claim::{ClaimId, Lease, LeaseReply, LeaseRequest};
 use protocol::handoff::WriteId;
 use worker::{Delay, Env};
 
@@ -99,15 +99,10 @@ pub struct Leases<'a> {
 impl Leases<'_> {
     /// Serves one lease request (module docs: lock, read, apply, write).
     pub async fn apply(&self, request: &LeaseRequest) -> Result<LeaseReply, LeaseStoreError> {
-        let claim = claim_of(request);
+        let claim = request.claim();
         let _held = self.store.locks.acquire(claim).await.ok_or(LeaseStoreError::Busy)?;
         let stored = self.read(claim).await?;
-        let mut rows = MemoryLeases::default();
-        if let Some(lease) = &stored {
-            rows.put_lease(claim, lease.clone());
-        }
-        let reply = lease::apply(&mut rows, request, now_ms());
-        let updated = rows.lease(claim);
+        let (reply, updated) = lease::update(stored.as_ref(), request, now_ms());
         if updated != stored {
             self.write(claim, updated.as_ref()).await?;
         }
@@ -174,15 +169,6 @@ fn unexpected(status: u16, body: &[u8]) -> LeaseStoreError {
 /// The Handoff key of a claim's lease.
 pub fn lease_key(claim: &ClaimId) -> String {
     format!("{LEASE_PREFIX}{claim}")
-}
-
-fn claim_of(request: &LeaseRequest) -> &ClaimId {
-    match request {
-        LeaseRequest::Create { claim, .. }
-        | LeaseRequest::Holder { claim }
-        | LeaseRequest::Renew { claim, .. }
-        | LeaseRequest::Delete { claim, .. } => claim,
-    }
 }
 
 #[cfg(test)]

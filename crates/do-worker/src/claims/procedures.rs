@@ -1,17 +1,20 @@
-//! Runs the protocol's procedures (`protocol::claim::{Activator, Heartbeat,
-//! Reaper}`) against the two stores: each polled request is served by the
-//! durable store (synchronously, one transaction) or the lease store (one
-//! awaited read-modify-write), and the reply handed back, until the
-//! procedure answers. The procedures make every decision; this only moves
-//! requests and replies, and waits when a procedure asks the same thing again
-//! (docs/DESIGN.md section 6 maps every await to the spec's steps).
+//! Hosts the protocol's procedures (`protocol::claim::{Activator, Heartbeat,
+//! Reaper}`) in the claim object: the protocol's driver
+//! (`protocol::claim::procedure::run`) polls each request, the host here
+//! serves it with the durable store (synchronously, one transaction) or the
+//! lease store (one awaited read-modify-write), and the reply goes back,
+//! until the procedure has its outcome. The procedures make every decision,
+//! waiting included; a host only moves requests and replies, and pauses
+//! when a procedure waits (docs/DESIGN.md section 6 maps every await to the
+//! spec's steps).
 
 use std::time::Duration;
 
-use protocol::claim::lease::{self};
+use protocol::claim::lease;
+use protocol::claim::procedure::{self, Host};
 use protocol::claim::{
-    Activator, ActivatorConfig, Answer, ClaimId, ClaimRow, DurableLock, DurableReply, DurableRequest, Heartbeat,
-    HeartbeatOutcome, MemoryLeases, Millis, Reaper, Reply, Request,
+    Activator, ActivatorConfig, Answer, ClaimId, ClaimRow, DurableLock, Heartbeat, HeartbeatOutcome, LeaseReply,
+    LeaseRequest, MemoryLeases, Millis, ProcedureError, Reaper, Reply, Request,
 };
 use worker::Delay;
 
@@ -63,37 +66,68 @@ impl Pause {
     }
 }
 
-/// Drives an activator to its answer, serving its requests with `serve`.
-async fn drive(
-    call: &Activate,
-    budget: Duration,
-    mut serve: impl AsyncFnMut(Request) -> Result<Reply, ClaimError>,
-) -> Result<Answer, ClaimError> {
-    let config = ActivatorConfig { lease_ttl: call.lease_ttl_ms, lock_ttl: LOCK_TTL_MS };
-    let mut activator = Activator::new(call.operation.clone(), call.request.clone(), config);
-    let mut pause = Pause::new(budget);
-    loop {
-        if let Some(answer) = activator.answer() {
-            return Ok(answer.clone());
-        }
-        let Some(request) = activator.poll_request(now_ms()) else { return Err(ClaimError::Stalled("activator")) };
-        let before = activator.step.clone();
-        let reply = serve(request).await?;
-        activator.handle_reply(reply)?;
-        // The same step again means the activator waits (a held lock, a
-        // claim not reaped yet): pause, then ask again.
-        if activator.step == before {
-            pause.wait().await?;
-        } else {
-            pause.progressed();
-        }
+/// Where an object host's lease requests go.
+trait LeaseBackend {
+    async fn lease(&mut self, request: &LeaseRequest) -> Result<LeaseReply, ClaimError>;
+}
+
+/// The lease store: every call awaits, and lets other requests and the
+/// alarm into this object.
+impl LeaseBackend for &Leases<'_> {
+    async fn lease(&mut self, request: &LeaseRequest) -> Result<LeaseReply, ClaimError> {
+        Ok(self.apply(request).await?)
     }
+}
+
+/// The benchmark baseline's leases: in memory, for one call.
+impl LeaseBackend for MemoryLeases {
+    async fn lease(&mut self, request: &LeaseRequest) -> Result<LeaseReply, ClaimError> {
+        Ok(lease::apply(self, request, now_ms()))
+    }
+}
+
+/// A procedure's host in this object: durable requests served by the
+/// durable store, lease requests by `L`, each at the object's `now`; the
+/// procedure's waits are paused within a budget.
+struct ObjectHost<'a, L> {
+    durable: &'a DurableStore,
+    leases: L,
+    pause: Pause,
+}
+
+impl<L: LeaseBackend> Host for ObjectHost<'_, L> {
+    type Error = ClaimError;
+
+    fn now(&self) -> Millis {
+        now_ms()
+    }
+
+    async fn serve(&mut self, request: Request) -> Result<Reply, ClaimError> {
+        Ok(match request {
+            Request::Durable(r) => Reply::Durable(self.durable.transition(&r, now_ms())?),
+            Request::Lease(r) => Reply::Lease(self.leases.lease(&r).await?),
+        })
+    }
+
+    async fn pause(&mut self) -> Result<(), ClaimError> {
+        self.pause.wait().await
+    }
+
+    fn advanced(&mut self) {
+        self.pause.progressed();
+    }
+}
+
+fn activator(call: &Activate) -> Activator {
+    let config = ActivatorConfig { lease_ttl: call.lease_ttl_ms, lock_ttl: LOCK_TTL_MS };
+    Activator::new(call.operation.clone(), call.request.clone(), config)
 }
 
 /// An activation against both stores. Every `.await` on the lease store
 /// lets other requests and the alarm into this object.
 pub async fn activate(durable: &DurableStore, leases: &Leases<'_>, call: &Activate) -> Result<Answer, ClaimError> {
-    drive(call, ACTIVATION_WAIT, async |request| serve(durable, leases, request).await).await
+    let mut host = ObjectHost { durable, leases, pause: Pause::new(ACTIVATION_WAIT) };
+    procedure::run(&mut activator(call), &mut host).await
 }
 
 /// The benchmark baseline: the same activator, with the leases in memory
@@ -101,53 +135,57 @@ pub async fn activate(durable: &DurableStore, leases: &Leases<'_>, call: &Activa
 /// durable transitions (one transaction, see `store.rs`) with no await: a
 /// wait would need one, so it answers `activation_pending` instead.
 pub async fn activate_without_lease_store(durable: &DurableStore, call: &Activate) -> Result<Answer, ClaimError> {
-    let mut leases = MemoryLeases::default();
-    drive(call, Duration::ZERO, async |request| {
-        Ok(match request {
-            Request::Durable(r) => Reply::Durable(durable.transition(&r, now_ms())?),
-            Request::Lease(r) => Reply::Lease(lease::apply(&mut leases, &r, now_ms())),
-        })
-    })
-    .await
+    let mut host = ObjectHost { durable, leases: MemoryLeases::default(), pause: Pause::new(Duration::ZERO) };
+    procedure::run(&mut activator(call), &mut host).await
 }
 
-/// A heartbeat: the durable check, then the renewal.
+/// A heartbeat: the durable check, then the renewal. It never waits.
 pub async fn heartbeat(
     durable: &DurableStore,
     leases: &Leases<'_>,
     call: &request::Heartbeat,
 ) -> Result<HeartbeatOutcome, ClaimError> {
-    let mut heartbeat = Heartbeat::new(call.request.clone(), call.lease_ttl_ms);
-    loop {
-        if let Some(outcome) = heartbeat.outcome() {
-            return Ok(outcome.clone());
-        }
-        let Some(request) = heartbeat.poll_request(now_ms()) else { return Err(ClaimError::Stalled("heartbeat")) };
-        heartbeat.handle_reply(serve(durable, leases, request).await?)?;
-    }
+    let mut host = ObjectHost { durable, leases, pause: Pause::new(Duration::ZERO) };
+    procedure::run(&mut Heartbeat::new(call.request.clone(), call.lease_ttl_ms), &mut host).await
 }
 
-async fn serve(durable: &DurableStore, leases: &Leases<'_>, request: Request) -> Result<Reply, ClaimError> {
-    Ok(match request {
-        Request::Durable(r) => Reply::Durable(durable.transition(&r, now_ms())?),
-        Request::Lease(r) => Reply::Lease(leases.apply(&r).await?),
-    })
+/// A recovery pass's host: the durable store alone, at one instant. Nothing
+/// in it awaits, so the pass runs in one synchronous piece.
+struct RecoveryHost<'a> {
+    durable: &'a DurableStore,
+    now: Millis,
+}
+
+impl Host for RecoveryHost<'_> {
+    type Error = ClaimError;
+
+    fn now(&self) -> Millis {
+        self.now
+    }
+
+    async fn serve(&mut self, request: Request) -> Result<Reply, ClaimError> {
+        match request {
+            Request::Durable(r) => Ok(Reply::Durable(self.durable.transition(&r, self.now)?)),
+            Request::Lease(r) => {
+                Err(ProcedureError::Unserved { host: "recovery pass", request: format!("{r:?}") }.into())
+            }
+        }
+    }
+
+    /// A pass never waits; if it did, it would need an await.
+    async fn pause(&mut self) -> Result<(), ClaimError> {
+        Err(ClaimError::Pending { waited_ms: 0 })
+    }
 }
 
 /// One recovery pass (the alarm, or the test hook): the claims it reaped.
-/// All durable, so it runs without an await.
+/// All durable, so it runs without an await: in one poll (`ready`). A pass
+/// that would await (none can: its host never does) stops there and
+/// answers pending, as a wait would, rather than interleave.
 pub fn reap(durable: &DurableStore) -> Result<Vec<ClaimId>, ClaimError> {
-    let mut reaper = Reaper::default();
-    let mut reaped = Vec::new();
-    let now = now_ms();
-    while let Some(request) = reaper.poll_request() {
-        let reply = durable.transition(&request, now)?;
-        if let (DurableRequest::FinishRecovery { claim }, DurableReply::Reaped) = (&request, &reply) {
-            reaped.push(claim.clone());
-        }
-        reaper.handle_reply(reply)?;
-    }
-    Ok(reaped)
+    let mut host = RecoveryHost { durable, now: now_ms() };
+    procedure::ready(procedure::run(&mut Reaper::default(), &mut host))
+        .unwrap_or(Err(ClaimError::Pending { waited_ms: 0 }))
 }
 
 /// When the reaper should run next for the claims awaiting activation: at

@@ -26,7 +26,8 @@ use std::collections::BTreeMap;
 use protocol::claim::durable::apply;
 use protocol::claim::types::deadline;
 use protocol::claim::{
-    ClaimId, ClaimRow, ClaimState, DurableReply, DurableRequest, DurableRows, Millis, OperationId, OperationRow,
+    AuthorizeRefused, ClaimId, ClaimRow, ClaimState, DurableReply, DurableRequest, DurableRows, Millis, OperationId,
+    OperationRow,
 };
 use serde::de::DeserializeOwned;
 use worker::{SqlStorage, SqlStorageValue};
@@ -40,6 +41,10 @@ pub enum StoreError {
     Sql(String),
     #[error("a stored row does not decode: {0}")]
     Corrupt(String),
+    /// The protocol's durable store answered a request with a reply of
+    /// another (a bug).
+    #[error("the durable store answered {request} with {reply}")]
+    Unexpected { request: String, reply: String },
 }
 
 impl From<worker::Error> for StoreError {
@@ -48,51 +53,9 @@ impl From<worker::Error> for StoreError {
     }
 }
 
-/// Why an attempt cannot be authorized (409).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum AuthorizeRefused {
-    #[error("claim {claim} already has attempt {fence} ({state}); only a reaped claim takes a new attempt")]
-    Live { claim: ClaimId, fence: u64, state: &'static str },
-    #[error("claim {claim} was reaped at fence {fence}; a new attempt needs a higher fence")]
-    StaleFence { claim: ClaimId, fence: u64 },
-}
-
-impl AuthorizeRefused {
-    pub fn code(&self) -> &'static str {
-        match self {
-            AuthorizeRefused::Live { .. } => "claim_exists",
-            AuthorizeRefused::StaleFence { .. } => "stale_fence",
-        }
-    }
-}
-
-/// The row a create request leads to: a new claim, or a new attempt on a
-/// reaped one (with a higher fence). Anything else is refused: while an
-/// attempt is authorized or executing, another would take authority from it.
-pub fn authorize(existing: Option<&ClaimRow>, create: &Create, now: Millis) -> Result<ClaimRow, AuthorizeRefused> {
-    match existing {
-        Some(row) if row.state != ClaimState::Reaped => {
-            Err(AuthorizeRefused::Live { claim: row.claim.clone(), fence: row.fence.0, state: state_name(row.state) })
-        }
-        Some(row) if create.fence <= row.fence => {
-            Err(AuthorizeRefused::StaleFence { claim: row.claim.clone(), fence: row.fence.0 })
-        }
-        _ => Ok(ClaimRow::authorize(
-            create.claim.clone(),
-            create.fence,
-            create.worker.clone(),
-            deadline(now, create.reservation_ttl_ms),
-        )),
-    }
-}
-
 /// The wire name of a state (also the `state` column).
 pub fn state_name(state: ClaimState) -> &'static str {
-    match state {
-        ClaimState::Authorized => "authorized",
-        ClaimState::Executing => "executing",
-        ClaimState::Reaped => "reaped",
-    }
+    state.name()
 }
 
 /// The durable store of one namespace.
@@ -117,16 +80,21 @@ impl DurableStore {
         Ok(reply)
     }
 
-    /// Authorizes `create` (see [`authorize`]) in one transaction.
+    /// Authorizes the attempt `create` asks for, reserved from `now` for
+    /// its `reservation_ttl_ms` (the protocol's `Authorize`, one
+    /// transaction): the claim's new row, or why it is refused.
     pub fn authorize(&self, create: &Create, now: Millis) -> Result<Result<ClaimRow, AuthorizeRefused>, StoreError> {
-        let mut rows = SqlRows::new(&self.sql);
-        let existing = rows.claim(&create.claim);
-        let outcome = authorize(existing.as_ref(), create, now);
-        if let Ok(row) = &outcome {
-            rows.put_claim(row.clone());
+        let request = DurableRequest::Authorize {
+            claim: create.claim.clone(),
+            fence: create.fence,
+            worker: create.worker.clone(),
+            reservation_expires_at: deadline(now, create.reservation_ttl_ms),
+        };
+        match self.transition(&request, now)? {
+            DurableReply::Authorized { row } => Ok(Ok(row)),
+            DurableReply::AuthorizeRefused { refused } => Ok(Err(refused)),
+            reply => Err(StoreError::Unexpected { request: format!("{request:?}"), reply: format!("{reply:?}") }),
         }
-        rows.commit()?;
-        Ok(outcome)
     }
 
     /// One claim row (a read).
@@ -278,33 +246,5 @@ impl DurableRows for SqlRows<'_> {
     fn put_operation(&mut self, row: OperationRow) {
         self.operations.insert(row.operation.clone(), row.clone());
         self.writes.push(Write::Operation(row));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use protocol::claim::{Fence, WorkerId};
-
-    fn create(fence: u64) -> Create {
-        Create { claim: ClaimId::from("c"), fence: Fence(fence), worker: WorkerId::from("w"), reservation_ttl_ms: 50 }
-    }
-
-    #[test]
-    fn a_new_claim_is_authorized_with_its_reservation() {
-        let row = authorize(None, &create(1), 100).unwrap();
-        assert_eq!((row.state, row.fence, row.activations), (ClaimState::Authorized, Fence(1), 0));
-        assert_eq!(row.reserved_for(149), Some(&WorkerId::from("w")));
-        assert_eq!(row.reserved_for(150), None);
-    }
-
-    #[test]
-    fn only_a_reaped_claim_takes_a_new_attempt_with_a_higher_fence() {
-        let live = authorize(None, &create(1), 100).unwrap();
-        assert_eq!(authorize(Some(&live), &create(2), 100).map_err(|e| e.code()), Err("claim_exists"));
-        let reaped = live.acquire_recovery_lock(150).unwrap().finish_recovery().unwrap();
-        assert_eq!(authorize(Some(&reaped), &create(1), 200).map_err(|e| e.code()), Err("stale_fence"));
-        let again = authorize(Some(&reaped), &create(2), 200).unwrap();
-        assert_eq!((again.state, again.fence), (ClaimState::Authorized, Fence(2)));
     }
 }

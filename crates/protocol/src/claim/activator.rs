@@ -1,10 +1,10 @@
 //! The activator: one activate request, driven through the two stores.
 //!
-//! Sans-IO: [`Activator::poll_request`] says what to ask next (with `now`
-//! passed in to compute deadlines), the host asks that store and hands the
-//! reply to [`Activator::handle_reply`], until [`Activator::answer`] is set.
-//! Several activators may run at once, for the same claim or not; they
-//! coordinate only through the stores.
+//! A [`Procedure`]: `poll_request` says what to ask next (with `now` passed
+//! in to compute deadlines), the host asks that store and hands the reply to
+//! `handle_reply`, until the answer (`outcome`) is set. Several activators
+//! may run at once, for the same claim or not; they coordinate only through
+//! the stores.
 //!
 //! The path of a first activation is the spec's stages: validate (Idle →
 //! Validated), create the lease (→ LeaseCreated), take the durable lock,
@@ -19,6 +19,7 @@ use super::durable::{DurableReply, DurableRequest, Validation};
 use super::error::{CommitRefused, LeaseRefused, LockRefused, ProcedureError};
 use super::lease::{Lease, LeaseReply, LeaseRequest};
 use super::message::{Reply, Request};
+use super::procedure::{Procedure, Progress};
 use super::types::{ActivationStage, Answer, ClaimState, Millis, OperationId, Rejection, RequestKey, deadline};
 
 /// How long the activator asks for the lease and the lock.
@@ -106,11 +107,14 @@ impl Activator {
     pub fn new(operation: OperationId, request: RequestKey, config: ActivatorConfig) -> Activator {
         Activator { operation, request, config, stage: ActivationStage::Idle, step: ActivatorStep::Bind }
     }
+}
 
-    /// The request to send next, with deadlines computed from `now`; `None`
-    /// once answered.
-    #[must_use]
-    pub fn poll_request(&self, now: Millis) -> Option<Request> {
+impl Procedure for Activator {
+    /// The answer to the activate request.
+    type Outcome = Answer;
+    const NAME: &'static str = "activator";
+
+    fn poll_request(&self, now: Millis) -> Option<Request> {
         let key = &self.request;
         let operation = self.operation.clone();
         let durable = |r| Some(Request::Durable(r));
@@ -147,9 +151,10 @@ impl Activator {
         }
     }
 
-    /// Takes the reply to the last polled request. A reply that does not
-    /// answer it is an error and changes nothing.
-    pub fn handle_reply(&mut self, reply: Reply) -> Result<(), ProcedureError> {
+    /// Waits while another activation holds the durable lock, while the
+    /// reservation has expired but the claim is not reaped yet (validating,
+    /// or awaiting recovery).
+    fn handle_reply(&mut self, reply: Reply) -> Result<Progress, ProcedureError> {
         use ActivationStage::{Finished, LeaseCreated, Validated};
         use ActivatorStep as S;
         let step = match (&self.step, reply) {
@@ -164,7 +169,7 @@ impl Activator {
                     S::CreateLease { reservation_expires_at }
                 }
                 Validation::Replay => S::CheckLease,
-                Validation::Wait => S::Validate,
+                Validation::Wait => return Ok(Progress::Waits),
             },
             (S::Validate, Reply::Durable(DurableReply::Rejected { reason })) => done(Answer::Rejected { reason }),
 
@@ -183,7 +188,7 @@ impl Activator {
                 S::Commit { lease: lease.clone() }
             }
             (S::AcquireLock { .. }, Reply::Durable(DurableReply::LockRefused { refused })) => match refused {
-                LockRefused::Held => return Ok(()),
+                LockRefused::Held => return Ok(Progress::Waits),
                 LockRefused::Executing => S::CheckLease,
                 LockRefused::Reaped => compensate(Rejection::ReservationExpired),
                 LockRefused::ReservationExpired => await_recovery(Rejection::ReservationExpired),
@@ -202,7 +207,7 @@ impl Activator {
             },
 
             (S::AwaitRecovery { failure }, Reply::Durable(DurableReply::Status { state })) => match state {
-                ClaimState::Authorized => return Ok(()),
+                ClaimState::Authorized => return Ok(Progress::Waits),
                 ClaimState::Executing => S::CheckLease,
                 ClaimState::Reaped => compensate(*failure),
             },
@@ -228,18 +233,17 @@ impl Activator {
 
             (step, reply) => {
                 return Err(ProcedureError::UnexpectedReply {
-                    procedure: "activator",
+                    procedure: Self::NAME,
                     step: step.name(),
                     reply: format!("{reply:?}"),
                 });
             }
         };
         self.step = step;
-        Ok(())
+        Ok(Progress::Advanced)
     }
 
-    /// The answer, once there is one.
-    pub fn answer(&self) -> Option<&Answer> {
+    fn outcome(&self) -> Option<&Answer> {
         match &self.step {
             ActivatorStep::Done { answer } => Some(answer),
             _ => None,
@@ -298,8 +302,8 @@ mod tests {
         let mut stores = Stores::new();
         let mut a = activator("o1", 1, "w1");
         let mut stages = vec![a.stage];
-        while a.answer().is_none() {
-            step(&mut stores, &mut a, NOW);
+        while a.outcome().is_none() {
+            assert_eq!(step(&mut stores, &mut a, NOW), Progress::Advanced);
             if stages.last() != Some(&a.stage) {
                 stages.push(a.stage);
             }
@@ -365,7 +369,7 @@ mod tests {
         let mut stores = Stores::new();
         let mut a = activator("o1", 1, "w1");
         while a.stage != ActivationStage::LeaseCreated {
-            step(&mut stores, &mut a, NOW);
+            assert_eq!(step(&mut stores, &mut a, NOW), Progress::Advanced);
         }
         assert!(stores.leases.leases.contains_key(&c1()));
         reap(&mut stores);
@@ -378,15 +382,27 @@ mod tests {
     fn an_activation_that_misses_its_reservation_waits_for_recovery() {
         let mut stores = Stores::new();
         let mut a = activator("o1", 1, "w1");
-        step(&mut stores, &mut a, NOW); // bind
-        step(&mut stores, &mut a, NOW); // validate
-        step(&mut stores, &mut a, R); // the lease is refused: the reservation expired
+        assert_eq!(step(&mut stores, &mut a, NOW), Progress::Advanced); // bind
+        assert_eq!(step(&mut stores, &mut a, NOW), Progress::Advanced); // validate
+        // The lease is refused: the reservation expired.
+        assert_eq!(step(&mut stores, &mut a, R), Progress::Advanced);
         assert_eq!(a.step, ActivatorStep::AwaitRecovery { failure: Rejection::ReservationExpired });
-        step(&mut stores, &mut a, R);
-        assert_eq!(a.step, ActivatorStep::AwaitRecovery { failure: Rejection::ReservationExpired }, "not reaped yet");
+        assert_eq!(step(&mut stores, &mut a, R), Progress::Waits, "not reaped yet");
+        assert_eq!(a.step, ActivatorStep::AwaitRecovery { failure: Rejection::ReservationExpired });
         reap(&mut stores);
         assert_eq!(run(&mut stores, &mut a, R), rejected(Rejection::ReservationExpired));
         assert!(stores.leases.leases.is_empty());
+    }
+
+    #[test]
+    fn an_activation_that_starts_after_the_reservation_waits_for_recovery_to_decide() {
+        let mut stores = Stores::new();
+        let mut a = activator("o1", 1, "w1");
+        assert_eq!(step(&mut stores, &mut a, R), Progress::Advanced); // bind
+        assert_eq!(step(&mut stores, &mut a, R), Progress::Waits, "expired, not reaped yet");
+        assert_eq!((a.step.clone(), a.stage), (ActivatorStep::Validate, ActivationStage::Idle));
+        reap(&mut stores);
+        assert_eq!(run(&mut stores, &mut a, R), rejected(Rejection::Reaped));
     }
 
     #[test]
@@ -395,9 +411,9 @@ mod tests {
         let config = ActivatorConfig { lease_ttl: 10, lock_ttl: 50 };
         let mut a = Activator::new(op("o1"), key(1, "w1"), config);
         while !matches!(a.step, ActivatorStep::Commit { .. }) {
-            step(&mut stores, &mut a, NOW);
+            assert_eq!(step(&mut stores, &mut a, NOW), Progress::Advanced);
         }
-        step(&mut stores, &mut a, NOW + 10);
+        assert_eq!(step(&mut stores, &mut a, NOW + 10), Progress::Advanced);
         assert_eq!(a.step, ActivatorStep::AwaitRecovery { failure: Rejection::LeaseLost });
         assert_eq!(stores.durable.claims[&c1()].state, ClaimState::Authorized);
         reap(&mut stores);
@@ -409,13 +425,13 @@ mod tests {
         let mut stores = Stores::new();
         let (mut a, mut b) = (activator("o1", 1, "w1"), activator("o2", 1, "w1"));
         while a.stage != ActivationStage::LeaseCreated {
-            step(&mut stores, &mut a, NOW);
+            assert_eq!(step(&mut stores, &mut a, NOW), Progress::Advanced);
         }
         while b.stage != ActivationStage::LeaseCreated {
-            step(&mut stores, &mut b, NOW);
+            assert_eq!(step(&mut stores, &mut b, NOW), Progress::Advanced);
         }
-        step(&mut stores, &mut a, NOW); // a takes the lock
-        step(&mut stores, &mut b, NOW); // b is refused
+        assert_eq!(step(&mut stores, &mut a, NOW), Progress::Advanced, "a takes the lock");
+        assert_eq!(step(&mut stores, &mut b, NOW), Progress::Waits, "b is refused it");
         assert!(matches!(b.step, ActivatorStep::AcquireLock { .. }));
         assert_eq!(run(&mut stores, &mut a, NOW), Answer::Accepted);
         assert_eq!(run(&mut stores, &mut b, NOW), Answer::Accepted);
@@ -428,10 +444,10 @@ mod tests {
         let mut stores = Stores::new();
         let mut a = activator("o1", 1, "w1");
         while !matches!(a.step, ActivatorStep::Commit { .. }) {
-            step(&mut stores, &mut a, NOW);
+            assert_eq!(step(&mut stores, &mut a, NOW), Progress::Advanced);
         }
         let lock_expired = NOW + CONFIG.lock_ttl;
-        step(&mut stores, &mut a, lock_expired);
+        assert_eq!(step(&mut stores, &mut a, lock_expired), Progress::Advanced);
         assert!(matches!(a.step, ActivatorStep::AcquireLock { .. }));
         assert_eq!(run(&mut stores, &mut a, lock_expired), Answer::Accepted);
         assert_eq!(stores.durable.claims[&c1()].lock, None::<DurableLock>);

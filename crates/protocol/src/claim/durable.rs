@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{CommitRefused, DurableError, HeartbeatRefused, LockRefused, RecoveryRefused};
+use super::error::{AuthorizeRefused, CommitRefused, DurableError, HeartbeatRefused, LockRefused, RecoveryRefused};
 use super::types::{ClaimId, ClaimState, Fence, Millis, OperationId, Rejection, RequestKey, WorkerId, is_live};
 
 /// The attempt's hold on its claim until `expires_at`: while it is live the
@@ -77,6 +77,29 @@ impl ClaimRow {
             state: ClaimState::Authorized,
             lock: None,
             activations: 0,
+        }
+    }
+
+    /// Authorizes attempt `fence` of `claim` for `worker`, reserved until
+    /// `reservation_expires_at`, over the claim's row (`existing`): a new
+    /// claim, or a new attempt on a reaped one, with a higher fence. Anything
+    /// else is refused: while an attempt is authorized or executing, another
+    /// would take authority from it.
+    pub fn authorize_attempt(
+        existing: Option<&ClaimRow>,
+        claim: &ClaimId,
+        fence: Fence,
+        worker: &WorkerId,
+        reservation_expires_at: Millis,
+    ) -> Result<ClaimRow, AuthorizeRefused> {
+        match existing {
+            Some(row) if row.state != ClaimState::Reaped => {
+                Err(AuthorizeRefused::Live { claim: row.claim.clone(), fence: row.fence, state: row.state })
+            }
+            Some(row) if fence <= row.fence => {
+                Err(AuthorizeRefused::StaleFence { claim: row.claim.clone(), fence: row.fence })
+            }
+            _ => Ok(ClaimRow::authorize(claim.clone(), fence, worker.clone(), reservation_expires_at)),
         }
     }
 
@@ -287,6 +310,13 @@ impl OperationRow {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum DurableRequest {
+    /// A new attempt (the create request).
+    Authorize {
+        claim: ClaimId,
+        fence: Fence,
+        worker: WorkerId,
+        reservation_expires_at: Millis,
+    },
     Bind {
         operation: OperationId,
         request: RequestKey,
@@ -331,6 +361,13 @@ pub enum DurableRequest {
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum DurableReply {
+    /// The attempt is authorized: the claim's new row.
+    Authorized {
+        row: ClaimRow,
+    },
+    AuthorizeRefused {
+        refused: AuthorizeRefused,
+    },
     Bound,
     Conflict {
         bound: RequestKey,
@@ -389,6 +426,16 @@ pub fn apply(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis)
 
 fn serve(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis) -> Result<DurableReply, DurableError> {
     Ok(match request {
+        DurableRequest::Authorize { claim, fence, worker, reservation_expires_at } => {
+            let existing = rows.claim(claim);
+            match ClaimRow::authorize_attempt(existing.as_ref(), claim, *fence, worker, *reservation_expires_at) {
+                Ok(row) => {
+                    rows.put_claim(row.clone());
+                    DurableReply::Authorized { row }
+                }
+                Err(refused) => DurableReply::AuthorizeRefused { refused },
+            }
+        }
         DurableRequest::Bind { operation, request } => {
             let (row, binding) = OperationRow::bind(rows.operation(operation).as_ref(), operation, request);
             rows.put_operation(row);
@@ -515,6 +562,49 @@ mod tests {
         assert_eq!(row.reserved_for(NOW), Some(&WorkerId::from("w1")));
         assert_eq!(row.reserved_for(R), None, "the reservation expires at its deadline");
         assert_eq!(row.activations, 0);
+    }
+
+    #[test]
+    fn only_a_reaped_claim_takes_a_new_attempt_with_a_higher_fence() {
+        let (c1, w1) = (ClaimId::from("c1"), WorkerId::from("w1"));
+        let new = ClaimRow::authorize_attempt(None, &c1, Fence(1), &w1, R).unwrap();
+        assert_eq!(new, claim_row());
+        let live = ClaimRow::authorize_attempt(Some(&new), &c1, Fence(2), &w1, R);
+        assert_eq!(live.map_err(|e| e.code()), Err("claim_exists"));
+        let executing = committed(&new);
+        let live = ClaimRow::authorize_attempt(Some(&executing), &c1, Fence(2), &w1, R);
+        assert_eq!(live.map_err(|e| e.code()), Err("claim_exists"));
+        let reaped = new.acquire_recovery_lock(R).unwrap().finish_recovery().unwrap();
+        let stale = ClaimRow::authorize_attempt(Some(&reaped), &c1, Fence(1), &w1, R + 50);
+        assert_eq!(stale, Err(AuthorizeRefused::StaleFence { claim: c1.clone(), fence: Fence(1) }));
+        let again = ClaimRow::authorize_attempt(Some(&reaped), &c1, Fence(2), &WorkerId::from("w2"), R + 50).unwrap();
+        assert_eq!(again, ClaimRow::authorize(c1, Fence(2), WorkerId::from("w2"), R + 50));
+    }
+
+    #[test]
+    fn a_refused_attempt_names_the_live_one() {
+        let refused =
+            AuthorizeRefused::Live { claim: ClaimId::from("c"), fence: Fence(3), state: ClaimState::Executing };
+        assert_eq!(
+            refused.to_string(),
+            "claim c already has attempt 3 (executing); only a reaped claim takes a new attempt"
+        );
+    }
+
+    #[test]
+    fn apply_authorizes_in_one_transaction_and_writes_nothing_when_refused() {
+        let mut rows = MemoryDurable::default();
+        let authorize = |fence| DurableRequest::Authorize {
+            claim: ClaimId::from("c1"),
+            fence: Fence(fence),
+            worker: WorkerId::from("w1"),
+            reservation_expires_at: R,
+        };
+        assert_eq!(apply(&mut rows, &authorize(1), NOW), DurableReply::Authorized { row: claim_row() });
+        assert_eq!(rows.claims[&ClaimId::from("c1")], claim_row());
+        let before = rows.clone();
+        assert!(matches!(apply(&mut rows, &authorize(2), NOW), DurableReply::AuthorizeRefused { .. }));
+        assert_eq!(rows, before);
     }
 
     #[test]

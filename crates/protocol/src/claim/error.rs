@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::types::{ClaimId, OperationId};
+use super::types::{ClaimId, ClaimState, Fence, OperationId};
 
 /// A durable request names a row that does not exist.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
@@ -17,6 +17,29 @@ pub enum DurableError {
     UnknownClaim(ClaimId),
     #[error("operation {0} is not bound to a request")]
     UnknownOperation(OperationId),
+}
+
+/// Why a new attempt cannot be authorized (HTTP 409, with [`AuthorizeRefused::code`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
+#[serde(rename_all = "snake_case")]
+pub enum AuthorizeRefused {
+    /// The claim's attempt is authorized or executing: another attempt
+    /// would take authority from it.
+    #[error("claim {claim} already has attempt {fence} ({state}); only a reaped claim takes a new attempt")]
+    Live { claim: ClaimId, fence: Fence, state: ClaimState },
+    /// The claim was reaped, and the new attempt's fence is not higher.
+    #[error("claim {claim} was reaped at fence {fence}; a new attempt needs a higher fence")]
+    StaleFence { claim: ClaimId, fence: Fence },
+}
+
+impl AuthorizeRefused {
+    /// The wire code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AuthorizeRefused::Live { .. } => "claim_exists",
+            AuthorizeRefused::StaleFence { .. } => "stale_fence",
+        }
+    }
 }
 
 /// Why the activator cannot take the durable lock.
@@ -106,4 +129,11 @@ pub enum ProcedureError {
     /// The durable store could not serve the request.
     #[error(transparent)]
     Durable(#[from] DurableError),
+    /// The host does not serve requests of this kind (a procedure sent one
+    /// it never sends: a bug).
+    #[error("the {host} cannot serve {request}")]
+    Unserved { host: &'static str, request: String },
+    /// The procedure has no outcome and nothing to ask (a protocol bug).
+    #[error("the {procedure} has no answer and nothing to ask")]
+    Stalled { procedure: &'static str },
 }

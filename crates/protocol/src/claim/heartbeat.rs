@@ -13,6 +13,7 @@ use super::durable::{DurableReply, DurableRequest};
 use super::error::{HeartbeatRefused, LeaseRefused, ProcedureError};
 use super::lease::{LeaseReply, LeaseRequest};
 use super::message::{Reply, Request};
+use super::procedure::{Procedure, Progress};
 use super::types::{Millis, RequestKey, deadline};
 
 /// Where a heartbeat is.
@@ -56,10 +57,13 @@ impl Heartbeat {
     pub fn new(request: RequestKey, lease_ttl: Millis) -> Heartbeat {
         Heartbeat { request, lease_ttl, step: HeartbeatStep::CheckExecuting }
     }
+}
 
-    /// The request to send next; `None` once answered.
-    #[must_use]
-    pub fn poll_request(&self, now: Millis) -> Option<Request> {
+impl Procedure for Heartbeat {
+    type Outcome = HeartbeatOutcome;
+    const NAME: &'static str = "heartbeat";
+
+    fn poll_request(&self, now: Millis) -> Option<Request> {
         match self.step {
             HeartbeatStep::CheckExecuting => {
                 Some(Request::Durable(DurableRequest::CheckExecuting { request: self.request.clone() }))
@@ -74,8 +78,8 @@ impl Heartbeat {
         }
     }
 
-    /// Takes the reply to the last polled request.
-    pub fn handle_reply(&mut self, reply: Reply) -> Result<(), ProcedureError> {
+    /// A heartbeat never waits.
+    fn handle_reply(&mut self, reply: Reply) -> Result<Progress, ProcedureError> {
         let refused = |reason| HeartbeatStep::Done { outcome: HeartbeatOutcome::Refused { reason } };
         let step = match (&self.step, reply) {
             (_, Reply::Durable(DurableReply::Failed { error })) => return Err(error.into()),
@@ -92,18 +96,17 @@ impl Heartbeat {
             }),
             (step, reply) => {
                 return Err(ProcedureError::UnexpectedReply {
-                    procedure: "heartbeat",
+                    procedure: Self::NAME,
                     step: step.name(),
                     reply: format!("{reply:?}"),
                 });
             }
         };
         self.step = step;
-        Ok(())
+        Ok(Progress::Advanced)
     }
 
-    /// The outcome, once there is one.
-    pub fn outcome(&self) -> Option<&HeartbeatOutcome> {
+    fn outcome(&self) -> Option<&HeartbeatOutcome> {
         match &self.step {
             HeartbeatStep::Done { outcome } => Some(outcome),
             _ => None,
@@ -122,12 +125,7 @@ mod tests {
     const TTL: Millis = 500;
 
     fn beat(stores: &mut Stores, fence: u64, worker: &str, now: Millis) -> HeartbeatOutcome {
-        let mut heartbeat = Heartbeat::new(key(fence, worker), TTL);
-        while let Some(request) = heartbeat.poll_request(now) {
-            let reply = stores.serve(&request, now);
-            heartbeat.handle_reply(reply).unwrap();
-        }
-        heartbeat.outcome().cloned().unwrap()
+        run(stores, &mut Heartbeat::new(key(fence, worker), TTL), now)
     }
 
     fn refused(reason: HeartbeatRefused) -> HeartbeatOutcome {

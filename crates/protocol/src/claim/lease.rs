@@ -127,6 +127,19 @@ pub enum LeaseRequest {
     },
 }
 
+impl LeaseRequest {
+    /// The claim whose lease record the request reads or writes: the only
+    /// record it touches.
+    pub fn claim(&self) -> &ClaimId {
+        match self {
+            LeaseRequest::Create { claim, .. }
+            | LeaseRequest::Holder { claim }
+            | LeaseRequest::Renew { claim, .. }
+            | LeaseRequest::Delete { claim, .. } => claim,
+        }
+    }
+}
+
 /// The coordination store's reply to a [`LeaseRequest`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -151,41 +164,43 @@ pub trait LeaseRows {
     fn remove_lease(&mut self, claim: &ClaimId);
 }
 
-/// Serves one request at `now`.
-pub fn apply(rows: &mut impl LeaseRows, request: &LeaseRequest, now: Millis) -> LeaseReply {
+/// Serves one request at `now` on the record of its claim (`existing`):
+/// the reply, and the record to keep (`existing` itself unless the request
+/// changed it). Pure: a host reads the record, calls this, and writes the
+/// record back if it changed, with nothing else touching it in between.
+pub fn update(existing: Option<&Lease>, request: &LeaseRequest, now: Millis) -> (LeaseReply, Option<Lease>) {
+    let unchanged = || existing.cloned();
+    let grant = |result: Result<Lease, LeaseRefused>| match result {
+        Ok(lease) => (LeaseReply::Granted { lease: lease.clone() }, Some(lease)),
+        Err(refused) => (LeaseReply::Refused { refused }, unchanged()),
+    };
     match request {
-        LeaseRequest::Create { claim, fence, worker, expires_at, not_after } => {
-            let result = Lease::create(rows.lease(claim).as_ref(), *fence, worker, *expires_at, *not_after, now);
-            grant(rows, claim, result)
+        LeaseRequest::Create { fence, worker, expires_at, not_after, .. } => {
+            grant(Lease::create(existing, *fence, worker, *expires_at, *not_after, now))
         }
-        LeaseRequest::Holder { claim } => {
-            LeaseReply::Holder { lease: holder(rows.lease(claim).as_ref(), now).cloned() }
+        LeaseRequest::Holder { .. } => (LeaseReply::Holder { lease: holder(existing, now).cloned() }, unchanged()),
+        LeaseRequest::Renew { fence, worker, expires_at, .. } => {
+            grant(Lease::renew(existing, *fence, worker, *expires_at, now))
         }
-        LeaseRequest::Renew { claim, fence, worker, expires_at } => {
-            let result = Lease::renew(rows.lease(claim).as_ref(), *fence, worker, *expires_at, now);
-            grant(rows, claim, result)
-        }
-        LeaseRequest::Delete { claim, fence, worker } => {
-            match Lease::may_delete(rows.lease(claim).as_ref(), *fence, worker) {
-                Ok(()) => {
-                    rows.remove_lease(claim);
-                    LeaseReply::Deleted
-                }
-                Err(refused) => LeaseReply::Refused { refused },
-            }
-        }
+        LeaseRequest::Delete { fence, worker, .. } => match Lease::may_delete(existing, *fence, worker) {
+            Ok(()) => (LeaseReply::Deleted, None),
+            Err(refused) => (LeaseReply::Refused { refused }, unchanged()),
+        },
     }
 }
 
-/// Stores a granted lease and replies with it, or replies with the refusal.
-fn grant(rows: &mut impl LeaseRows, claim: &ClaimId, result: Result<Lease, LeaseRefused>) -> LeaseReply {
-    match result {
-        Ok(lease) => {
-            rows.put_lease(claim, lease.clone());
-            LeaseReply::Granted { lease }
+/// Serves one request at `now` on `rows` ([`update`] of the claim's record).
+pub fn apply(rows: &mut impl LeaseRows, request: &LeaseRequest, now: Millis) -> LeaseReply {
+    let claim = request.claim();
+    let existing = rows.lease(claim);
+    let (reply, record) = update(existing.as_ref(), request, now);
+    if record != existing {
+        match record {
+            Some(lease) => rows.put_lease(claim, lease),
+            None => rows.remove_lease(claim),
         }
-        Err(refused) => LeaseReply::Refused { refused },
     }
+    reply
 }
 
 /// The coordination store in memory, for tests and the model checker.
@@ -263,6 +278,26 @@ mod tests {
         assert_eq!(Lease::may_delete(Some(&held), Fence(1), &w("w2")), Err(LeaseRefused::HeldByOther));
         assert_eq!(Lease::may_delete(Some(&held), Fence(2), &w("w1")), Err(LeaseRefused::HeldByOther));
         assert_eq!(Lease::may_delete(None, Fence(1), &w("w1")), Ok(()));
+    }
+
+    #[test]
+    fn update_returns_the_record_to_keep() {
+        let c1 = ClaimId::from("c1");
+        let held = lease(1, "w1", 200);
+        let holder = LeaseRequest::Holder { claim: c1.clone() };
+        assert_eq!(update(Some(&held), &holder, 200), (LeaseReply::Holder { lease: None }, Some(held.clone())));
+        let renew = LeaseRequest::Renew { claim: c1.clone(), fence: Fence(1), worker: w("w1"), expires_at: 300 };
+        assert_eq!(
+            update(Some(&held), &renew, NOW),
+            (LeaseReply::Granted { lease: lease(1, "w1", 300) }, Some(lease(1, "w1", 300)))
+        );
+        let refused = LeaseReply::Refused { refused: LeaseRefused::Lapsed };
+        assert_eq!(update(Some(&held), &renew, 200), (refused, Some(held.clone())), "a refusal changes nothing");
+        let delete = LeaseRequest::Delete { claim: c1.clone(), fence: Fence(1), worker: w("w1") };
+        assert_eq!(update(Some(&held), &delete, 200), (LeaseReply::Deleted, None));
+        let foreign = LeaseRequest::Delete { claim: c1, fence: Fence(1), worker: w("w2") };
+        let refused = LeaseReply::Refused { refused: LeaseRefused::HeldByOther };
+        assert_eq!(update(Some(&held), &foreign, 200), (refused, Some(held)));
     }
 
     #[test]

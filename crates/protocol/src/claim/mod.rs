@@ -12,11 +12,18 @@
 //! - [`reaper`]: one recovery pass over the claims whose reservation expired.
 //! - [`heartbeat`]: the executing worker renews its lease.
 //!
-//! A procedure never touches a store: it emits a [`Request`], the host
-//! serves it (`durable::apply` or `lease::apply`, at the host's `now`) and
-//! hands the [`Reply`] back. Time is an input everywhere; expiry is decided
-//! by comparing it with a deadline ([`types::is_live`]). Nothing panics on
-//! any input: a reply that does not fit is a [`ProcedureError`].
+//! The three procedures have one shape, [`Procedure`]: a procedure never
+//! touches a store, it emits a [`Request`], the host serves it
+//! (`durable::apply` or `lease::apply`, at the host's `now`) and hands the
+//! [`Reply`] back, until the procedure has its outcome. One driver
+//! ([`procedure::run`], [`procedure::step`]) runs any of them for any
+//! [`Host`]: the Durable Object, the model checker, the tests. Time is an
+//! input everywhere; expiry is decided by comparing it with a deadline
+//! ([`types::is_live`]). Nothing panics on any input: a reply that does not
+//! fit is a [`ProcedureError`].
+//!
+//! Creating a claim is a durable request too (`DurableRequest::Authorize`,
+//! a new attempt), served by `durable::apply` like the procedures' requests.
 
 pub mod activator;
 pub mod durable;
@@ -24,6 +31,7 @@ pub mod error;
 pub mod heartbeat;
 pub mod lease;
 pub mod message;
+pub mod procedure;
 pub mod reaper;
 #[cfg(test)]
 mod testing;
@@ -35,11 +43,13 @@ pub use durable::{
     Validation,
 };
 pub use error::{
-    CommitRefused, DurableError, HeartbeatRefused, LeaseRefused, LockRefused, ProcedureError, RecoveryRefused,
+    AuthorizeRefused, CommitRefused, DurableError, HeartbeatRefused, LeaseRefused, LockRefused, ProcedureError,
+    RecoveryRefused,
 };
 pub use heartbeat::{Heartbeat, HeartbeatOutcome, HeartbeatStep};
 pub use lease::{Lease, LeaseReply, LeaseRequest, LeaseRows, MemoryLeases};
 pub use message::{Reply, Request};
+pub use procedure::{Host, Procedure, Progress};
 pub use reaper::{Reaper, ReaperStep};
 pub use types::{
     ActivationStage, Answer, ClaimId, ClaimState, Fence, Millis, OperationId, Rejection, RequestKey, WorkerId,

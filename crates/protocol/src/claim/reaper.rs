@@ -4,8 +4,8 @@
 //! activation that created it (compensation): a lease is not authority, so
 //! a reaped claim's lease cannot make anything execute meanwhile.
 //!
-//! Sans-IO like the activator: [`Reaper::poll_request`], then
-//! [`Reaper::handle_reply`], until [`Reaper::is_done`].
+//! A [`Procedure`] like the activator; its outcome is the claims the pass
+//! reaped.
 
 use std::collections::VecDeque;
 
@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::durable::{DurableReply, DurableRequest};
 use super::error::ProcedureError;
-use super::types::ClaimId;
+use super::message::{Reply, Request};
+use super::procedure::{Procedure, Progress};
+use super::types::{ClaimId, Millis};
 
 /// Where a pass is.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -51,49 +53,57 @@ impl ReaperStep {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Reaper {
     pub step: ReaperStep,
+    /// The claims this pass has reaped, in order: its outcome once done.
+    pub reaped: Vec<ClaimId>,
 }
 
-impl Reaper {
-    /// The request to send next; `None` when the pass is over.
-    #[must_use]
-    pub fn poll_request(&self) -> Option<DurableRequest> {
-        match &self.step {
-            ReaperStep::Scan => Some(DurableRequest::ListAwaitingRecovery),
-            ReaperStep::Lock { claim, .. } => Some(DurableRequest::AcquireRecoveryLock { claim: claim.clone() }),
-            ReaperStep::Reap { claim, .. } => Some(DurableRequest::FinishRecovery { claim: claim.clone() }),
-            ReaperStep::Done => None,
-        }
+impl Procedure for Reaper {
+    type Outcome = Vec<ClaimId>;
+    const NAME: &'static str = "reaper";
+
+    /// Every request is a durable one; `now` is the durable store's to read.
+    fn poll_request(&self, _now: Millis) -> Option<Request> {
+        let request = match &self.step {
+            ReaperStep::Scan => DurableRequest::ListAwaitingRecovery,
+            ReaperStep::Lock { claim, .. } => DurableRequest::AcquireRecoveryLock { claim: claim.clone() },
+            ReaperStep::Reap { claim, .. } => DurableRequest::FinishRecovery { claim: claim.clone() },
+            ReaperStep::Done => return None,
+        };
+        Some(Request::Durable(request))
     }
 
-    /// Takes the reply to the last polled request. A claim recovery cannot
-    /// lock or reap (an activation holds the lock, or it committed first) is
-    /// skipped: the next pass looks again.
-    pub fn handle_reply(&mut self, reply: DurableReply) -> Result<(), ProcedureError> {
+    /// A claim recovery cannot lock or reap (an activation holds the lock,
+    /// or it committed first) is skipped: the next pass looks again. A pass
+    /// never waits.
+    fn handle_reply(&mut self, reply: Reply) -> Result<Progress, ProcedureError> {
         let step = match (&self.step, reply) {
-            (_, DurableReply::Failed { error }) => return Err(error.into()),
-            (ReaperStep::Scan, DurableReply::AwaitingRecovery { claims }) => next(claims.into()),
-            (ReaperStep::Lock { claim, queue }, DurableReply::RecoveryLocked) => {
+            (_, Reply::Durable(DurableReply::Failed { error })) => return Err(error.into()),
+            (ReaperStep::Scan, Reply::Durable(DurableReply::AwaitingRecovery { claims })) => next(claims.into()),
+            (ReaperStep::Lock { claim, queue }, Reply::Durable(DurableReply::RecoveryLocked)) => {
                 ReaperStep::Reap { claim: claim.clone(), queue: queue.clone() }
             }
-            (ReaperStep::Lock { queue, .. } | ReaperStep::Reap { queue, .. }, DurableReply::RecoveryRefused { .. }) => {
+            (
+                ReaperStep::Lock { queue, .. } | ReaperStep::Reap { queue, .. },
+                Reply::Durable(DurableReply::RecoveryRefused { .. }),
+            ) => next(queue.clone()),
+            (ReaperStep::Reap { claim, queue }, Reply::Durable(DurableReply::Reaped)) => {
+                self.reaped.push(claim.clone());
                 next(queue.clone())
             }
-            (ReaperStep::Reap { queue, .. }, DurableReply::Reaped) => next(queue.clone()),
             (step, reply) => {
                 return Err(ProcedureError::UnexpectedReply {
-                    procedure: "reaper",
+                    procedure: Self::NAME,
                     step: step.name(),
                     reply: format!("{reply:?}"),
                 });
             }
         };
         self.step = step;
-        Ok(())
+        Ok(Progress::Advanced)
     }
 
-    /// Whether the pass is over.
-    pub fn is_done(&self) -> bool {
-        self.step == ReaperStep::Done
+    fn outcome(&self) -> Option<&Vec<ClaimId>> {
+        (self.step == ReaperStep::Done).then_some(&self.reaped)
     }
 }
 
@@ -107,77 +117,78 @@ fn next(mut queue: VecDeque<ClaimId>) -> ReaperStep {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claim::durable::{self, ClaimRow, DurableRows, MemoryDurable};
+    use crate::claim::durable::{ClaimRow, DurableRows};
     use crate::claim::error::RecoveryRefused;
-    use crate::claim::testing::{R, claim_row, op};
-    use crate::claim::types::{ClaimState, Fence, Millis, WorkerId};
+    use crate::claim::testing::{R, Stores, op, run};
+    use crate::claim::types::{ClaimState, Fence, WorkerId};
 
-    fn pass(rows: &mut MemoryDurable, now: Millis) -> Vec<DurableRequest> {
-        let mut reaper = Reaper::default();
-        let mut sent = Vec::new();
-        while let Some(request) = reaper.poll_request() {
-            let reply = durable::apply(rows, &request, now);
-            sent.push(request);
-            reaper.handle_reply(reply).unwrap();
-        }
-        sent
+    /// One pass at `now`: the requests it sent, and its outcome.
+    fn pass(stores: &mut Stores, now: Millis) -> (Vec<Request>, Vec<ClaimId>) {
+        let reaped = run(stores, &mut Reaper::default(), now);
+        (std::mem::take(&mut stores.sent), reaped)
     }
 
-    fn rows() -> MemoryDurable {
-        let mut rows = MemoryDurable::default();
-        rows.put_claim(claim_row());
-        rows.put_claim(ClaimRow::authorize(ClaimId::from("c2"), Fence(1), WorkerId::from("w2"), R + 500));
-        rows
+    fn stores() -> Stores {
+        let mut stores = Stores::new();
+        stores.durable.put_claim(ClaimRow::authorize(ClaimId::from("c2"), Fence(1), WorkerId::from("w2"), R + 500));
+        stores
+    }
+
+    fn durable(request: DurableRequest) -> Request {
+        Request::Durable(request)
     }
 
     #[test]
     fn a_pass_reaps_only_expired_reservations() {
-        let mut rows = rows();
-        assert_eq!(pass(&mut rows, R - 1), [DurableRequest::ListAwaitingRecovery]);
+        let mut stores = stores();
+        assert_eq!(pass(&mut stores, R - 1), (vec![durable(DurableRequest::ListAwaitingRecovery)], vec![]));
         let c1 = ClaimId::from("c1");
-        assert_eq!(
-            pass(&mut rows, R),
-            [
-                DurableRequest::ListAwaitingRecovery,
-                DurableRequest::AcquireRecoveryLock { claim: c1.clone() },
-                DurableRequest::FinishRecovery { claim: c1.clone() },
-            ]
-        );
-        assert_eq!(rows.claims[&c1].state, ClaimState::Reaped);
-        assert_eq!(rows.claims[&ClaimId::from("c2")].state, ClaimState::Authorized);
+        let sent = vec![
+            durable(DurableRequest::ListAwaitingRecovery),
+            durable(DurableRequest::AcquireRecoveryLock { claim: c1.clone() }),
+            durable(DurableRequest::FinishRecovery { claim: c1.clone() }),
+        ];
+        assert_eq!(pass(&mut stores, R), (sent, vec![c1.clone()]));
+        assert_eq!(stores.durable.claims[&c1].state, ClaimState::Reaped);
+        assert_eq!(stores.durable.claims[&ClaimId::from("c2")].state, ClaimState::Authorized);
     }
 
     #[test]
     fn a_claim_whose_lock_an_activation_holds_is_skipped() {
-        let mut rows = rows();
+        let mut stores = stores();
         let (c1, c2) = (ClaimId::from("c1"), ClaimId::from("c2"));
+        let rows = &mut stores.durable;
         rows.put_claim(ClaimRow::authorize(c2.clone(), Fence(1), WorkerId::from("w2"), R));
         let locked = rows.claims[&c1].acquire_activation_lock(&op("o1"), R + 10, R - 1).unwrap();
         rows.put_claim(locked);
-        pass(&mut rows, R + 5);
-        assert_eq!(rows.claims[&c1].state, ClaimState::Authorized, "skipped");
-        assert_eq!(rows.claims[&c2].state, ClaimState::Reaped, "the rest of the pass goes on");
-        pass(&mut rows, R + 10);
-        assert_eq!(rows.claims[&c1].state, ClaimState::Reaped, "the activation's lock expired");
+        assert_eq!(pass(&mut stores, R + 5).1, std::slice::from_ref(&c2));
+        assert_eq!(stores.durable.claims[&c1].state, ClaimState::Authorized, "skipped");
+        assert_eq!(stores.durable.claims[&c2].state, ClaimState::Reaped, "the rest of the pass goes on");
+        assert_eq!(pass(&mut stores, R + 10).1, std::slice::from_ref(&c1));
+        assert_eq!(stores.durable.claims[&c1].state, ClaimState::Reaped, "the activation's lock expired");
     }
 
     #[test]
     fn a_claim_locked_by_an_earlier_pass_is_finished_by_the_next() {
-        let mut reaper = Reaper { step: ReaperStep::Reap { claim: ClaimId::from("c1"), queue: VecDeque::new() } };
-        reaper.handle_reply(DurableReply::RecoveryRefused { refused: RecoveryRefused::NotRecoveryLocked }).unwrap();
-        assert!(reaper.is_done());
-        let mut rows = rows();
         let c1 = ClaimId::from("c1");
-        let locked = rows.claims[&c1].acquire_recovery_lock(R).unwrap();
-        rows.put_claim(locked);
-        pass(&mut rows, R);
-        assert_eq!(rows.claims[&c1].state, ClaimState::Reaped);
+        let mut reaper =
+            Reaper { step: ReaperStep::Reap { claim: c1.clone(), queue: VecDeque::new() }, reaped: Vec::new() };
+        let refused = DurableReply::RecoveryRefused { refused: RecoveryRefused::NotRecoveryLocked };
+        assert_eq!(reaper.handle_reply(Reply::Durable(refused)), Ok(Progress::Advanced));
+        assert_eq!(reaper.outcome(), Some(&Vec::new()), "done, and nothing reaped");
+        let mut stores = stores();
+        let locked = stores.durable.claims[&c1].acquire_recovery_lock(R).unwrap();
+        stores.durable.put_claim(locked);
+        assert_eq!(pass(&mut stores, R).1, std::slice::from_ref(&c1));
+        assert_eq!(stores.durable.claims[&c1].state, ClaimState::Reaped);
     }
 
     #[test]
     fn an_unexpected_reply_is_an_error() {
         let mut reaper = Reaper::default();
-        assert!(reaper.handle_reply(DurableReply::Reaped).is_err());
+        assert!(reaper.handle_reply(Reply::Durable(DurableReply::Reaped)).is_err());
+        let lease = Reply::Lease(crate::claim::lease::LeaseReply::Deleted);
+        assert!(reaper.handle_reply(lease).is_err(), "a reaper never asks the coordination store");
         assert_eq!(reaper, Reaper::default());
     }
 }

@@ -2,8 +2,10 @@
 //! until [`R`]) and a host that serves procedures from in-memory stores.
 
 use super::durable::{self, ClaimRow, MemoryDurable};
+use super::error::ProcedureError;
 use super::lease::{self, MemoryLeases};
 use super::message::{Reply, Request};
+use super::procedure::{self, Host, Procedure, Progress, Step};
 use super::types::{ClaimId, Fence, Millis, OperationId, RequestKey, WorkerId};
 
 /// The reservation deadline of `c1`.
@@ -22,11 +24,23 @@ pub fn op(id: &str) -> OperationId {
     OperationId::from(id)
 }
 
-/// Both stores, with `c1` authorized.
+/// Both stores, with `c1` authorized, serving at `now`; every request
+/// served is logged in `sent`.
 #[derive(Default)]
 pub struct Stores {
     pub durable: MemoryDurable,
     pub leases: MemoryLeases,
+    pub now: Millis,
+    pub sent: Vec<Request>,
+}
+
+/// Why a test's procedure did not run to its outcome.
+#[derive(Debug, thiserror::Error)]
+pub enum Stopped {
+    #[error(transparent)]
+    Procedure(#[from] ProcedureError),
+    #[error("the procedure waits on something that will not happen at this `now`")]
+    Waits,
 }
 
 impl Stores {
@@ -35,31 +49,49 @@ impl Stores {
         stores.durable.claims.insert(ClaimId::from("c1"), claim_row());
         stores
     }
+}
 
-    pub fn serve(&mut self, request: &Request, now: Millis) -> Reply {
-        match request {
-            Request::Durable(r) => Reply::Durable(durable::apply(&mut self.durable, r, now)),
-            Request::Lease(r) => Reply::Lease(lease::apply(&mut self.leases, r, now)),
-        }
+impl Host for Stores {
+    type Error = Stopped;
+
+    fn now(&self) -> Millis {
+        self.now
+    }
+
+    async fn serve(&mut self, request: Request) -> Result<Reply, Stopped> {
+        let reply = match &request {
+            Request::Durable(r) => Reply::Durable(durable::apply(&mut self.durable, r, self.now)),
+            Request::Lease(r) => Reply::Lease(lease::apply(&mut self.leases, r, self.now)),
+        };
+        self.sent.push(request);
+        Ok(reply)
+    }
+
+    /// Time stands still in a test: a procedure that waits would wait for
+    /// ever, so the test fails instead of spinning.
+    async fn pause(&mut self) -> Result<(), Stopped> {
+        Err(Stopped::Waits)
     }
 }
 
-/// Serves `activator`'s requests at `now` until it answers (bounded: a
-/// procedure waiting on something that will not happen at this `now` fails
-/// the test instead of spinning).
-pub fn run(stores: &mut Stores, activator: &mut super::Activator, now: Millis) -> super::Answer {
-    for _ in 0..20 {
-        if let Some(answer) = activator.answer() {
-            return answer.clone();
-        }
-        step(stores, activator, now);
+/// Runs `procedure` to its outcome at `now`.
+pub fn run<P>(stores: &mut Stores, procedure: &mut P, now: Millis) -> P::Outcome
+where
+    P: Procedure + std::fmt::Debug,
+    P::Outcome: std::fmt::Debug,
+{
+    stores.now = now;
+    match procedure::ready(procedure::run(procedure, stores)) {
+        Some(Ok(outcome)) => outcome,
+        other => panic!("no outcome at {now} ({other:?}): {procedure:?}"),
     }
-    panic!("no answer at {now}: {activator:?}")
 }
 
-/// Serves one request of `activator` at `now`.
-pub fn step(stores: &mut Stores, activator: &mut super::Activator, now: Millis) {
-    let request = activator.poll_request(now).expect("a request while unanswered");
-    let reply = stores.serve(&request, now);
-    activator.handle_reply(reply).expect("a reply to the request");
+/// Serves one request of `procedure` at `now`: whether it advanced or waits.
+pub fn step<P: Procedure + std::fmt::Debug>(stores: &mut Stores, procedure: &mut P, now: Millis) -> Progress {
+    stores.now = now;
+    match procedure::ready(procedure::step(procedure, stores)) {
+        Some(Ok(Step::Served(progress))) => progress,
+        other => panic!("no request served at {now} ({other:?}): {procedure:?}"),
+    }
 }

@@ -88,6 +88,23 @@ pub enum ClaimState {
     Reaped,
 }
 
+impl ClaimState {
+    /// The wire name (`snake_case`, as serialized).
+    pub fn name(self) -> &'static str {
+        match self {
+            ClaimState::Authorized => "authorized",
+            ClaimState::Executing => "executing",
+            ClaimState::Reaped => "reaped",
+        }
+    }
+}
+
+impl fmt::Display for ClaimState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// How far an activation has got (the spec's `ActivationStages`), in order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -163,6 +180,13 @@ mod tests {
         .map(|r| r.to_string())
         .collect();
         assert_eq!(names, ["stale_fence", "wrong_worker", "reaped", "lease_lost", "reservation_expired"]);
+    }
+
+    #[test]
+    fn states_use_the_wire_names() {
+        for state in [ClaimState::Authorized, ClaimState::Executing, ClaimState::Reaped] {
+            assert_eq!(serde_json::to_value(state).unwrap(), state.name());
+        }
     }
 
     #[test]
