@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use checker::cfg::TlcConfig;
-use checker::handoff_impl::{HandoffAcks, HandoffZombie};
+use checker::mirror::handoff_ext::{HandoffAcks, HandoffZombie};
 use checker::run::{self, Report, RunOptions, Search};
 use checker::spec::Mirror;
 

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use checker::cfg::TlcConfig;
-use checker::handoff_impl::HandoffImpl;
+use checker::model::handoff::HandoffImpl;
 use checker::run::{self, RunOptions, Search};
 use checker::spec::Mirror;
 

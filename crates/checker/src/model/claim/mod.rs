@@ -42,7 +42,7 @@ pub use mutation::Mutation;
 pub use state::{Client, ImplState};
 
 use crate::cfg::{CfgError, TlcConfig};
-use crate::remora::{ModelValue, RemoraClaimActivation};
+use crate::mirror::remora::{ModelValue, RemoraClaimActivation};
 use crate::spec::{Mirror, check_mutation};
 use host::Origin;
 use names::Names;
