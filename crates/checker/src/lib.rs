@@ -5,6 +5,7 @@
 //! - [`mirror`]: 1:1 stateright mirrors of the TLA+ specs in `tla/`.
 //! - [`model`]: models that run the real protocol code and refine a spec.
 //! - [`registry`]: which model checks which TLA+ module.
+//! - [`search`]: how a run explores (breadth-first, depth-first, random walks).
 //! - [`run`]: runs a model and reports in one shape.
 
 pub mod cfg;
@@ -12,4 +13,5 @@ pub mod mirror;
 pub mod model;
 pub mod registry;
 pub mod run;
+pub mod search;
 pub mod spec;

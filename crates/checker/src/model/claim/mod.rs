@@ -95,6 +95,7 @@ impl Mirror for ClaimImpl {
             invariants: cfg.invariants.clone(),
             properties: cfg.properties.iter().filter(|p| !ours(p)).cloned().collect(),
             check_deadlock: false,
+            ..TlcConfig::default()
         };
         let refinement = Refinement::new(RemoraClaimActivation::from_cfg(&mirror_cfg, None)?);
         let mut checked = refinement.property_names();
