@@ -5,6 +5,7 @@
 //!                 [--json] [--progress] [--search bfs|dfs|simulation] [--seconds S] [--seed N] [--max-depth D]
 //! checker explore <CFG | SPEC.tla [--config CFG] | MODEL --config CFG> [--port N] [--mutation NAME]
 //! checker models
+//! checker cfg     <CFG>
 //! ```
 //!
 //! The search is the cfg's (`\* SEARCH` line, breadth-first without one)
@@ -89,6 +90,21 @@ enum Command {
     },
     /// List the modules that have a Rust model, with their mutations.
     Models,
+    /// Print what a cfg says, as JSON: its module, its search, the names it
+    /// gives values to and checks, and whether a Rust model checks that
+    /// module (`cargo xtask check` pairs cfgs with TLA+ modules from it).
+    Cfg { cfg: PathBuf },
+}
+
+/// What `checker cfg` prints.
+#[derive(serde::Serialize)]
+struct CfgSummary<'a> {
+    module: String,
+    search: Search,
+    constants: Vec<&'a str>,
+    invariants: &'a [String],
+    properties: &'a [String],
+    rust_model: bool,
 }
 
 /// Failure kinds that map to distinct exit codes.
@@ -139,6 +155,20 @@ fn real_main() -> Result<ExitCode> {
             for module in registry::MODULES {
                 registry::dispatch(module, ListVisitor);
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Cfg { cfg: path } => {
+            let cfg = TlcConfig::load(&path).with_context(|| format!("malformed cfg {}", path.display()))?;
+            let module = cfg.module_of(&path);
+            let summary = CfgSummary {
+                rust_model: registry::MODULES.contains(&module.as_str()),
+                module,
+                search: cfg.search,
+                constants: cfg.constants.iter().map(|(name, _)| name.as_str()).collect(),
+                invariants: &cfg.invariants,
+                properties: &cfg.properties,
+            };
+            println!("{}", serde_json::to_string_pretty(&summary)?);
             Ok(ExitCode::SUCCESS)
         }
     }
