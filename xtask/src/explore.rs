@@ -30,8 +30,8 @@ pub fn run(root: &Path, args: &ExploreArgs) -> Result<()> {
         bail!("no spec {}; give a module name in tla/ or a .tla path", spec.display());
     }
     let cfg = args.config.clone().unwrap_or_else(|| spec.with_extension("cfg"));
-    let target = resolve(&cfg, &tla)?;
     let bin = crate::check::build_checker(root)?;
+    let target = resolve(&bin, &cfg, &tla)?;
     let mut cmd = Command::new(bin);
     cmd.arg("explore");
     match &target.spec {

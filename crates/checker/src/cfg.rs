@@ -6,12 +6,21 @@
 //! configurations use: `SPECIFICATION`, `INIT`, `NEXT`, `CONSTANT(S)`
 //! (`Name = value`), `INVARIANT(S)`, `PROPERTY`/`PROPERTIES`,
 //! `CHECK_DEADLOCK`, line comments `\*` and block comments `(* *)`.
+//! Two comments, which TLC ignores, are read too: `\* MODULE Name` on the
+//! first line pairs the cfg with a module whose name differs from the
+//! cfg's file name, and a line `\* SEARCH bfs|dfs|simulation` says how the
+//! Rust checker explores it (breadth-first without one), so that every way
+//! of running a cfg explores it the same way.
 //! Anything else (`SYMMETRY`, `VIEW`, `CONSTRAINT`, `<-` substitutions) is
 //! refused with an error rather than silently ignored, because it would
 //! change the state count that the mirrors must reproduce.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+use clap::ValueEnum;
+
+use crate::search::Search;
 
 /// A constant's value as written in a `.cfg`.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -74,6 +83,9 @@ pub enum CfgError {
 pub struct TlcConfig {
     /// The module named by a first-line comment (`\* MODULE Name`), if any.
     pub module: Option<String>,
+    /// How the Rust checker explores it (a `\* SEARCH` line; breadth-first
+    /// without one).
+    pub search: Search,
     /// `SPECIFICATION` formula name.
     pub specification: Option<String>,
     /// `INIT` formula name.
@@ -99,7 +111,12 @@ impl TlcConfig {
 
     /// Parses the text of a `.cfg`.
     pub fn parse(text: &str) -> Result<Self, CfgError> {
-        let mut cfg = TlcConfig { module: first_line_module(text), check_deadlock: true, ..TlcConfig::default() };
+        let mut cfg = TlcConfig {
+            module: first_line_module(text),
+            search: search_line(text)?,
+            check_deadlock: true,
+            ..TlcConfig::default()
+        };
         let tokens = tokenize(text)?;
         let mut p = Parser { tokens, pos: 0 };
         let mut section: Option<Section> = None;
@@ -159,6 +176,14 @@ impl TlcConfig {
             }
         }
         Ok(cfg)
+    }
+
+    /// The module this cfg configures: the one its first-line comment
+    /// names, else the one its file name names (`Handoff.cfg`: `Handoff`).
+    pub fn module_of(&self, path: &Path) -> String {
+        self.module
+            .clone()
+            .unwrap_or_else(|| path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default())
     }
 
     /// The value of constant `name`.
@@ -269,6 +294,24 @@ fn first_line_module(text: &str) -> Option<String> {
     };
     let name = name.trim();
     (!name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')).then(|| name.to_string())
+}
+
+/// `\* SEARCH bfs|dfs|simulation` on any comment line; breadth-first
+/// without one.
+fn search_line(text: &str) -> Result<Search, CfgError> {
+    let mut found = None;
+    for (i, line) in text.lines().enumerate() {
+        let Some(value) = line.trim().strip_prefix("\\*").and_then(|rest| rest.trim().strip_prefix("SEARCH ")) else {
+            continue;
+        };
+        let value = value.trim();
+        let search = Search::from_str(value, false)
+            .map_err(|_| syntax(i + 1, format!("`SEARCH {value}`: expected bfs, dfs or simulation")))?;
+        if found.replace(search).is_some() {
+            return Err(syntax(i + 1, "a second SEARCH line".into()));
+        }
+    }
+    Ok(found.unwrap_or_default())
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -534,6 +577,25 @@ mod tests {
         let cfg = TlcConfig::parse("\\* MODULE Handoff\nCONSTANT MaxEvicts = 3\n").unwrap();
         assert_eq!(cfg.module.as_deref(), Some("Handoff"));
         assert_eq!(cfg.nat("MaxEvicts").unwrap(), 3);
+    }
+
+    #[test]
+    fn a_search_line_says_how_to_explore() {
+        assert_eq!(TlcConfig::parse("CONSTANT A = 1\n").unwrap().search, Search::Bfs);
+        let cfg =
+            TlcConfig::parse("\\* MODULE HandoffImpl\n\\* bounds\n\\* SEARCH simulation\nCONSTANT A = 1\n").unwrap();
+        assert_eq!((cfg.module.as_deref(), cfg.search), (Some("HandoffImpl"), Search::Simulation));
+        let err = TlcConfig::parse("\\* SEARCH sideways\n").unwrap_err();
+        assert_eq!(err.to_string(), "line 1: `SEARCH sideways`: expected bfs, dfs or simulation");
+        let err = TlcConfig::parse("\\* SEARCH dfs\n\\* SEARCH bfs\n").unwrap_err();
+        assert_eq!(err.to_string(), "line 2: a second SEARCH line");
+    }
+
+    #[test]
+    fn a_cfg_names_its_module_or_is_named_after_it() {
+        let path = Path::new("tla/RemoraClaimActivationTwoClaims.cfg");
+        assert_eq!(TlcConfig::parse("\\* MODULE Remora\n").unwrap().module_of(path), "Remora");
+        assert_eq!(TlcConfig::parse("CONSTANT A = 1\n").unwrap().module_of(path), "RemoraClaimActivationTwoClaims");
     }
 
     #[test]

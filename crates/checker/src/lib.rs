@@ -1,16 +1,17 @@
 //! Model checking for the Handoff and Remora protocols.
 //!
 //! - [`cfg`]: the TLC `.cfg` parser (the one source of constants).
-//! - [`spec`]: the interface a spec mirror offers ([`spec::Mirror`]).
-//! - [`handoff`], [`remora`]: 1:1 stateright mirrors of `tla/Handoff.tla`
-//!   and `tla/RemoraClaimActivation.tla`.
-//! - [`run`]: runs a mirror exhaustively and reports in one shape.
+//! - [`spec`]: the interface every model offers ([`spec::Mirror`]).
+//! - [`mirror`]: 1:1 stateright mirrors of the TLA+ specs in `tla/`.
+//! - [`model`]: models that run the real protocol code and refine a spec.
+//! - [`registry`]: which model checks which TLA+ module.
+//! - [`search`]: how a run explores (breadth-first, depth-first, random walks).
+//! - [`run`]: runs a model and reports in one shape.
 
 pub mod cfg;
-pub mod claim;
-pub mod handoff;
-pub mod handoff_impl;
+pub mod mirror;
+pub mod model;
 pub mod registry;
-pub mod remora;
 pub mod run;
+pub mod search;
 pub mod spec;

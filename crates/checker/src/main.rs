@@ -1,11 +1,15 @@
 //! `checker`: runs the stateright models of the TLA+ specs.
 //!
 //! ```text
-//! checker check   <SPEC.tla|MODEL> --config <CFG> [--threads N] [--mutation NAME] [--json] [--progress]
-//!                 [--search bfs|dfs|simulation [--seconds S] [--seed N] [--max-depth D]]
-//! checker explore <SPEC.tla> --config <CFG> [--port N] [--mutation NAME]
+//! checker check   <CFG | SPEC.tla [--config CFG] | MODEL --config CFG> [--threads N] [--mutation NAME]
+//!                 [--json] [--progress] [--search bfs|dfs|simulation] [--seconds S] [--seed N] [--max-depth D]
+//! checker explore <CFG | SPEC.tla [--config CFG] | MODEL --config CFG> [--port N] [--mutation NAME]
 //! checker models
+//! checker cfg     <CFG>
 //! ```
+//!
+//! The search is the cfg's (`\* SEARCH` line, breadth-first without one)
+//! unless `--search` overrides it.
 //!
 //! Exit codes: 0 pass, 1 a property is violated, 2 bad input, 3 no Rust
 //! model checks that module.
@@ -17,7 +21,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use checker::cfg::TlcConfig;
 use checker::registry::{self, MirrorVisitor};
-use checker::run::{self, RunOptions, Search};
+use checker::run::{self, RunOptions, Walks};
+use checker::search::Search;
 use checker::spec::Mirror;
 use clap::{Parser, Subcommand};
 
@@ -35,10 +40,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Check a spec's Rust model exhaustively on a TLC cfg.
+    /// Check a spec's Rust model on a TLC cfg.
     Check {
-        /// A TLA+ module file (its MODULE name picks the Rust model), or
-        /// the name of a model of the implementation (e.g. HandoffImpl).
+        /// A cfg (its `\* MODULE` line or file name picks the model), a
+        /// TLA+ module file (its MODULE name does), or the name of a model
+        /// of the implementation (e.g. HandoffImpl).
         spec: PathBuf,
         /// The TLC cfg with the constants (default: SPEC with .cfg).
         #[arg(long)]
@@ -58,17 +64,18 @@ enum Command {
         /// How to explore: exhaustively breadth-first (shortest
         /// counterexamples), exhaustively depth-first (less memory), or by
         /// random walks for a time budget (bounds too large to exhaust).
-        #[arg(long, value_enum, default_value_t = SearchArg::Bfs)]
-        search: SearchArg,
+        /// Default: the cfg's `\* SEARCH` line, else bfs.
+        #[arg(long, value_enum)]
+        search: Option<Search>,
         /// Simulation: the time budget in seconds.
-        #[arg(long, default_value_t = 60)]
+        #[arg(long, default_value_t = Walks::default().budget.as_secs())]
         seconds: u64,
         /// Simulation: the random seed (the same seed and budget replay the
         /// same walks only with one thread).
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = Walks::default().seed)]
         seed: u64,
         /// Simulation: a walk ends after about this many tried actions.
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, default_value_t = Walks::default().max_depth)]
         max_depth: usize,
     },
     /// Serve the stateright web explorer for a spec's Rust model.
@@ -83,13 +90,21 @@ enum Command {
     },
     /// List the modules that have a Rust model, with their mutations.
     Models,
+    /// Print what a cfg says, as JSON: its module, its search, the names it
+    /// gives values to and checks, and whether a Rust model checks that
+    /// module (`cargo xtask check` pairs cfgs with TLA+ modules from it).
+    Cfg { cfg: PathBuf },
 }
 
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum SearchArg {
-    Bfs,
-    Dfs,
-    Simulation,
+/// What `checker cfg` prints.
+#[derive(serde::Serialize)]
+struct CfgSummary<'a> {
+    module: String,
+    search: Search,
+    constants: Vec<&'a str>,
+    invariants: &'a [String],
+    properties: &'a [String],
+    rust_model: bool,
 }
 
 /// Failure kinds that map to distinct exit codes.
@@ -114,15 +129,11 @@ fn real_main() -> Result<ExitCode> {
     match Cli::parse().command {
         Command::Check { spec, config, threads, mutation, json, progress, search, seconds, seed, max_depth } => {
             let target = Target::resolve(&spec, config.as_deref())?;
-            let search = match search {
-                SearchArg::Bfs => Search::Bfs,
-                SearchArg::Dfs => Search::Dfs,
-                SearchArg::Simulation => Search::Simulation { seed, max_depth, budget: Duration::from_secs(seconds) },
-            };
             let opts = RunOptions {
                 threads: threads.unwrap_or_else(default_threads),
                 progress_every: progress.then_some(Duration::from_secs(5)),
-                search,
+                search: search.unwrap_or(target.cfg.search),
+                walks: Walks { seed, max_depth, budget: Duration::from_secs(seconds) },
             };
             let report = target.dispatch(CheckVisitor { target: &target, mutation: mutation.as_deref(), opts })??;
             if json {
@@ -146,6 +157,20 @@ fn real_main() -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Cfg { cfg: path } => {
+            let cfg = TlcConfig::load(&path).with_context(|| format!("malformed cfg {}", path.display()))?;
+            let module = cfg.module_of(&path);
+            let summary = CfgSummary {
+                rust_model: registry::MODULES.contains(&module.as_str()),
+                module,
+                search: cfg.search,
+                constants: cfg.constants.iter().map(|(name, _)| name.as_str()).collect(),
+                invariants: &cfg.invariants,
+                properties: &cfg.properties,
+            };
+            println!("{}", serde_json::to_string_pretty(&summary)?);
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 
@@ -153,7 +178,7 @@ fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// A spec file, its module name and its parsed cfg.
+/// A spec file (or a model's name), its module name and its parsed cfg.
 struct Target {
     module: String,
     spec: PathBuf,
@@ -163,6 +188,14 @@ struct Target {
 
 impl Target {
     fn resolve(spec: &Path, config: Option<&Path>) -> Result<Target> {
+        if spec.extension().is_some_and(|e| e == "cfg") {
+            if let Some(config) = config {
+                bail!("{} is a cfg; give either a cfg or a spec with --config {}", spec.display(), config.display());
+            }
+            let cfg = TlcConfig::load(spec)?;
+            let module = cfg.module_of(spec);
+            return Ok(Target { spec: PathBuf::from(&module), module, config: spec.to_path_buf(), cfg });
+        }
         let is_model_name = spec.extension().is_none() && registry::MODULES.iter().any(|m| Path::new(m) == spec);
         let module = if is_model_name {
             spec.display().to_string()

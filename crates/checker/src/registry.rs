@@ -22,13 +22,13 @@ pub const MODULES: &[&str] =
 /// checks that module.
 pub fn dispatch<V: MirrorVisitor>(module: &str, visitor: V) -> Option<V::Output> {
     match module {
-        "Handoff" => Some(visitor.visit::<crate::handoff::Handoff>()),
-        "HandoffV2" => Some(visitor.visit::<crate::handoff::HandoffV2>()),
-        "HandoffAcks" => Some(visitor.visit::<crate::handoff_impl::HandoffAcks>()),
-        "HandoffZombie" => Some(visitor.visit::<crate::handoff_impl::HandoffZombie>()),
-        "HandoffImpl" => Some(visitor.visit::<crate::handoff_impl::HandoffImpl>()),
-        "RemoraClaimActivation" => Some(visitor.visit::<crate::remora::RemoraClaimActivation>()),
-        "ClaimImpl" => Some(visitor.visit::<crate::claim::ClaimImpl>()),
+        "Handoff" => Some(visitor.visit::<crate::mirror::handoff::Handoff>()),
+        "HandoffV2" => Some(visitor.visit::<crate::mirror::handoff::HandoffV2>()),
+        "HandoffAcks" => Some(visitor.visit::<crate::mirror::handoff_ext::HandoffAcks>()),
+        "HandoffZombie" => Some(visitor.visit::<crate::mirror::handoff_ext::HandoffZombie>()),
+        "HandoffImpl" => Some(visitor.visit::<crate::model::handoff::HandoffImpl>()),
+        "RemoraClaimActivation" => Some(visitor.visit::<crate::mirror::remora::RemoraClaimActivation>()),
+        "ClaimImpl" => Some(visitor.visit::<crate::model::claim::ClaimImpl>()),
         _ => None,
     }
 }

@@ -10,33 +10,25 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use stateright::{Checker, Expectation, HasDiscoveries, Model, UniformChooser};
 
+use crate::search::Search;
 use crate::spec::{Mirror, TlaState};
 
-/// How to explore the state space.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Search {
-    /// Exhaustive, breadth-first: counterexamples are shortest. Keeps the
-    /// frontier in memory.
-    #[default]
-    Bfs,
-    /// Exhaustive, depth-first: keeps only fingerprints, for bounds whose
-    /// breadth-first frontier does not fit in memory.
-    Dfs,
-    /// Random walks for `budget`, from `seed`: for bounds too large to
-    /// explore exhaustively. A walk ends after about `max_depth` tried
-    /// actions (stateright counts tries that change nothing; the depth it
-    /// reports counts them too). Every step is checked as in an exhaustive
-    /// run; finding nothing proves nothing.
-    Simulation { seed: u64, max_depth: usize, budget: Duration },
+/// The random walks of a [`Search::Simulation`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Walks {
+    /// The random seed (the same seed and budget replay the same walks
+    /// only with one thread).
+    pub seed: u64,
+    /// A walk ends after about this many tried actions (stateright counts
+    /// tries that change nothing; the depth it reports counts them too).
+    pub max_depth: usize,
+    /// How long to walk.
+    pub budget: Duration,
 }
 
-impl Search {
-    fn name(self) -> &'static str {
-        match self {
-            Search::Bfs => "bfs",
-            Search::Dfs => "dfs",
-            Search::Simulation { .. } => "simulation",
-        }
+impl Default for Walks {
+    fn default() -> Self {
+        Walks { seed: 1, max_depth: 100, budget: Duration::from_secs(60) }
     }
 }
 
@@ -48,11 +40,13 @@ pub struct RunOptions {
     /// Print progress to stderr every this often (`None`: silent).
     pub progress_every: Option<Duration>,
     pub search: Search,
+    /// The walks when `search` is [`Search::Simulation`].
+    pub walks: Walks,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { threads: 1, progress_every: None, search: Search::Bfs }
+        RunOptions { threads: 1, progress_every: None, search: Search::Bfs, walks: Walks::default() }
     }
 }
 
@@ -71,8 +65,7 @@ pub struct Report {
     pub spec: String,
     pub config: String,
     pub checker: &'static str,
-    /// `"bfs"`, `"dfs"` or `"simulation"`.
-    pub search: &'static str,
+    pub search: Search,
     pub mutation: Option<String>,
     pub unique_states: usize,
     pub states: usize,
@@ -93,7 +86,8 @@ pub fn check<M: Mirror>(model: M, spec: &str, config: &str, mutation: Option<&st
     match opts.search {
         Search::Bfs => run.conclude(builder.spawn_bfs()),
         Search::Dfs => run.conclude(builder.spawn_dfs()),
-        Search::Simulation { seed, max_depth, budget } => {
+        Search::Simulation => {
+            let Walks { seed, max_depth, budget } = opts.walks;
             run.conclude(builder.timeout(budget).target_max_depth(max_depth).spawn_simulation(seed, UniformChooser))
         }
     }
@@ -158,7 +152,7 @@ impl Run<'_> {
             spec: spec.to_string(),
             config: config.to_string(),
             checker: "stateright",
-            search: opts.search.name(),
+            search: opts.search,
             mutation: mutation.map(str::to_string),
             unique_states: checker.unique_state_count(),
             states: checker.state_count(),
@@ -178,7 +172,7 @@ impl Report {
             "{} ({}, {}): {} distinct states, {} states, depth {}, {:.1} s: {}",
             self.spec,
             self.config,
-            self.search,
+            self.search.name(),
             self.unique_states,
             self.states,
             self.max_depth,

@@ -1,4 +1,4 @@
-//! The implementation model (`checker::claim`): the real protocol code,
+//! The implementation model (`checker::model::claim`): the real protocol code,
 //! mapped to RemoraClaimActivation's variables, refines
 //! RemoraClaimHeartbeat on the shipped cfg and keeps every invariant and
 //! property; the cfg is its one source of constants.
@@ -7,8 +7,8 @@ use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::path::PathBuf;
 
 use checker::cfg::{CfgError, TlcConfig};
-use checker::claim::{Action, ClaimImpl, Deadline};
-use checker::remora::{ActivationStage, DurableState, ModelValue, RemoraClaimActivation};
+use checker::mirror::remora::{ActivationStage, DurableState, ModelValue, RemoraClaimActivation};
+use checker::model::claim::{Action, ClaimImpl, Deadline};
 use checker::run::{self, RunOptions};
 use checker::spec::Mirror;
 use stateright::Model;

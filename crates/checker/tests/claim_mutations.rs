@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use checker::cfg::TlcConfig;
-use checker::claim::ClaimImpl;
+use checker::model::claim::ClaimImpl;
 use checker::run::{self, RunOptions};
 use checker::spec::Mirror;
 use stateright::{Checker, HasDiscoveries, Model};

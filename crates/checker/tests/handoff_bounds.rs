@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use checker::cfg::TlcConfig;
-use checker::handoff::{Handoff, HandoffV2};
+use checker::mirror::handoff::{Handoff, HandoffV2};
 use checker::run::{self, Report, RunOptions};
 use checker::spec::Mirror;
 use stateright::{Checker, Model};

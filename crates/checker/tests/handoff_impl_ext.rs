@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use checker::cfg::TlcConfig;
-use checker::handoff_impl::{HandoffAcks, HandoffZombie};
-use checker::run::{self, Report, RunOptions, Search};
+use checker::mirror::handoff_ext::{HandoffAcks, HandoffZombie};
+use checker::run::{self, Report, RunOptions};
+use checker::search::Search;
 use checker::spec::Mirror;
 
 fn tla(name: &str) -> PathBuf {
@@ -18,7 +19,12 @@ fn tla(name: &str) -> PathBuf {
 fn check<M: Mirror>(path: &Path) -> Report {
     let cfg = TlcConfig::load(path).unwrap();
     let model = M::from_cfg(&cfg, None).unwrap();
-    let opts = RunOptions { threads: 2, progress_every: Some(Duration::from_secs(30)), search: Search::Bfs };
+    let opts = RunOptions {
+        threads: 2,
+        progress_every: Some(Duration::from_secs(30)),
+        search: Search::Bfs,
+        ..Default::default()
+    };
     let report = run::check(model, M::MODULE, &path.display().to_string(), None, &opts);
     println!("{}\n{}", report.summary(), run::format_trace(&report));
     report

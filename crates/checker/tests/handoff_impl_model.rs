@@ -4,8 +4,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use checker::cfg::TlcConfig;
-use checker::handoff_impl::HandoffImpl;
-use checker::run::{self, RunOptions, Search};
+use checker::model::handoff::HandoffImpl;
+use checker::run::{self, RunOptions, Walks};
+use checker::search::Search;
 use checker::spec::Mirror;
 
 fn models(name: &str) -> PathBuf {
@@ -48,13 +49,14 @@ fn first_boot_maps_to_init() {
 fn a_short_simulation_at_larger_bounds_passes() {
     let cfg = TlcConfig::load(&models("simulation/HandoffImplLarge.cfg")).unwrap();
     let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
-    let search = Search::Simulation { seed: 7, max_depth: 80, budget: Duration::from_secs(5) };
+    assert_eq!(cfg.search, Search::Simulation);
+    let walks = Walks { seed: 7, max_depth: 80, budget: Duration::from_secs(5) };
     let report = run::check(
         model,
         "HandoffImpl",
         "HandoffImplLarge.cfg",
         None,
-        &RunOptions { threads: 2, search, ..Default::default() },
+        &RunOptions { threads: 2, search: cfg.search, walks, ..Default::default() },
     );
     assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
     assert!(report.states > 100, "{report:?}");

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 
 use checker::cfg::TlcConfig;
-use checker::handoff_impl::HandoffImpl;
+use checker::model::handoff::HandoffImpl;
 use checker::run::{self, RunOptions};
 use checker::spec::Mirror;
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use checker::cfg::{CfgError, TlcConfig};
-use checker::handoff::Handoff;
+use checker::mirror::handoff::Handoff;
 use checker::run::{self, RunOptions};
 use checker::spec::Mirror;
 

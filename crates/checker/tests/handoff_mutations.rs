@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use checker::cfg::TlcConfig;
-use checker::handoff::Handoff;
+use checker::mirror::handoff::Handoff;
 use checker::run::{self, RunOptions};
 use checker::spec::Mirror;
 use stateright::{Checker, Model};

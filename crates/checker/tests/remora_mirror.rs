@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use checker::cfg::{CfgError, TlcConfig};
-use checker::remora::{Action, ModelValue, RemoraClaimActivation};
+use checker::mirror::remora::{Action, ModelValue, RemoraClaimActivation};
 use checker::run::{self, RunOptions};
 use checker::spec::{Mirror, TlaState};
 use stateright::Model;

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use checker::cfg::{CfgError, TlcConfig};
-use checker::remora::RemoraClaimActivation;
+use checker::mirror::remora::RemoraClaimActivation;
 use checker::run::{self, RunOptions};
 use checker::spec::Mirror;
 

@@ -3,6 +3,7 @@
 //! TLA+ checker), and the snapshot stage (the workspace tests), then one
 //! summary table.
 
+mod checker_bin;
 mod outcome;
 mod rust_stage;
 mod stream;
@@ -29,7 +30,7 @@ const SIMULATION_DIR: &str = "simulation";
 /// Larger bounds, under `tla/` and the models directory: checked with
 /// `--all` or `--cfg` only, because they take minutes to hours.
 const LARGE_DIR: &str = "large";
-pub use rust_stage::build as build_checker;
+pub use checker_bin::build as build_checker;
 pub use target::{cfgs_in, resolve};
 
 /// The `tla` fallback checker, installed on first use.
@@ -103,7 +104,10 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
     if cfgs.is_empty() {
         bail!("no .cfg files in {}", tla_dir.display());
     }
-    let targets = cfgs.iter().map(|c| resolve(c, &tla_dir)).collect::<Result<Vec<_>>>()?;
+    // The checker reads the cfgs (and runs the Rust stage): build it first.
+    eprintln!("Building the Rust checker (release) ...");
+    let bin = checker_bin::build(root)?;
+    let targets = cfgs.iter().map(|c| resolve(&bin, c, &tla_dir)).collect::<Result<Vec<_>>>()?;
     let mut summary = Summary::default();
     let mut rows: Vec<Row> = targets.iter().map(Row::new).collect();
 
@@ -121,8 +125,7 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
     }
 
     if !args.tla_only {
-        eprintln!("Rust stage: stateright models (release build)");
-        let bin = rust_stage::build(root)?;
+        eprintln!("Rust stage: stateright models");
         for (target, row) in targets.iter().zip(&mut rows) {
             row.rust = Some(rust_stage::run(&bin, target, args.simulation_seconds)?);
             summary::print_rust_line(target, row.rust.as_ref());

@@ -1,14 +1,14 @@
 //! The Rust stage: runs the `checker` binary (stateright models) on a cfg
 //! and reads its JSON report.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use serde::Serialize;
 
 use super::stream;
-use super::target::{Search, Target};
+use super::target::Target;
 
 /// What the Rust checker said about one cfg.
 #[derive(Clone, Debug, Serialize)]
@@ -22,22 +22,8 @@ pub struct RustOutcome {
     pub message: Option<String>,
 }
 
-/// Builds the checker in release mode and returns its path.
-pub fn build(root: &Path) -> Result<PathBuf> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(root)
-        .args(["build", "--release", "--quiet", "-p", "checker", "--bin", "checker"])
-        .status()
-        .context("cannot run cargo build")?;
-    if !status.success() {
-        bail!("building the checker failed");
-    }
-    Ok(root.join("target/release/checker"))
-}
-
-/// Runs the model of `target`'s module on its cfg; a simulation runs for
-/// `simulation_seconds`.
+/// Runs the model of `target`'s module on its cfg, searched as the cfg
+/// says; a simulation runs for `simulation_seconds`.
 pub fn run(bin: &Path, target: &Target, simulation_seconds: u64) -> Result<RustOutcome> {
     let mut cmd = Command::new(bin);
     cmd.arg("check");
@@ -45,8 +31,8 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64) -> Result<RustO
         Some(spec) => cmd.arg(spec),
         None => cmd.arg(&target.module),
     };
-    cmd.arg("--config").arg(&target.cfg_path).args(["--json", "--progress", "--search", target.search.arg()]);
-    if target.search == Search::Simulation {
+    cmd.arg("--config").arg(&target.cfg_path).args(["--json", "--progress"]);
+    if target.search == "simulation" {
         cmd.args(["--seconds", &simulation_seconds.to_string()]);
     }
     let out = stream::run(cmd, &target.cfg_name(), |line| {

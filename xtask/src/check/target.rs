@@ -1,13 +1,15 @@
 //! Pairs each `.cfg` with its TLA+ module and validates the pair before a
 //! checker sees it, so that bad input gets one clear line instead of a
 //! checker's stack trace (or, worse, a silently ignored constant: the `tla`
-//! checker ignores constants the module does not declare).
+//! checker ignores constants the module does not declare). The checker
+//! reads the cfg (`checker cfg`); this module reads the TLA+ modules.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use checker::cfg::TlcConfig;
+
+use super::checker_bin::{self, CfgInfo};
 
 /// A cfg and the module it configures.
 #[derive(Clone, Debug)]
@@ -20,50 +22,9 @@ pub struct Target {
     pub spec: Option<PathBuf>,
     /// Path of the cfg.
     pub cfg_path: PathBuf,
-    /// How the Rust checker explores it (the cfg's `\* SEARCH` line).
-    pub search: Search,
-}
-
-/// How the Rust checker explores a cfg, from a comment line of the cfg
-/// (`\* SEARCH dfs`, `\* SEARCH simulation`); breadth-first without one.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Search {
-    #[default]
-    Bfs,
-    /// Exhaustive in less memory (no shortest counterexample).
-    Dfs,
-    /// Random walks for the time budget of `cargo xtask check`.
-    Simulation,
-}
-
-impl Search {
-    /// The checker's `--search` value.
-    pub fn arg(self) -> &'static str {
-        match self {
-            Search::Bfs => "bfs",
-            Search::Dfs => "dfs",
-            Search::Simulation => "simulation",
-        }
-    }
-
-    fn of_cfg(text: &str, cfg_path: &Path) -> Result<Search> {
-        let mut found = None;
-        for line in text.lines() {
-            let Some(rest) = line.trim().strip_prefix("\\*").map(str::trim) else { continue };
-            let Some(value) = rest.strip_prefix("SEARCH ") else { continue };
-            let search = match value.trim() {
-                "bfs" => Search::Bfs,
-                "dfs" => Search::Dfs,
-                "simulation" => Search::Simulation,
-                other => bail!("cfg {} has `SEARCH {other}`: expected bfs, dfs or simulation", cfg_path.display()),
-            };
-            if found.replace(search).is_some() {
-                bail!("cfg {} has more than one SEARCH line", cfg_path.display());
-            }
-        }
-        Ok(found.unwrap_or_default())
-    }
+    /// How the Rust checker explores it (the cfg's `\* SEARCH` line):
+    /// `"bfs"`, `"dfs"` or `"simulation"`.
+    pub search: String,
 }
 
 impl Target {
@@ -74,10 +35,7 @@ impl Target {
             .cfg_path
             .file_name()
             .map_or_else(|| self.cfg_path.display().to_string(), |n| n.to_string_lossy().into_owned());
-        match self.search {
-            Search::Bfs => name,
-            s => format!("{name} ({})", s.arg()),
-        }
+        if self.search == "bfs" { name } else { format!("{name} ({})", self.search) }
     }
 }
 
@@ -92,36 +50,36 @@ pub fn cfgs_in(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Resolves and validates the module of `cfg_path`. Modules are looked up
-/// next to the cfg first, then in `tla_dir`.
-pub fn resolve(cfg_path: &Path, tla_dir: &Path) -> Result<Target> {
+/// Resolves and validates the module of `cfg_path`, asking the checker
+/// binary `checker` what the cfg says. Modules are looked up next to the
+/// cfg first, then in `tla_dir`.
+pub fn resolve(checker: &Path, cfg_path: &Path, tla_dir: &Path) -> Result<Target> {
     if !cfg_path.is_file() {
         bail!("cfg {} does not exist", cfg_path.display());
     }
-    let cfg = TlcConfig::load(cfg_path).with_context(|| format!("malformed cfg {}", cfg_path.display()))?;
-    let text = std::fs::read_to_string(cfg_path).with_context(|| format!("cannot read {}", cfg_path.display()))?;
-    let search = Search::of_cfg(&text, cfg_path)?;
-    let stem = cfg_path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    let module = cfg.module.clone().unwrap_or(stem);
+    pair(cfg_path, checker_bin::describe(checker, cfg_path)?, tla_dir)
+}
+
+/// Pairs a cfg that says `info` with its module.
+fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
+    let CfgInfo { module, search, constants, invariants, properties, rust_model } = info;
+    let target =
+        |spec| Target { module: module.clone(), spec, cfg_path: cfg_path.to_path_buf(), search: search.clone() };
     let dirs: Vec<PathBuf> =
         [cfg_path.parent().map(Path::to_path_buf).unwrap_or_default(), tla_dir.to_path_buf()].into();
     let Some(spec) = find_module(&module, &dirs) else {
-        if checker::registry::MODULES.contains(&module.as_str()) {
-            return Ok(Target { module, spec: None, cfg_path: cfg_path.to_path_buf(), search });
+        if rust_model {
+            return Ok(target(None));
         }
-        let how = if cfg.module.is_some() {
-            "named by its first-line comment"
-        } else {
-            "named after the cfg (add a first line `\\* MODULE Name` to pair it with another module)"
-        };
         bail!(
-            "cfg {} is for module {module} ({how}), but {module}.tla is not in {} and no Rust model has that name",
+            "cfg {} is for module {module} (named by its first line `\\* MODULE Name`, else by its file name), \
+             but {module}.tla is not in {} and no Rust model has that name",
             cfg_path.display(),
             dirs_list(&dirs)
         );
     };
     let declared = Declarations::of_module(&module, &dirs)?;
-    for (name, _) in &cfg.constants {
+    for name in &constants {
         if !declared.constants.contains(name) {
             bail!(
                 "cfg {} gives unknown constant {name}: module {module} declares {}",
@@ -131,23 +89,22 @@ pub fn resolve(cfg_path: &Path, tla_dir: &Path) -> Result<Target> {
         }
     }
     for name in &declared.constants {
-        if cfg.constant(name).is_err() {
+        if !constants.contains(name) {
             bail!("cfg {} gives no value to constant {name} of module {module}", cfg_path.display());
         }
     }
-    for name in cfg.invariants.iter().chain(&cfg.properties) {
+    for name in invariants.iter().chain(&properties) {
         if !declared.definitions.contains(name) {
             bail!("cfg {} checks {name}, which module {module} does not define", cfg_path.display());
         }
     }
-    if search != Search::Bfs {
+    if search != "bfs" {
         bail!(
-            "cfg {} asks for SEARCH {}, which only models of the implementation use (the TLA+ checker explores breadth-first)",
+            "cfg {} asks for SEARCH {search}, which only models of the implementation use (the TLA+ checker explores breadth-first)",
             cfg_path.display(),
-            search.arg()
         );
     }
-    Ok(Target { module, spec: Some(spec), cfg_path: cfg_path.to_path_buf(), search })
+    Ok(target(Some(spec)))
 }
 
 fn dirs_list(dirs: &[PathBuf]) -> String {
@@ -287,40 +244,51 @@ mod tests {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../tla")
     }
 
+    /// What `checker cfg` says about tla/Handoff.cfg.
+    fn handoff() -> CfgInfo {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect();
+        CfgInfo {
+            module: "Handoff".into(),
+            search: "bfs".into(),
+            constants: names(&["Replicas", "Coordinator", "Keys", "MaxWrites", "MaxEvicts", "NoVal"]),
+            invariants: names(&["TypeOK", "EpochVerUnique", "AckedImpliesHeldUnlessDoomed"]),
+            properties: names(&["NoServedRegression"]),
+            rust_model: true,
+        }
+    }
+
+    fn err(cfg: &str, info: CfgInfo) -> String {
+        format!("{:#}", pair(&tla_dir().join(cfg), info, &tla_dir()).unwrap_err())
+    }
+
     #[test]
-    fn pairs_the_shipped_cfgs() {
-        let t = resolve(&tla_dir().join("Handoff.cfg"), &tla_dir()).unwrap();
-        assert_eq!(t.module, "Handoff");
-        let t = resolve(&tla_dir().join("RemoraClaimActivation.cfg"), &tla_dir()).unwrap();
-        assert_eq!(t.module, "RemoraClaimActivation");
+    fn pairs_a_cfg_with_its_module_or_its_rust_model() {
+        let t = pair(&tla_dir().join("Handoff.cfg"), handoff(), &tla_dir()).unwrap();
+        assert_eq!((t.module.as_str(), t.spec), ("Handoff", Some(tla_dir().join("Handoff.tla"))));
+
+        let models = tla_dir().join("../crates/checker/models");
+        let info = CfgInfo { module: "HandoffImpl".into(), search: "dfs".into(), ..handoff() };
+        let t = pair(&models.join("HandoffImpl.cfg"), info, &tla_dir()).unwrap();
+        assert_eq!((t.cfg_name(), t.module, t.spec), ("HandoffImpl.cfg (dfs)".into(), "HandoffImpl".into(), None));
     }
 
     #[test]
     fn bad_cfgs_get_one_clear_line() {
-        let dir = std::env::temp_dir().join(format!("xtask-target-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let write = |name: &str, text: &str| {
-            let p = dir.join(name);
-            std::fs::write(&p, text).unwrap();
-            p
-        };
-        let err = |p: PathBuf| format!("{:#}", resolve(&p, &tla_dir()).unwrap_err());
-
-        let e = err(write("Nope.cfg", "CONSTANT A = 1\n"));
+        let e = err("Nope.cfg", CfgInfo { module: "Nope".into(), rust_model: false, ..handoff() });
         assert!(e.contains("is for module Nope") && e.contains("Nope.tla is not in"), "{e}");
 
-        let handoff = std::fs::read_to_string(tla_dir().join("Handoff.cfg")).unwrap();
-        let e = err(write("Extra.cfg", &format!("\\* MODULE Handoff\n{handoff}\nCONSTANT Bogus = 3\n")));
+        let mut extra = handoff();
+        extra.constants.push("Bogus".into());
+        let e = err("Extra.cfg", extra);
         assert!(e.contains("unknown constant Bogus"), "{e}");
 
-        let e = err(write("Missing.cfg", "\\* MODULE Handoff\nCONSTANTS Keys = {k1}\n"));
+        let e = err("Missing.cfg", CfgInfo { constants: vec!["Keys".into()], ..handoff() });
         assert!(e.contains("gives no value to constant"), "{e}");
 
-        let e = err(write("Broken.cfg", "\\* MODULE Handoff\nCONSTANTS Keys = {k1\n"));
-        assert!(e.contains("malformed cfg") && e.contains("line 2"), "{e}");
-
-        let e = err(write("Inv.cfg", &format!("\\* MODULE Handoff\n{handoff}\nINVARIANT NoSuchThing\n")));
+        let e = err("Inv.cfg", CfgInfo { invariants: vec!["NoSuchThing".into()], ..handoff() });
         assert!(e.contains("NoSuchThing, which module Handoff does not define"), "{e}");
-        std::fs::remove_dir_all(&dir).unwrap();
+
+        let e = err("Dfs.cfg", CfgInfo { search: "dfs".into(), ..handoff() });
+        assert!(e.contains("asks for SEARCH dfs"), "{e}");
     }
 }

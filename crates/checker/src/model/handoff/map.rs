@@ -24,9 +24,9 @@ use protocol::handoff::peer::PeerStatus;
 use protocol::handoff::{Body, Memory, Message, Record, Replica, ReplicaId, RoleView};
 
 use super::HandoffImpl;
-use super::ext::{Ack, Ann, AnnAck, Decline, ExtState, GossipMsg, Snap, Zombie};
 use super::state::ImplState;
-use crate::handoff::{Func, PendingW, PushMsg, Rec, Status, Val};
+use crate::mirror::handoff::{Func, PendingW, PushMsg, Rec, Status, Val};
+use crate::mirror::handoff_ext::{Ack, Ann, AnnAck, Decline, ExtState, GossipMsg, Snap, Zombie};
 
 /// Numbers in a model run are small; anything larger than a byte maps to
 /// 255 and fails `TypeOK` rather than wrapping.

@@ -30,7 +30,7 @@ use protocol::claim::{ActivationStage, ClaimState, DurableLock, MemoryDurable, M
 use super::ClaimImpl;
 use super::state::{Client, ImplState};
 use super::time::{NOW, is_live};
-use crate::remora::{self, Func, LockOwner};
+use crate::mirror::remora::{self, Func, LockOwner};
 
 impl ClaimImpl {
     pub(super) fn map(&self, s: &ImplState) -> remora::State {

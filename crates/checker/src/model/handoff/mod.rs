@@ -6,11 +6,9 @@
 //! bounded evictions, supersessions (zombie coordinators) and gossip.
 //! Every state maps to a state of `tla/HandoffZombie.tla` ([`map`]); every
 //! step must map to a step of that spec (computed by its mirror,
-//! [`ext::HandoffZombie`], itself built on the HandoffV2 mirror) or to a
+//! [`HandoffZombie`], itself built on the HandoffV2 mirror) or to a
 //! stutter, and every invariant of the spec must hold on the mapped state.
 //!
-//! - [`ext`]: mirrors of the spec extensions `tla/HandoffAcks.tla` and
-//!   `tla/HandoffZombie.tla`.
 //! - `state`, `step`, `map`: the model's state, transitions, and the map.
 //!
 //! Larger bounds run depth-first or as random walks for a time budget
@@ -22,7 +20,6 @@
 //! bound: a message once sent stays deliverable (duplication), may never be
 //! delivered (loss), in any order; retries resend identical messages.
 
-pub mod ext;
 mod hints;
 mod map;
 mod state;
@@ -34,10 +31,10 @@ use protocol::handoff::{Config, Input, Key, Mutation, Output, Replica, ReplicaId
 use stateright::{Model, Property};
 
 use crate::cfg::{CfgError, TlcConfig};
-use crate::handoff::{Key as SpecKey, Replica as SpecReplica};
+use crate::mirror::handoff::{Key as SpecKey, Replica as SpecReplica};
+use crate::mirror::handoff_ext::HandoffZombie;
 use crate::spec::{Mirror, check_mutation};
 
-pub use ext::{HandoffAcks, HandoffZombie};
 pub use state::{ImplAction, ImplState};
 use step::{COORDINATOR_NEVER_FENCED, NO_PROTOCOL_ERROR, NOW, REFINEMENT};
 

@@ -13,10 +13,10 @@ use protocol::handoff::{
 };
 
 use super::HandoffImpl;
-use super::ext::ExtAction;
 use super::map::waits_for;
 use super::state::{ImplAction, ImplState, msg_key};
-use crate::handoff::AckedW;
+use crate::mirror::handoff::AckedW;
+use crate::mirror::handoff_ext::ExtAction;
 
 /// Time never advances: timers fire whenever the model chooses, which
 /// covers every timing; deadlines are the host's business.

@@ -3,7 +3,7 @@
 use protocol::claim::{ClaimId, Fence, OperationId, RequestKey, WorkerId};
 
 use crate::cfg::{CfgError, TlcConfig};
-use crate::remora::{LockOwner, ModelValue, Request};
+use crate::mirror::remora::{LockOwner, ModelValue, Request};
 
 /// The constants of RemoraClaimActivation. The protocol ids are the model
 /// values' names, except fences: the i-th fence of the cfg is `Fence(i + 1)`.

@@ -10,7 +10,7 @@ use protocol::claim::{
 };
 
 use super::time::NOW;
-use crate::remora;
+use crate::mirror::remora;
 use crate::spec::{TlaState, fmt_variables};
 
 #[derive(Clone, PartialEq, Eq, Hash)]

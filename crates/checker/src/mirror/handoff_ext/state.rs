@@ -5,7 +5,7 @@
 use std::collections::BTreeSet;
 use std::fmt::{self, Display};
 
-use crate::handoff::{Func, Key, PendingW, Replica, State, Val};
+use crate::mirror::handoff::{Func, Key, PendingW, Replica, State, Val};
 use crate::spec::{TlaState, fmt_variables, tla};
 
 /// A push ack `[src, key, ep, ver, wid]`.

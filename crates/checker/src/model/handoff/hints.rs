@@ -5,9 +5,9 @@
 use protocol::handoff::{Body, Timer};
 
 use super::HandoffImpl;
-use super::ext::{Ann, AnnAck, ExtAction, GossipMsg, Snap};
 use super::state::{ImplAction, ImplState};
-use crate::handoff::{PendingW, PushMsg};
+use crate::mirror::handoff::{PendingW, PushMsg};
+use crate::mirror::handoff_ext::{Ann, AnnAck, ExtAction, GossipMsg, Snap};
 
 impl HandoffImpl {
     pub(super) fn hints(&self, s: &ImplState, action: &ImplAction) -> Vec<ExtAction> {

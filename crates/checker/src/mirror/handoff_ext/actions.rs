@@ -17,7 +17,9 @@ use stateright::Model;
 
 use super::state::{Ack, Ann, AnnAck, Decline, ExtState, GossipMsg, Snap, Zombie};
 use super::{ExtModel, Extension};
-use crate::handoff::{AckedW, Action as V2Action, Func, Key, PendingW, PushMsg, Rec, Replica, State, Status, Val};
+use crate::mirror::handoff::{
+    AckedW, Action as V2Action, Func, Key, PendingW, PushMsg, Rec, Replica, State, Status, Val,
+};
 
 /// One instance of an extension action, with its parameters.
 #[derive(Clone, Debug, PartialEq)]

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use protocol::handoff::{Body, Message, Replica, ReplicaId, Timer};
 
-use super::ext::ExtState;
-use crate::handoff::AckedW;
+use crate::mirror::handoff::AckedW;
+use crate::mirror::handoff_ext::ExtState;
 use crate::spec::{TlaState, fmt_variables};
 
 /// One state of the implementation model. Equality and hashing leave out

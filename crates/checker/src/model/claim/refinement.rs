@@ -1,5 +1,5 @@
 //! Checking the mapped behaviour against the spec, through the 1:1 mirror
-//! of RemoraClaimActivation (crate::remora): no part of that spec is
+//! of RemoraClaimActivation (crate::mirror::remora): no part of that spec is
 //! written again here.
 //!
 //! A mapped initial state must be one of the mirror's initial states; a
@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use stateright::{Model, Property};
 
-use crate::remora::{self, RemoraClaimActivation};
+use crate::mirror::remora::{self, RemoraClaimActivation};
 
 /// A mirror successor with its marker cleared, and the action properties
 /// the mirror's step into it violated.

@@ -42,7 +42,7 @@ pub use mutation::Mutation;
 pub use state::{Client, ImplState};
 
 use crate::cfg::{CfgError, TlcConfig};
-use crate::remora::{ModelValue, RemoraClaimActivation};
+use crate::mirror::remora::{ModelValue, RemoraClaimActivation};
 use crate::spec::{Mirror, check_mutation};
 use host::Origin;
 use names::Names;
@@ -95,6 +95,7 @@ impl Mirror for ClaimImpl {
             invariants: cfg.invariants.clone(),
             properties: cfg.properties.iter().filter(|p| !ours(p)).cloned().collect(),
             check_deadlock: false,
+            ..TlcConfig::default()
         };
         let refinement = Refinement::new(RemoraClaimActivation::from_cfg(&mirror_cfg, None)?);
         let mut checked = refinement.property_names();

@@ -2,7 +2,7 @@
 //! guard of RenewLease and three action properties, transcribed here (the
 //! base spec is not: it comes from the mirror). The names are the module's.
 
-use crate::remora::{DurableState, ModelValue, State};
+use crate::mirror::remora::{DurableState, ModelValue, State};
 
 use super::names::Names;
 

@@ -3,7 +3,7 @@
 
 use std::fmt::{self, Display};
 
-use crate::remora::ModelValue;
+use crate::mirror::remora::ModelValue;
 
 /// Where a deadline that can pass is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -6,7 +6,7 @@
 //! `next_state`, and every invariant is the mirror's own property.
 //!
 //! These are also the specs the implementation model refines
-//! ([`crate::handoff_impl::HandoffImpl`]): its mapped steps are checked
+//! ([`crate::model::handoff::HandoffImpl`]): its mapped steps are checked
 //! against [`ExtModel::successors`].
 
 mod actions;
@@ -17,7 +17,7 @@ use std::marker::PhantomData;
 use stateright::{Model, Property};
 
 use crate::cfg::{CfgError, TlcConfig};
-use crate::handoff::{Func, HandoffV2, Key, ModelValue, Replica, State, Val};
+use crate::mirror::handoff::{Func, HandoffV2, Key, ModelValue, Replica, State, Val};
 use crate::spec::{Mirror, check_mutation};
 
 pub use actions::ExtAction;

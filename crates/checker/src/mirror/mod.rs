@@ -1,0 +1,12 @@
+//! 1:1 stateright mirrors of the TLA+ specs: one action per TLA+ action,
+//! the state exactly the spec's variables, so that the unique-state count
+//! equals TLC's distinct-state count on the same cfg.
+//!
+//! - [`handoff`] mirrors `tla/Handoff.tla` and `tla/HandoffV2.tla`;
+//! - [`handoff_ext`] mirrors the extensions `tla/HandoffAcks.tla` and
+//!   `tla/HandoffZombie.tla`, built on the HandoffV2 mirror;
+//! - [`remora`] mirrors `tla/RemoraClaimActivation.tla`.
+
+pub mod handoff;
+pub mod handoff_ext;
+pub mod remora;

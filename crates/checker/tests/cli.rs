@@ -1,0 +1,50 @@
+//! The `checker` binary as `cargo xtask check` and people run it: a cfg
+//! alone picks its module and its search, whoever runs it.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs the checker in the workspace root and parses its JSON output.
+fn checker(args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_checker")).current_dir(root()).args(args).output().unwrap();
+    assert!(out.status.success(), "checker {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn cfg_says_what_a_cfg_is_for() {
+    let handoff = checker(&["cfg", "tla/Handoff.cfg"]);
+    assert_eq!(handoff["module"], "Handoff");
+    assert_eq!(handoff["search"], "bfs");
+    assert_eq!(handoff["rust_model"], true);
+    assert!(handoff["constants"].as_array().unwrap().contains(&"MaxEvicts".into()));
+    assert_eq!(handoff["properties"], serde_json::json!(["NoServedRegression"]));
+
+    let named = checker(&["cfg", "tla/RemoraClaimActivationTwoClaims.cfg"]);
+    assert_eq!(named["module"], "RemoraClaimActivation");
+
+    let large = checker(&["cfg", "crates/checker/models/HandoffImpl.cfg"]);
+    assert_eq!((&large["module"], &large["search"]), (&"HandoffImpl".into(), &"dfs".into()));
+
+    let heartbeat = checker(&["cfg", "tla/RemoraClaimHeartbeat.cfg"]);
+    assert_eq!(heartbeat["rust_model"], false);
+}
+
+/// A simulation cfg run directly walks at random, as in `cargo xtask check`.
+#[test]
+fn a_simulation_cfg_is_simulated() {
+    let cfg = "crates/checker/models/simulation/HandoffImplLarge.cfg";
+    let report = checker(&["check", cfg, "--seconds", "2", "--threads", "2", "--json"]);
+    assert_eq!(report["search"], "simulation");
+    assert_eq!(report["verdict"], "pass");
+    assert_eq!(report["spec"], "HandoffImpl");
+
+    let report = checker(&["check", "HandoffImpl", "--config", cfg, "--seconds", "2", "--threads", "2", "--json"]);
+    assert_eq!(report["search"], "simulation");
+}

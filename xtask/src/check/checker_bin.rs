@@ -1,0 +1,49 @@
+//! The `checker` binary (crates/checker): built once in release mode,
+//! then asked what each cfg is for and run on it. xtask does not link the
+//! checker: the first `cargo xtask` command compiles no model checker.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+
+/// Builds the checker in release mode and returns its path.
+pub fn build(root: &Path) -> Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(root)
+        .args(["build", "--release", "--quiet", "-p", "checker", "--bin", "checker"])
+        .status()
+        .context("cannot run cargo build")?;
+    if !status.success() {
+        bail!("building the checker failed");
+    }
+    Ok(root.join("target/release/checker"))
+}
+
+/// What a cfg says, as `checker cfg` prints it.
+#[derive(Clone, Debug, Deserialize)]
+pub struct CfgInfo {
+    /// The module it configures (its `\* MODULE` line, else its file name).
+    pub module: String,
+    /// How the Rust checker explores it: `"bfs"`, `"dfs"` or `"simulation"`.
+    pub search: String,
+    /// The constants it gives values to.
+    pub constants: Vec<String>,
+    pub invariants: Vec<String>,
+    pub properties: Vec<String>,
+    /// Whether a Rust model checks that module.
+    pub rust_model: bool,
+}
+
+/// Asks the checker what `cfg` says; a malformed cfg is an error naming
+/// the line.
+pub fn describe(bin: &Path, cfg: &Path) -> Result<CfgInfo> {
+    let out = Command::new(bin).arg("cfg").arg(cfg).output().context("cannot run the checker")?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        bail!("{}", stderr.trim().trim_start_matches("error: "));
+    }
+    serde_json::from_slice(&out.stdout).with_context(|| format!("the checker described {} in no JSON", cfg.display()))
+}
