@@ -10,8 +10,6 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::error::KeyError;
-
 /// One of the three replicas of a namespace (`{ns}:r0`, `{ns}:r1`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -124,6 +122,15 @@ impl Millis {
     pub fn plus(self, ms: u64) -> Millis {
         Millis(self.0.saturating_add(ms))
     }
+}
+
+/// A key that cannot be stored.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("a key must not be empty")]
+    Empty,
+    #[error("a key is at most {max} bytes, this one has {len}")]
+    TooLong { len: usize, max: usize },
 }
 
 /// A record key: non-empty UTF-8 of at most [`Key::MAX_LEN`] bytes. Checked
