@@ -23,10 +23,12 @@
 //!   client answers, status).
 //! - [`replica`]: the entry point (boot, checks, dispatch); [`coordinator`],
 //!   [`peer`]: the roles; `node`: what both roles share.
+//! - [`driver`]: a replica with its timer table, the loop every host runs.
 //! - [`config`]: topology and timings; [`error`]: typed errors.
 
 pub mod config;
 pub mod coordinator;
+pub mod driver;
 pub mod error;
 pub mod ids;
 pub mod interface;
@@ -43,6 +45,7 @@ mod tests;
 pub use config::Config;
 #[cfg(feature = "mutations")]
 pub use config::Mutation;
+pub use driver::Driver;
 pub use error::{ConfigError, DecodeError, HandleError};
 pub use ids::{ClientRequestId, Epoch, Generation, Instance, Key, KeyError, Millis, ReplicaId, Version, WriteId};
 pub use interface::{Input, Output, Read, Status, StatusReport, Timer, WriteReply};

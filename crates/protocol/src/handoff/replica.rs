@@ -9,7 +9,8 @@
 //! from the message that enables them (choosing the epoch after the last
 //! collect reply, becoming ready after the last announce ack or reseed
 //! reply) run on the next [`Timer::Retry`]; the replica asks for it by
-//! arming that timer at `now`. A host runs a timer due now before sleeping.
+//! arming that timer at `now`. A host runs a timer due now before sleeping
+//! ([`Driver`](super::driver::Driver) keeps the timers).
 
 use super::config::Config;
 use super::coordinator::{self, Coordinator};
