@@ -141,8 +141,10 @@ pub enum KeyError {
 pub struct Key(String);
 
 impl Key {
-    /// Longest key accepted, in bytes (a URL path segment in practice).
-    pub const MAX_LEN: usize = 1024;
+    /// Longest key accepted, in bytes: also the public API's limit (the
+    /// Worker answers 400 `invalid_key` to a longer one before any replica
+    /// sees it).
+    pub const MAX_LEN: usize = 512;
 
     /// Validates `s` as a key.
     pub fn new(s: impl Into<String>) -> Result<Key, KeyError> {
