@@ -1,54 +1,26 @@
-//! The replica's timer table on a Durable Object: the protocol arms named
-//! timers (`Output::SetTimer`), the object has one JavaScript `setTimeout`
-//! wake-up in flight for the earliest deadline. Pure bookkeeping, tested on
-//! the host; `replica.rs` does the sleeping.
+//! The one JavaScript `setTimeout` wake-up a replica object keeps in
+//! flight for its earliest timer deadline (the deadlines themselves are
+//! the protocol's [`Driver`](protocol::handoff::Driver)'s). Pure
+//! bookkeeping, tested on the host; `driving.rs` does the sleeping.
 //!
-//! Invariant kept by callers: after every batch of outputs, [`Timers::plan`]
-//! is called, so whenever a deadline exists a wake-up is scheduled at or
-//! before it. A wake-up whose token is no longer current (an earlier one
-//! replaced it) does nothing.
+//! Invariant kept by callers: after every batch of outputs,
+//! [`WakeUp::plan`] is called with the earliest deadline, so whenever a
+//! deadline exists a wake-up is scheduled at or before it. A wake-up whose
+//! token is no longer current (an earlier one replaced it) does nothing.
 
-use std::collections::BTreeMap;
-
-/// Deadlines (host milliseconds) by timer, plus the scheduled wake-up.
-#[derive(Debug, Clone)]
-pub struct Timers<T: Ord + Copy> {
-    deadlines: BTreeMap<T, u64>,
+/// The scheduled wake-up.
+#[derive(Debug, Clone, Default)]
+pub struct WakeUp {
     /// The wake-up in flight: (token, at).
     wake: Option<(u64, u64)>,
     next_token: u64,
 }
 
-impl<T: Ord + Copy> Default for Timers<T> {
-    fn default() -> Self {
-        Timers { deadlines: BTreeMap::new(), wake: None, next_token: 0 }
-    }
-}
-
-impl<T: Ord + Copy> Timers<T> {
-    /// (Re)arms `timer` at `at`, replacing its previous deadline.
-    pub fn set(&mut self, timer: T, at: u64) {
-        self.deadlines.insert(timer, at);
-    }
-
-    /// Removes and returns the timers due at `now`, in timer order.
-    pub fn take_due(&mut self, now: u64) -> Vec<T> {
-        let due: Vec<T> = self.deadlines.iter().filter(|&(_, &at)| at <= now).map(|(&t, _)| t).collect();
-        for t in &due {
-            self.deadlines.remove(t);
-        }
-        due
-    }
-
-    /// The earliest deadline.
-    pub fn earliest(&self) -> Option<u64> {
-        self.deadlines.values().copied().min()
-    }
-
+impl WakeUp {
     /// A wake-up to schedule, `(token, at)`, when none is in flight early
-    /// enough for the earliest deadline.
-    pub fn plan(&mut self) -> Option<(u64, u64)> {
-        let earliest = self.earliest()?;
+    /// enough for the earliest deadline `earliest`.
+    pub fn plan(&mut self, earliest: Option<u64>) -> Option<(u64, u64)> {
+        let earliest = earliest?;
         if self.wake.is_some_and(|(_, at)| at <= earliest) {
             return None;
         }
@@ -58,7 +30,7 @@ impl<T: Ord + Copy> Timers<T> {
     }
 
     /// A wake-up fired; `true` if it is the current one (which is then
-    /// cleared, so the next [`Timers::plan`] schedules a new one).
+    /// cleared, so the next [`WakeUp::plan`] schedules a new one).
     pub fn woke(&mut self, token: u64) -> bool {
         if self.wake.is_some_and(|(t, _)| t == token) {
             self.wake = None;
@@ -66,15 +38,6 @@ impl<T: Ord + Copy> Timers<T> {
         } else {
             false
         }
-    }
-
-    /// Number of armed timers.
-    pub fn len(&self) -> usize {
-        self.deadlines.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.deadlines.is_empty()
     }
 }
 
@@ -84,31 +47,17 @@ mod tests {
 
     #[test]
     fn one_wake_up_for_the_earliest_deadline() {
-        let mut t: Timers<u8> = Timers::default();
-        assert_eq!(t.plan(), None, "nothing armed, nothing to wake for");
-        t.set(1, 2_000);
-        t.set(2, 5_000);
-        let (a, at) = t.plan().unwrap_or_default();
+        let mut w = WakeUp::default();
+        assert_eq!(w.plan(None), None, "nothing armed, nothing to wake for");
+        let (a, at) = w.plan(Some(2_000)).unwrap_or_default();
         assert_eq!(at, 2_000);
-        assert_eq!(t.plan(), None, "already scheduled early enough");
-        t.set(3, 250);
-        let (b, at) = t.plan().unwrap_or_default();
+        assert_eq!(w.plan(Some(2_000)), None, "already scheduled early enough");
+        assert_eq!(w.plan(Some(5_000)), None, "already scheduled early enough");
+        let (b, at) = w.plan(Some(250)).unwrap_or_default();
         assert_eq!(at, 250, "an earlier deadline replaces the wake-up");
-        assert!(!t.woke(a), "the replaced wake-up is stale");
-        assert!(t.woke(b));
-        assert_eq!(t.take_due(250), vec![3]);
-        assert_eq!(t.plan().map(|(_, at)| at), Some(2_000));
-    }
-
-    #[test]
-    fn rearming_replaces_and_due_timers_are_taken_once() {
-        let mut t: Timers<u8> = Timers::default();
-        t.set(1, 100);
-        t.set(1, 300);
-        t.set(2, 200);
-        assert_eq!(t.take_due(150), Vec::<u8>::new());
-        assert_eq!(t.take_due(300), vec![1, 2]);
-        assert!(t.is_empty());
-        assert_eq!(t.take_due(1_000), Vec::<u8>::new());
+        assert!(!w.woke(a), "the replaced wake-up is stale");
+        assert!(w.woke(b));
+        assert!(!w.woke(b), "a wake-up fires once");
+        assert_eq!(w.plan(Some(2_000)).map(|(_, at)| at), Some(2_000));
     }
 }
