@@ -42,8 +42,8 @@ impl From<StepError> for HttpError {
 impl Host {
     /// Boots the protocol replica on the first request to this object.
     pub(super) fn ensure_booted(self: &Rc<Self>) -> HttpResult<()> {
-        let busy = |_| HttpError::internal("replica busy");
-        if self.driver.try_borrow().map_err(busy)?.is_some() {
+        let busy = || HttpError::internal("replica busy");
+        if self.driver.try_borrow().map_err(|_| busy())?.is_some() {
             return Ok(());
         }
         let (_, me) = self.me().ok_or_else(|| HttpError::internal("no identity"))?;
@@ -52,7 +52,7 @@ impl Host {
         let (driver, outputs) = Driver::boot(config, ReplicaId(me.index()), Millis(now_ms()), random_u64())
             .map_err(|e| HttpError::internal(e.to_string()))?;
         self.instance.set(Some(driver.replica().instance()));
-        *self.driver.try_borrow_mut().map_err(|_| HttpError::internal("replica busy"))? = Some(driver);
+        *self.driver.try_borrow_mut().map_err(|_| busy())? = Some(driver);
         self.perform(outputs, None);
         Ok(())
     }
