@@ -19,47 +19,39 @@ use std::collections::HashMap;
 use worker::{DurableObject, Env, Request, Response, Result, SqlStorageValue, State, durable_object};
 
 use crate::auth::KeyProblem;
+use crate::error::{HttpError, HttpResult};
 use crate::http::{self, WRITE_ID_HEADER};
 use crate::internal;
 use crate::names;
 use crate::replica::Committed;
-use crate::route::MAX_VALUE_BYTES;
-use crate::wire::Op;
+use crate::route::{KvOp, MAX_VALUE_BYTES};
 
 /// What both baselines need from a request: op, key, write id, body.
 struct KvRequest {
-    op: Op,
+    op: KvOp,
     key: String,
     wid: String,
     body: Vec<u8>,
 }
 
-async fn admit(
-    secret: &std::result::Result<String, KeyProblem>,
-    mut req: Request,
-) -> std::result::Result<KvRequest, Result<Response>> {
-    let target = internal::admit(secret, &req)?;
-    let Some(key) = target.key.clone() else { return Err(http::error(400, "bad_request", "missing key")) };
-    if let Err(e) = names::check(&key) {
-        return Err(http::error(400, "invalid_key", &format!("the key {e}")));
-    }
-    if !matches!(target.op, Op::Put | Op::Get | Op::Delete) {
-        return Err(http::error(404, "not_found", "a baseline serves put, get and delete only"));
-    }
+async fn admit(secret: &std::result::Result<String, KeyProblem>, mut req: Request) -> HttpResult<KvRequest> {
+    let target = internal::admit::<KvOp>(secret, &req)?;
+    let key = target.key.ok_or_else(|| HttpError::new(400, "bad_request", "missing key"))?;
+    names::valid_key(&key).map_err(|e| HttpError::new(400, "invalid_key", format!("the key {e}")))?;
     let wid = req.headers().get(WRITE_ID_HEADER).ok().flatten().unwrap_or_default();
-    let body = if target.op == Op::Put { req.bytes().await.map_err(Err)? } else { Vec::new() };
+    let body = if target.op == KvOp::Put { req.bytes().await? } else { Vec::new() };
     if body.len() > MAX_VALUE_BYTES {
-        return Err(http::error(413, "value_too_large", "value over 1 MiB"));
+        return Err(HttpError::new(413, "value_too_large", "value over 1 MiB"));
     }
     Ok(KvRequest { op: target.op, key, wid, body })
 }
 
-fn ack(key: &str, ver: u64, wid: String) -> Result<Response> {
-    http::json(&Committed { key, ep: 0, ver, wid })
+fn ack(key: &str, ver: u64, wid: String) -> HttpResult {
+    Ok(http::json(&Committed { key, ep: 0, ver, wid })?)
 }
 
-fn absent(key: &str) -> Result<Response> {
-    http::error(404, "key_not_found", &format!("{key} does not exist"))
+fn absent(key: &str) -> HttpError {
+    HttpError::new(404, "key_not_found", format!("{key} does not exist"))
 }
 
 /// A stored value: (version, write id, bytes).
@@ -78,33 +70,7 @@ impl DurableObject for MemBaseline {
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
-        let kv = match admit(&self.secret, req).await {
-            Ok(kv) => kv,
-            Err(resp) => return resp,
-        };
-        // Every borrow below ends within its statement: no await follows.
-        match kv.op {
-            Op::Put => {
-                let ver = {
-                    let Ok(mut map) = self.map.try_borrow_mut() else { return http::error(500, "internal", "busy") };
-                    let ver = map.get(&kv.key).map_or(0, |(v, _, _)| *v).saturating_add(1);
-                    map.insert(kv.key.clone(), (ver, kv.wid.clone(), kv.body));
-                    ver
-                };
-                ack(&kv.key, ver, kv.wid)
-            }
-            Op::Delete => {
-                let removed = self.map.try_borrow_mut().ok().and_then(|mut m| m.remove(&kv.key));
-                ack(&kv.key, removed.map_or(0, |(v, _, _)| v.saturating_add(1)), kv.wid)
-            }
-            _ => {
-                let found = self.map.try_borrow().ok().and_then(|m| m.get(&kv.key).cloned());
-                match found {
-                    Some((ver, wid, bytes)) => http::record(bytes, 0, ver, &wid),
-                    None => absent(&kv.key),
-                }
-            }
-        }
+        self.serve(req).await.or_else(HttpError::respond)
     }
 
     async fn alarm(&self) -> Result<Response> {
@@ -119,23 +85,59 @@ pub struct SqlBaseline {
     secret: std::result::Result<String, KeyProblem>,
 }
 
+impl MemBaseline {
+    async fn serve(&self, req: Request) -> HttpResult {
+        let kv = admit(&self.secret, req).await?;
+        // Every borrow below ends within its statement: no await follows.
+        match kv.op {
+            KvOp::Put => {
+                let ver = {
+                    let mut map = self.map.try_borrow_mut().map_err(|_| HttpError::internal("busy"))?;
+                    let ver = map.get(&kv.key).map_or(0, |(v, _, _)| *v).saturating_add(1);
+                    map.insert(kv.key.clone(), (ver, kv.wid.clone(), kv.body));
+                    ver
+                };
+                ack(&kv.key, ver, kv.wid)
+            }
+            KvOp::Delete => {
+                let removed = self.map.try_borrow_mut().ok().and_then(|mut m| m.remove(&kv.key));
+                ack(&kv.key, removed.map_or(0, |(v, _, _)| v.saturating_add(1)), kv.wid)
+            }
+            KvOp::Get => {
+                let found = self.map.try_borrow().ok().and_then(|m| m.get(&kv.key).cloned());
+                match found {
+                    Some((ver, wid, bytes)) => Ok(http::record(bytes, 0, ver, &wid)?),
+                    None => Err(absent(&kv.key)),
+                }
+            }
+        }
+    }
+}
+
 impl DurableObject for SqlBaseline {
     fn new(state: State, env: Env) -> Self {
         Self { state, secret: internal::internal_key(&env) }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
-        let kv = match admit(&self.secret, req).await {
-            Ok(kv) => kv,
-            Err(resp) => return resp,
-        };
+        self.serve(req).await.or_else(HttpError::respond)
+    }
+
+    async fn alarm(&self) -> Result<Response> {
+        Response::ok("no alarms")
+    }
+}
+
+impl SqlBaseline {
+    async fn serve(&self, req: Request) -> HttpResult {
+        let kv = admit(&self.secret, req).await?;
         let sql = self.state.storage().sql();
         sql.exec(
             "CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v BLOB NOT NULL, ver INTEGER NOT NULL, wid TEXT NOT NULL)",
             None,
         )?;
         match kv.op {
-            Op::Put => {
+            KvOp::Put => {
                 let cursor = sql.exec(
                     "INSERT INTO kv (k, v, ver, wid) VALUES (?, ?, 1, ?) \
                      ON CONFLICT(k) DO UPDATE SET v = excluded.v, ver = kv.ver + 1, wid = excluded.wid RETURNING ver",
@@ -150,31 +152,27 @@ impl DurableObject for SqlBaseline {
                 };
                 ack(&kv.key, ver, kv.wid)
             }
-            Op::Delete => {
+            KvOp::Delete => {
                 sql.exec("DELETE FROM kv WHERE k = ?", vec![kv.key.as_str().into()])?;
                 ack(&kv.key, 0, kv.wid)
             }
-            _ => {
+            KvOp::Get => {
                 let cursor = sql.exec("SELECT v, ver, wid FROM kv WHERE k = ?", vec![kv.key.as_str().into()])?;
                 match cursor.raw().next() {
                     Some(Ok(row)) => match row.as_slice() {
                         [SqlStorageValue::Blob(v), SqlStorageValue::Integer(ver), SqlStorageValue::String(wid)] => {
-                            http::record(v.clone(), 0, u64::try_from(*ver).unwrap_or(0), wid)
+                            Ok(http::record(v.clone(), 0, u64::try_from(*ver).unwrap_or(0), wid)?)
                         }
                         // An empty BLOB may come back as an empty string or null.
                         [_, SqlStorageValue::Integer(ver), SqlStorageValue::String(wid)] => {
-                            http::record(Vec::new(), 0, u64::try_from(*ver).unwrap_or(0), wid)
+                            Ok(http::record(Vec::new(), 0, u64::try_from(*ver).unwrap_or(0), wid)?)
                         }
-                        _ => http::error(500, "internal", "unexpected row shape"),
+                        _ => Err(HttpError::internal("unexpected row shape")),
                     },
-                    Some(Err(e)) => Err(e),
-                    None => absent(&kv.key),
+                    Some(Err(e)) => Err(e.into()),
+                    None => Err(absent(&kv.key)),
                 }
             }
         }
-    }
-
-    async fn alarm(&self) -> Result<Response> {
-        Response::ok("no alarms")
     }
 }

@@ -4,8 +4,8 @@
 use worker::{Env, Headers, Method, Request, RequestInit, Response, Result, Stub};
 
 use crate::auth::{self, KeyProblem};
-use crate::http;
-use crate::wire::Target;
+use crate::error::{HttpError, HttpResult};
+use crate::wire::{Ops, Target};
 
 /// Durable Object bindings, declared in wrangler.toml.
 pub const REPLICA_BINDING: &str = "REPLICA";
@@ -19,6 +19,17 @@ pub fn internal_key(env: &Env) -> std::result::Result<String, KeyProblem> {
     auth::usable(configured.as_deref()).map(str::to_string)
 }
 
+/// The internal secret, or the 500 a caller gets without one (the Worker
+/// fails closed).
+pub fn secret(env: &Env) -> HttpResult<String> {
+    internal_key(env).map_err(|problem| key_missing(&problem))
+}
+
+/// 500 `internal_key_missing`.
+pub fn key_missing(problem: &KeyProblem) -> HttpError {
+    HttpError::new(500, "internal_key_missing", problem.to_string())
+}
+
 /// The stub of object `name` in `binding`.
 pub fn stub(env: &Env, binding: &str, name: &str) -> Result<Stub> {
     env.durable_object(binding)?.get_by_name(name)
@@ -26,9 +37,9 @@ pub fn stub(env: &Env, binding: &str, name: &str) -> Result<Stub> {
 
 /// One internal request. `key` is the credential to present (`None` only
 /// for the test hook that proves objects refuse unauthenticated calls).
-pub async fn call(
+pub async fn call<O: Ops>(
     stub: &Stub,
-    target: &Target,
+    target: &Target<O>,
     key: Option<&str>,
     body: Option<&[u8]>,
     headers: &[(&str, &str)],
@@ -63,30 +74,22 @@ pub async fn call_url(
 }
 
 /// What an object does first with every request: the credential, then the
-/// URL. `Err` is the response to send (403, 404, 405 or 500). `expected` is
-/// the object's copy of the secret, read once when it was constructed (a
-/// deployment's secrets do not change under a running object).
-pub fn admit(
-    expected: &std::result::Result<String, KeyProblem>,
-    req: &Request,
-) -> std::result::Result<Target, Result<Response>> {
-    let expected = match expected {
-        Ok(key) => key,
-        Err(problem) => return Err(http::error(500, "internal_key_missing", &problem.to_string())),
-    };
+/// URL, which must name one of the object class's operations `O`; else 403,
+/// 404, 405 or 500. `expected` is the object's copy of the secret, read once
+/// when it was constructed (a deployment's secrets do not change under a
+/// running object).
+pub fn admit<O: Ops>(expected: &std::result::Result<String, KeyProblem>, req: &Request) -> HttpResult<Target<O>> {
+    let expected = expected.as_ref().map_err(key_missing)?;
     let presented = req.headers().get(auth::HEADER).ok().flatten();
     if !auth::matches(expected, presented.as_deref()) {
-        return Err(http::error(403, "forbidden", "internal endpoint: requests must come from the Handoff Worker"));
+        return Err(HttpError::new(403, "forbidden", "internal endpoint: requests must come from the Handoff Worker"));
     }
-    let url = match req.url() {
-        Ok(url) => url,
-        Err(e) => return Err(http::error(400, "bad_request", &format!("unreadable url: {e}"))),
-    };
-    let Some(target) = Target::parse(&url) else {
-        return Err(http::error(404, "not_found", &format!("no internal endpoint {}", url.path())));
+    let url = req.url().map_err(|e| HttpError::new(400, "bad_request", format!("unreadable url: {e}")))?;
+    let Some(target) = Target::<O>::parse(&url) else {
+        return Err(HttpError::new(404, "not_found", format!("no internal endpoint {}", url.path())));
     };
     if req.method().as_ref() != target.op.method() {
-        return Err(http::method_not_allowed(req.method().as_ref(), url.path(), target.op.method()));
+        return Err(HttpError::method_not_allowed(req.method().as_ref(), url.path(), target.op.method()));
     }
     Ok(target)
 }

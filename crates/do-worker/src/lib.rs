@@ -42,18 +42,19 @@ mod api;
 pub mod auth;
 mod baseline;
 pub mod claims;
+pub mod error;
 mod http;
 mod internal;
 pub mod names;
 mod replica;
 pub mod route;
-pub mod timers;
 pub mod wire;
 
 pub use baseline::{MemBaseline, SqlBaseline};
 pub use claims::ClaimStore;
 pub use replica::Replica;
 
+use error::{HttpError, HttpResult};
 use route::Route;
 use serde::Serialize;
 use worker::{Context, Env, Request, Response, Result, console_error, event};
@@ -81,18 +82,18 @@ struct Health {
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
-    match handle(req, &env).await {
+    match handle(req, &env).await.or_else(HttpError::respond) {
         Ok(resp) => Ok(resp),
         Err(err) => {
             // Logged with detail for `wrangler tail`/the dev console; the
             // client gets the same message in the JSON envelope.
             console_error!("internal error: {err}");
-            http::error(500, "internal", &err.to_string())
+            HttpError::internal(err.to_string()).respond()
         }
     }
 }
 
-async fn handle(req: Request, env: &Env) -> Result<Response> {
+async fn handle(req: Request, env: &Env) -> HttpResult {
     let url = req.url()?;
     let method = req.method();
     let hooks = test_hooks(env);
@@ -108,33 +109,33 @@ async fn handle(req: Request, env: &Env) -> Result<Response> {
         Route::ClaimActivate { ns, claim, baseline } => claims::api::activate(req, env, &ns, claim, baseline).await,
         Route::ClaimHeartbeat { ns, claim } => claims::api::heartbeat(req, env, &ns, claim).await,
         Route::ClaimReap { ns } => claims::api::reap(env, &ns).await,
-        Route::Forbidden { code, message } => http::error(403, code, &message),
-        Route::MethodNotAllowed { allow } => http::method_not_allowed(method.as_ref(), url.path(), allow),
-        Route::BadRequest { code, message } => http::error(400, code, &message),
-        Route::NotFound => http::error(404, "not_found", &format!("no route for {method} {}", url.path())),
+        Route::Forbidden { code, message } => Err(HttpError::new(403, code, message)),
+        Route::MethodNotAllowed { allow } => Err(HttpError::method_not_allowed(method.as_ref(), url.path(), allow)),
+        Route::BadRequest { code, message } => Err(HttpError::new(400, code, message)),
+        Route::NotFound => Err(HttpError::new(404, "not_found", format!("no route for {method} {}", url.path()))),
     }
 }
 
-async fn health(env: &Env, deep: bool) -> Result<Response> {
+async fn health(env: &Env, deep: bool) -> HttpResult {
     let replica = if deep {
         match api::ping(env, HEALTH_PROBE_REPLICA).await {
             Ok(answer) => Some(answer),
             Err(err) => {
                 let msg = format!("replica {HEALTH_PROBE_REPLICA:?} did not answer: {err}");
-                return http::error(503, "replica_unreachable", &msg);
+                return Err(HttpError::new(503, "replica_unreachable", msg));
             }
         }
     } else {
         None
     };
-    http::json(&Health {
+    Ok(http::json(&Health {
         ok: true,
         service: SERVICE,
         version: env!("CARGO_PKG_VERSION"),
         test_hooks: test_hooks(env),
         internal_key: internal::internal_key(env).is_ok(),
         replica,
-    })
+    })?)
 }
 
 /// `HANDOFF_TEST_HOOKS` is "1" only under `wrangler dev` (set from

@@ -1,23 +1,27 @@
 //! Namespace, key and replica names as they arrive in URL paths: decoding
 //! and validation, pure so that every rule is unit-tested on the host.
 //!
-//! Both a namespace and a key are 1 to [`MAX_NAME_BYTES`] bytes of UTF-8
-//! after percent-decoding, without control characters (C0, DEL, C1); a
-//! namespace also has no `/` (it is one path segment; `%2F` does not
+//! A namespace is 1 to [`MAX_NAMESPACE_BYTES`] bytes of UTF-8 after
+//! percent-decoding, a key 1 to [`MAX_KEY_BYTES`] (the protocol's
+//! [`Key::MAX_LEN`]: one limit), both without control characters (C0, DEL,
+//! C1); a namespace also has no `/` (it is one path segment; `%2F` does not
 //! smuggle one in). A key may contain `/`: it is the rest of the path.
 
 use std::fmt;
 
 use percent_encoding::percent_decode_str;
+use protocol::handoff::Key;
 
-/// Longest namespace or key, in bytes of UTF-8.
-pub const MAX_NAME_BYTES: usize = 512;
+/// Longest namespace, in bytes of UTF-8.
+pub const MAX_NAMESPACE_BYTES: usize = 512;
+/// Longest key, in bytes of UTF-8: the protocol's own limit.
+pub const MAX_KEY_BYTES: usize = Key::MAX_LEN;
 
 /// Why a name was refused; the message is shown to the client.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NameError {
-    Empty,
-    TooLong { len: usize },
+    Empty { max: usize },
+    TooLong { len: usize, max: usize },
     NotUtf8,
     Control { at: usize },
     Slash,
@@ -26,10 +30,8 @@ pub enum NameError {
 impl fmt::Display for NameError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            NameError::Empty => write!(f, "must not be empty (1 to {MAX_NAME_BYTES} bytes of UTF-8)"),
-            NameError::TooLong { len } => {
-                write!(f, "is {len} bytes; at most {MAX_NAME_BYTES} bytes of UTF-8 are allowed")
-            }
+            NameError::Empty { max } => write!(f, "must not be empty (1 to {max} bytes of UTF-8)"),
+            NameError::TooLong { len, max } => write!(f, "is {len} bytes; at most {max} bytes of UTF-8 are allowed"),
             NameError::NotUtf8 => f.write_str("is not valid UTF-8 once percent-decoded"),
             NameError::Control { at } => write!(f, "contains a control character at byte {at}"),
             NameError::Slash => f.write_str("must not contain '/' (nor %2F)"),
@@ -40,28 +42,41 @@ impl fmt::Display for NameError {
 /// Decodes and validates a namespace path segment.
 pub fn namespace(raw: &str) -> Result<String, NameError> {
     let ns = decode(raw)?;
-    check(&ns)?;
-    if ns.contains('/') {
-        return Err(NameError::Slash);
-    }
+    valid_namespace(&ns)?;
     Ok(ns)
 }
 
 /// Decodes and validates a key (the rest of the path after `/kv/`).
 pub fn key(raw: &str) -> Result<String, NameError> {
     let key = decode(raw)?;
-    check(&key)?;
+    valid_key(&key)?;
     Ok(key)
 }
 
-/// The checks shared by namespaces and keys, on decoded text. Also used by
-/// the Durable Objects on names that reach them over the internal wire.
-pub fn check(name: &str) -> Result<(), NameError> {
-    if name.is_empty() {
-        return Err(NameError::Empty);
+/// Validates decoded namespace text (also done by the Durable Objects on
+/// names that reach them over the internal wire).
+pub fn valid_namespace(ns: &str) -> Result<(), NameError> {
+    check(ns, MAX_NAMESPACE_BYTES)?;
+    if ns.contains('/') {
+        return Err(NameError::Slash);
     }
-    if name.len() > MAX_NAME_BYTES {
-        return Err(NameError::TooLong { len: name.len() });
+    Ok(())
+}
+
+/// Validates decoded key text into the protocol's [`Key`] (also done by the
+/// Durable Objects on keys that reach them over the internal wire).
+pub fn valid_key(key: &str) -> Result<Key, NameError> {
+    check(key, MAX_KEY_BYTES)?;
+    Key::new(key).map_err(|_| NameError::TooLong { len: key.len(), max: MAX_KEY_BYTES })
+}
+
+/// The checks shared by namespaces and keys, on decoded text.
+fn check(name: &str, max: usize) -> Result<(), NameError> {
+    if name.is_empty() {
+        return Err(NameError::Empty { max });
+    }
+    if name.len() > max {
+        return Err(NameError::TooLong { len: name.len(), max });
     }
     if let Some((at, _)) = name.char_indices().find(|(_, c)| c.is_control()) {
         return Err(NameError::Control { at });
@@ -157,8 +172,8 @@ mod tests {
 
     #[test]
     fn bad_names() {
-        assert_eq!(namespace(""), Err(NameError::Empty));
-        assert_eq!(key(""), Err(NameError::Empty));
+        assert_eq!(namespace(""), Err(NameError::Empty { max: MAX_NAMESPACE_BYTES }));
+        assert_eq!(key(""), Err(NameError::Empty { max: MAX_KEY_BYTES }));
         assert_eq!(namespace("a%2Fb"), Err(NameError::Slash));
         assert_eq!(namespace("a%2fb"), Err(NameError::Slash));
         assert_eq!(key("a%00b"), Err(NameError::Control { at: 1 }));
@@ -171,13 +186,25 @@ mod tests {
 
     #[test]
     fn length_is_counted_in_decoded_bytes() {
-        assert!(key(&"k".repeat(MAX_NAME_BYTES)).is_ok());
-        assert_eq!(key(&"k".repeat(MAX_NAME_BYTES + 1)), Err(NameError::TooLong { len: MAX_NAME_BYTES + 1 }));
+        let max = MAX_KEY_BYTES;
+        assert!(key(&"k".repeat(max)).is_ok());
+        assert_eq!(key(&"k".repeat(max + 1)), Err(NameError::TooLong { len: max + 1, max }));
+        assert!(valid_key(&"k".repeat(max)).is_ok(), "every valid key is a protocol key");
         // 170 × "é" (2 bytes each, 6 encoded characters) = 340 bytes: fine.
         assert!(key(&"%C3%A9".repeat(170)).is_ok());
         // 257 × "é" = 514 bytes: too long although 1542 encoded characters.
-        assert_eq!(key(&"%C3%A9".repeat(257)), Err(NameError::TooLong { len: 514 }));
+        assert_eq!(key(&"%C3%A9".repeat(257)), Err(NameError::TooLong { len: 514, max }));
         assert!(matches!(key(&"%41".repeat(10_000)), Err(NameError::TooLong { .. })));
+        let max = MAX_NAMESPACE_BYTES;
+        assert!(namespace(&"n".repeat(max)).is_ok());
+        assert_eq!(namespace(&"n".repeat(max + 1)), Err(NameError::TooLong { len: max + 1, max }));
+    }
+
+    #[test]
+    fn the_limits_are_the_public_contract() {
+        // crates/e2e (kv/api.rs) stores a 512-byte key and namespace and
+        // expects 400 for 513 bytes.
+        assert_eq!((MAX_KEY_BYTES, MAX_NAMESPACE_BYTES), (512, 512));
     }
 
     #[test]

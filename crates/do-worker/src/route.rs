@@ -6,8 +6,6 @@
 //! internal endpoints (`crate::wire`) are not routes of the public Worker:
 //! nothing here ever produces a request to them from a client's path.
 
-use serde::Serialize;
-
 use protocol::claim::ClaimId;
 
 use crate::claims::request::claim_from_path;
@@ -93,7 +91,7 @@ pub fn route(method: &str, path: &str, query: Option<&str>, hooks: bool) -> Rout
         }
         return match deep_flag(query) {
             Ok(deep) => Route::Health { deep },
-            Err(message) => bad("bad_request", message),
+            Err(bad_request) => bad_request,
         };
     }
     if let Some(rest) = path.strip_prefix("/v1/") {
@@ -246,7 +244,7 @@ fn param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
 
 /// Reads `deep` from the query. Strict on purpose: a typo such as `deep=yes`
 /// gets a 400 rather than silently running the shallow check.
-fn deep_flag(query: Option<&str>) -> Result<bool, String> {
+fn deep_flag(query: Option<&str>) -> Result<bool, Route> {
     let mut deep = false;
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
@@ -256,34 +254,15 @@ fn deep_flag(query: Option<&str>) -> Result<bool, String> {
         deep = match value {
             "1" | "true" => true,
             "0" | "false" => false,
-            other => return Err(format!("query parameter `deep` must be 0, 1, true or false, not {other:?}")),
+            other => {
+                return Err(bad(
+                    "bad_request",
+                    format!("query parameter `deep` must be 0, 1, true or false, not {other:?}"),
+                ));
+            }
         };
     }
     Ok(deep)
-}
-
-/// The error body every non-2xx response carries:
-/// `{"error":{"code":"not_found","message":"..."}}`.
-#[derive(Debug, Serialize)]
-pub struct ErrorBody<'a> {
-    /// The error object.
-    pub error: ErrorDetail<'a>,
-}
-
-/// Machine-readable code plus a human-readable message.
-#[derive(Debug, Serialize)]
-pub struct ErrorDetail<'a> {
-    /// Stable, snake_case code clients may match on.
-    pub code: &'a str,
-    /// Free text for humans; not part of the contract.
-    pub message: &'a str,
-}
-
-impl<'a> ErrorBody<'a> {
-    /// Builds the body for `code` and `message`.
-    pub fn new(code: &'a str, message: &'a str) -> Self {
-        Self { error: ErrorDetail { code, message } }
-    }
 }
 
 #[cfg(test)]
@@ -348,8 +327,9 @@ mod tests {
         assert_eq!(code(r("GET", "/v1/a%2Fb/kv/k")), "invalid_namespace");
         assert_eq!(code(r("PUT", "/v1/shop/kv/a%00")), "invalid_key");
         assert_eq!(code(r("PUT", "/v1/shop/kv/%FF")), "invalid_key");
-        let long = "k".repeat(crate::names::MAX_NAME_BYTES + 1);
+        let long = "k".repeat(crate::names::MAX_KEY_BYTES + 1);
         assert_eq!(code(r("PUT", &format!("/v1/shop/kv/{long}"))), "invalid_key");
+        let long = "n".repeat(crate::names::MAX_NAMESPACE_BYTES + 1);
         assert_eq!(code(r("PUT", &format!("/v1/{long}/kv/k"))), "invalid_namespace");
     }
 
@@ -477,11 +457,5 @@ mod tests {
         for p in ["/", "/health/", "/healthz", "/HEALTH", "/nope/../health", "", "/v2/s/kv/k", "/V1/s/kv/k"] {
             assert_eq!(r("GET", p), Route::NotFound, "{p}");
         }
-    }
-
-    #[test]
-    fn error_body_shape() {
-        let json = serde_json::to_string(&ErrorBody::new("not_found", "no route")).unwrap_or_default();
-        assert_eq!(json, r#"{"error":{"code":"not_found","message":"no route"}}"#);
     }
 }

@@ -6,103 +6,120 @@
 //! The host is never resolved (a stub routes to its object) but the runtime
 //! wants an absolute URL. Names travel as query parameters so that any
 //! UTF-8 namespace or key survives encoding exactly (`url` encodes,
-//! `query_pairs` decodes). Objects re-validate them (`names::check`).
+//! `query_pairs` decodes). Objects re-validate them (`crate::names`).
+//!
+//! Each object class has its own enum of operations ([`ReplicaOp`],
+//! [`ClaimOp`], and [`KvOp`] for the two baselines): an object parses only
+//! its own paths, anything else is a 404.
+
+use std::fmt;
 
 use url::Url;
 
 use crate::names::ReplicaName;
+use crate::route::KvOp;
 
 const BASE: &str = "https://handoff.internal/";
 
-/// What an internal request asks of an object.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    /// `GET /ping`: liveness, for `/health?deep=1`.
-    Ping,
-    /// `GET /whoami`: this object instance's birth nonce (test hooks).
-    Whoami,
-    /// `POST /msg`: a replica-to-replica protocol message.
-    Msg,
-    /// `POST /put?key=`: a client write (body = value).
-    Put,
-    /// `POST /delete?key=`: a client delete.
-    Delete,
-    /// `GET /get?key=`: a client read.
-    Get,
-    /// `GET /status`: this replica's status line.
-    Status,
-    /// `POST /evict`: reset this object, losing its memory (test hook).
-    Evict,
-    /// `POST /pause?ms=`: drop all peer messages for a while (test hook).
-    Pause,
-    /// `POST /claims/create`: authorize an attempt (body: `claims::request::Create`).
-    ClaimCreate,
-    /// `POST /claims/activate`: activate (body: `claims::request::Activate`).
-    ClaimActivate,
-    /// `POST /claims/activate-baseline`: the benchmark baseline's activation,
-    /// one SQLite transaction without the lease store (test hooks only).
-    ClaimActivateBaseline,
-    /// `POST /claims/heartbeat`: renew the lease (body: `claims::request::Heartbeat`).
-    ClaimHeartbeat,
-    /// `GET /claims/get?key=`: a claim's state (the claim id travels as `key`).
-    ClaimGet,
-    /// `POST /claims/reap`: run one recovery pass now (test hook).
-    ClaimReap,
+/// The operations one object class serves: each is an internal path,
+/// served with one method.
+pub trait Ops: Copy + Eq + fmt::Debug + 'static {
+    const ALL: &'static [Self];
+    fn path(self) -> &'static str;
+    /// `"GET"` or `"POST"`.
+    fn method(self) -> &'static str;
 }
 
-impl Op {
-    const ALL: [Op; 15] = [
-        Op::Ping,
-        Op::Whoami,
-        Op::Msg,
-        Op::Put,
-        Op::Delete,
-        Op::Get,
-        Op::Status,
-        Op::Evict,
-        Op::Pause,
-        Op::ClaimCreate,
-        Op::ClaimActivate,
-        Op::ClaimActivateBaseline,
-        Op::ClaimHeartbeat,
-        Op::ClaimGet,
-        Op::ClaimReap,
-    ];
+/// Declares an object class's operations: `Variant = "METHOD" "/path"`.
+macro_rules! ops {
+    ($(#[$doc:meta])* $name:ident { $($(#[$vdoc:meta])* $variant:ident = $method:literal $path:literal,)* }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum $name {
+            $($(#[$vdoc])* $variant,)*
+        }
+
+        impl Ops for $name {
+            const ALL: &'static [Self] = &[$($name::$variant,)*];
+
+            fn path(self) -> &'static str {
+                match self {
+                    $($name::$variant => $path,)*
+                }
+            }
+
+            fn method(self) -> &'static str {
+                match self {
+                    $($name::$variant => $method,)*
+                }
+            }
+        }
+    };
+}
+
+ops! {
+    /// What the Worker and the other replicas ask of a `Replica`.
+    ReplicaOp {
+        /// Liveness, for `/health?deep=1`.
+        Ping = "GET" "/ping",
+        /// This object instance's birth nonce (test hooks).
+        Whoami = "GET" "/whoami",
+        /// A replica-to-replica protocol message (or a batch of them).
+        Msg = "POST" "/msg",
+        /// A client write (`key=`, body = value).
+        Put = "POST" "/put",
+        /// A client delete (`key=`).
+        Delete = "POST" "/delete",
+        /// A client read (`key=`).
+        Get = "GET" "/get",
+        /// This replica's status line.
+        Status = "GET" "/status",
+        /// Reset this object, losing its memory (test hook).
+        Evict = "POST" "/evict",
+        /// Drop all peer messages for a while (`ms=`, test hook).
+        Pause = "POST" "/pause",
+    }
+}
+
+ops! {
+    /// What the Worker asks of a `ClaimStore`.
+    ClaimOp {
+        /// Authorize an attempt (body: `claims::request::Create`).
+        Create = "POST" "/claims/create",
+        /// Activate (body: `claims::request::Activate`).
+        Activate = "POST" "/claims/activate",
+        /// The benchmark baseline's activation, one SQLite transaction
+        /// without the lease store (test hooks only).
+        ActivateBaseline = "POST" "/claims/activate-baseline",
+        /// Renew the lease (body: `claims::request::Heartbeat`).
+        Heartbeat = "POST" "/claims/heartbeat",
+        /// A claim's state (the claim id travels as `key=`).
+        Get = "GET" "/claims/get",
+        /// Run one recovery pass now (test hook).
+        Reap = "POST" "/claims/reap",
+    }
+}
+
+/// The benchmark baselines (`MemBaseline`, `SqlBaseline`) serve the public
+/// KV operations as they are, on the replica's paths.
+impl Ops for KvOp {
+    const ALL: &'static [Self] = &[KvOp::Get, KvOp::Put, KvOp::Delete];
 
     fn path(self) -> &'static str {
-        match self {
-            Op::Ping => "/ping",
-            Op::Whoami => "/whoami",
-            Op::Msg => "/msg",
-            Op::Put => "/put",
-            Op::Delete => "/delete",
-            Op::Get => "/get",
-            Op::Status => "/status",
-            Op::Evict => "/evict",
-            Op::Pause => "/pause",
-            Op::ClaimCreate => "/claims/create",
-            Op::ClaimActivate => "/claims/activate",
-            Op::ClaimActivateBaseline => "/claims/activate-baseline",
-            Op::ClaimHeartbeat => "/claims/heartbeat",
-            Op::ClaimGet => "/claims/get",
-            Op::ClaimReap => "/claims/reap",
-        }
+        ReplicaOp::from(self).path()
     }
 
-    /// The only method the op is served with.
-    pub fn method(self) -> &'static str {
-        match self {
-            Op::Ping | Op::Whoami | Op::Get | Op::Status | Op::ClaimGet => "GET",
-            Op::Msg
-            | Op::Put
-            | Op::Delete
-            | Op::Evict
-            | Op::Pause
-            | Op::ClaimCreate
-            | Op::ClaimActivate
-            | Op::ClaimActivateBaseline
-            | Op::ClaimHeartbeat
-            | Op::ClaimReap => "POST",
+    fn method(self) -> &'static str {
+        ReplicaOp::from(self).method()
+    }
+}
+
+impl From<KvOp> for ReplicaOp {
+    fn from(op: KvOp) -> ReplicaOp {
+        match op {
+            KvOp::Get => ReplicaOp::Get,
+            KvOp::Put => ReplicaOp::Put,
+            KvOp::Delete => ReplicaOp::Delete,
         }
     }
 }
@@ -110,8 +127,8 @@ impl Op {
 /// An internal request's target, as built by the sender and parsed by the
 /// object.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Target {
-    pub op: Op,
+pub struct Target<O> {
+    pub op: O,
     /// The namespace the sender means (checked against the object's name).
     pub ns: String,
     /// The replica the sender means; `None` for the baseline objects.
@@ -120,17 +137,17 @@ pub struct Target {
     pub ms: Option<u64>,
 }
 
-impl Target {
-    pub fn new(op: Op, ns: &str, replica: Option<ReplicaName>) -> Target {
+impl<O: Ops> Target<O> {
+    pub fn new(op: O, ns: &str, replica: Option<ReplicaName>) -> Target<O> {
         Target { op, ns: ns.to_string(), replica, key: None, ms: None }
     }
 
-    pub fn with_key(mut self, key: &str) -> Target {
+    pub fn with_key(mut self, key: &str) -> Target<O> {
         self.key = Some(key.to_string());
         self
     }
 
-    pub fn with_ms(mut self, ms: u64) -> Target {
+    pub fn with_ms(mut self, ms: u64) -> Target<O> {
         self.ms = Some(ms);
         self
     }
@@ -154,9 +171,10 @@ impl Target {
         Ok(url.into())
     }
 
-    /// Parses an internal URL; `None` for anything this module did not build.
-    pub fn parse(url: &Url) -> Option<Target> {
-        let op = Op::ALL.into_iter().find(|op| op.path() == url.path())?;
+    /// Parses an internal URL; `None` for anything this module did not
+    /// build for an object of this class.
+    pub fn parse(url: &Url) -> Option<Target<O>> {
+        let op = O::ALL.iter().copied().find(|op| op.path() == url.path())?;
         let mut target = Target { op, ns: String::new(), replica: None, key: None, ms: None };
         let mut ns = None;
         for (k, v) in url.query_pairs() {
@@ -177,14 +195,13 @@ impl Target {
 mod tests {
     use super::*;
 
-    fn round_trip(t: &Target) -> Option<Target> {
+    fn round_trip<O: Ops>(t: &Target<O>) -> Option<Target<O>> {
         let url = Url::parse(&t.url().ok()?).ok()?;
         Target::parse(&url)
     }
 
-    #[test]
-    fn every_op_round_trips_with_awkward_names() {
-        for op in Op::ALL {
+    fn every_op_round_trips<O: Ops>() {
+        for &op in O::ALL {
             for (ns, key) in [("shop", "cart"), ("a:b&c=d", "k/with/slashes?x#y"), ("café", "🔑 %2F+%"), ("ns", " ")]
             {
                 let t = Target::new(op, ns, Some(ReplicaName::R2)).with_key(key).with_ms(1500);
@@ -193,6 +210,25 @@ mod tests {
                 assert_eq!(round_trip(&bare).as_ref(), Some(&bare));
             }
         }
+    }
+
+    #[test]
+    fn every_op_round_trips_with_awkward_names() {
+        every_op_round_trips::<ReplicaOp>();
+        every_op_round_trips::<ClaimOp>();
+        every_op_round_trips::<KvOp>();
+    }
+
+    #[test]
+    fn an_object_parses_only_its_own_ops() {
+        let claim = Url::parse(&Target::new(ClaimOp::Create, "ns", None).url().unwrap_or_default()).ok();
+        assert_eq!(claim.as_ref().and_then(Target::<ReplicaOp>::parse), None);
+        assert_eq!(claim.as_ref().and_then(Target::<KvOp>::parse), None);
+        let msg = Url::parse(&Target::new(ReplicaOp::Msg, "ns", None).url().unwrap_or_default()).ok();
+        assert_eq!(msg.as_ref().and_then(Target::<ClaimOp>::parse), None);
+        assert_eq!(msg.as_ref().and_then(Target::<KvOp>::parse), None);
+        let get = Url::parse(&Target::new(ReplicaOp::Get, "ns", None).url().unwrap_or_default()).ok();
+        assert_eq!(get.as_ref().and_then(Target::<KvOp>::parse).map(|t| t.op), Some(KvOp::Get));
     }
 
     #[test]
@@ -207,7 +243,7 @@ mod tests {
             "https://handoff.internal/v1/a/kv/k?ns=a",
         ] {
             let url = Url::parse(u).ok();
-            assert_eq!(url.as_ref().and_then(Target::parse), None, "{u}");
+            assert_eq!(url.as_ref().and_then(Target::<ReplicaOp>::parse), None, "{u}");
         }
     }
 }

@@ -1,13 +1,12 @@
-//! Everything a claims request can fail with, and the JSON error each
+//! Everything a claims request can fail with, and the [`HttpError`] each
 //! becomes (`{"error":{"code","message"}}`, as in the KV API).
 
 use protocol::claim::{AuthorizeRefused, ClaimId, DurableError, ProcedureError};
-use worker::{Response, Result};
 
 use super::leases::LeaseStoreError;
 use super::request::InvalidRequest;
 use super::store::StoreError;
-use crate::http;
+use crate::error::HttpError;
 
 /// `Retry-After` for the 503s below.
 const RETRY_AFTER_MS: u64 = 1000;
@@ -44,21 +43,27 @@ impl From<ProcedureError> for ClaimError {
     }
 }
 
-impl ClaimError {
-    pub fn respond(&self) -> Result<Response> {
-        let message = self.to_string();
-        match self {
-            ClaimError::Invalid(e) => http::error(400, e.code(), &message),
-            ClaimError::UnknownClaim(_) => http::error(404, "claim_not_found", &message),
-            ClaimError::Authorize(e) => http::error(409, e.code(), &message),
+impl From<ClaimError> for HttpError {
+    fn from(e: ClaimError) -> Self {
+        let message = e.to_string();
+        match e {
+            ClaimError::Invalid(e) => HttpError::new(400, e.code(), message),
+            ClaimError::UnknownClaim(_) => HttpError::new(404, "claim_not_found", message),
+            ClaimError::Authorize(e) => HttpError::new(409, e.code(), message),
             ClaimError::LeaseStore(LeaseStoreError::Unavailable { .. }) => {
-                http::unavailable("lease_store_unavailable", &message, RETRY_AFTER_MS)
+                HttpError::unavailable("lease_store_unavailable", message, RETRY_AFTER_MS)
             }
-            ClaimError::LeaseStore(LeaseStoreError::Key(_)) => http::error(500, "internal_key_missing", &message),
-            ClaimError::LeaseStore(_) => http::error(500, "lease_store", &message),
-            ClaimError::Pending { .. } => http::unavailable("activation_pending", &message, RETRY_AFTER_MS),
-            ClaimError::Store(_) => http::error(500, "storage", &message),
-            ClaimError::Procedure(_) => http::error(500, "internal", &message),
+            ClaimError::LeaseStore(LeaseStoreError::Key(_)) => HttpError::new(500, "internal_key_missing", message),
+            ClaimError::LeaseStore(_) => HttpError::new(500, "lease_store", message),
+            ClaimError::Pending { .. } => HttpError::unavailable("activation_pending", message, RETRY_AFTER_MS),
+            ClaimError::Store(_) => HttpError::new(500, "storage", message),
+            ClaimError::Procedure(_) => HttpError::internal(message),
         }
+    }
+}
+
+impl From<InvalidRequest> for HttpError {
+    fn from(e: InvalidRequest) -> Self {
+        ClaimError::Invalid(e).into()
     }
 }

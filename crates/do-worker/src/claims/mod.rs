@@ -33,10 +33,11 @@ use wasm_bindgen::JsValue;
 use worker::{DurableObject, Env, Request, Response, Result, ScheduledTime, State, durable_object};
 
 use crate::auth::KeyProblem;
+use crate::error::{HttpError, HttpResult};
 use crate::http;
 use crate::internal::{self, now_ms};
 use crate::names;
-use crate::wire::{Op, Target};
+use crate::wire::{ClaimOp, Ops, Target};
 use error::ClaimError;
 use leases::LeaseStore;
 use request::{Activate, Create, Heartbeat};
@@ -64,37 +65,8 @@ impl DurableObject for ClaimStore {
         Self { state, secret, name, durable, leases, migrated: Cell::new(false) }
     }
 
-    async fn fetch(&self, mut req: Request) -> Result<Response> {
-        let target = match internal::admit(&self.secret, &req) {
-            Ok(target) => target,
-            Err(resp) => return resp,
-        };
-        // The namespace is the object's name; if the runtime does not say,
-        // the (authenticated) caller's word is taken.
-        if self.name.as_ref().is_some_and(|name| *name != target.ns) {
-            return http::error(
-                400,
-                "wrong_object",
-                &format!("this is the claim store of another namespace, not {:?}", target.ns),
-            );
-        }
-        if let Err(e) = names::check(&target.ns) {
-            return http::error(400, "invalid_namespace", &format!("the namespace {e}"));
-        }
-        if let Err(e) = self.migrate() {
-            return e.respond();
-        }
-        let body = match target.op.method() {
-            "POST" => match req.bytes().await {
-                Ok(body) => body,
-                Err(e) => return http::error(400, "bad_request", &format!("unreadable body: {e}")),
-            },
-            _ => Vec::new(),
-        };
-        match self.serve(&target, &body).await {
-            Ok(resp) => Ok(resp),
-            Err(e) => e.respond(),
-        }
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        self.admit_and_serve(req).await.or_else(HttpError::respond)
     }
 
     /// The reaper: one recovery pass, then the alarm for the next deadline.
@@ -111,6 +83,26 @@ fn to_worker(e: ClaimError) -> worker::Error {
 }
 
 impl ClaimStore {
+    async fn admit_and_serve(&self, mut req: Request) -> HttpResult {
+        let target = internal::admit::<ClaimOp>(&self.secret, &req)?;
+        // The namespace is the object's name; if the runtime does not say,
+        // the (authenticated) caller's word is taken.
+        if self.name.as_ref().is_some_and(|name| *name != target.ns) {
+            let message = format!("this is the claim store of another namespace, not {:?}", target.ns);
+            return Err(HttpError::new(400, "wrong_object", message));
+        }
+        names::valid_namespace(&target.ns)
+            .map_err(|e| HttpError::new(400, "invalid_namespace", format!("the namespace {e}")))?;
+        self.migrate()?;
+        let body = match target.op.method() {
+            "POST" => {
+                req.bytes().await.map_err(|e| HttpError::new(400, "bad_request", format!("unreadable body: {e}")))?
+            }
+            _ => Vec::new(),
+        };
+        Ok(self.serve(&target, &body).await?)
+    }
+
     fn migrate(&self) -> std::result::Result<(), ClaimError> {
         if !self.migrated.get() {
             schema::migrate(self.durable.sql()).map_err(store::StoreError::from)?;
@@ -119,43 +111,42 @@ impl ClaimStore {
         Ok(())
     }
 
-    async fn serve(&self, target: &Target, body: &[u8]) -> std::result::Result<Response, ClaimError> {
+    async fn serve(&self, target: &Target<ClaimOp>, body: &[u8]) -> std::result::Result<Response, ClaimError> {
         let leases = self.leases.of(&target.ns);
         match target.op {
-            Op::ClaimCreate => {
+            ClaimOp::Create => {
                 let create = request::internal(body, Create::validated)?;
                 let now = now_ms();
-                let row = self.durable.authorize(&create, now)??;
+                let row = self.durable.authorize(&create, now)?;
                 self.schedule_reaper(row.reservation.as_ref().map(|r| r.expires_at)).await?;
                 Ok(views::claim(201, &row, None, now)?)
             }
-            Op::ClaimActivate => {
+            ClaimOp::Activate => {
                 let call = request::internal(body, Activate::validated)?;
                 let answer = procedures::activate(&self.durable, &leases, &call).await?;
                 Ok(views::activation(&call.operation, &call.request, &answer)?)
             }
-            Op::ClaimActivateBaseline => {
+            ClaimOp::ActivateBaseline => {
                 let call = request::internal(body, Activate::validated)?;
                 let answer = procedures::activate_without_lease_store(&self.durable, &call).await?;
                 Ok(views::activation(&call.operation, &call.request, &answer)?)
             }
-            Op::ClaimHeartbeat => {
+            ClaimOp::Heartbeat => {
                 let call = request::internal(body, Heartbeat::validated)?;
                 let outcome = procedures::heartbeat(&self.durable, &leases, &call).await?;
                 Ok(views::heartbeat(&call.request, &outcome)?)
             }
-            Op::ClaimGet => {
+            ClaimOp::Get => {
                 let claim = ClaimId(target.key.clone().unwrap_or_default());
                 let row = self.durable.claim(&claim)?.ok_or_else(|| ClaimError::UnknownClaim(claim.clone()))?;
                 let lease = leases.read(&claim).await?;
                 Ok(views::claim(200, &row, lease.as_ref(), now_ms())?)
             }
-            Op::ClaimReap => {
+            ClaimOp::Reap => {
                 let reaped = procedures::reap(&self.durable)?;
                 self.schedule_reaper(None).await?;
                 Ok(http::json(&serde_json::json!({ "reaped": reaped }))?)
             }
-            _ => Ok(http::error(404, "not_found", "the claim store serves claims requests only")?),
         }
     }
 

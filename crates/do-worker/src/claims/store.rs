@@ -26,12 +26,12 @@ use std::collections::BTreeMap;
 use protocol::claim::durable::apply;
 use protocol::claim::types::deadline;
 use protocol::claim::{
-    AuthorizeRefused, ClaimId, ClaimRow, ClaimState, DurableReply, DurableRequest, DurableRows, Millis, OperationId,
-    OperationRow,
+    ClaimId, ClaimRow, ClaimState, DurableReply, DurableRequest, DurableRows, Millis, OperationId, OperationRow,
 };
 use serde::de::DeserializeOwned;
 use worker::{SqlStorage, SqlStorageValue};
 
+use super::error::ClaimError;
 use super::request::Create;
 
 /// Why the store could not serve a request (500).
@@ -83,7 +83,7 @@ impl DurableStore {
     /// Authorizes the attempt `create` asks for, reserved from `now` for
     /// its `reservation_ttl_ms` (the protocol's `Authorize`, one
     /// transaction): the claim's new row, or why it is refused.
-    pub fn authorize(&self, create: &Create, now: Millis) -> Result<Result<ClaimRow, AuthorizeRefused>, StoreError> {
+    pub fn authorize(&self, create: &Create, now: Millis) -> Result<ClaimRow, ClaimError> {
         let request = DurableRequest::Authorize {
             claim: create.claim.clone(),
             fence: create.fence,
@@ -91,9 +91,11 @@ impl DurableStore {
             reservation_expires_at: deadline(now, create.reservation_ttl_ms),
         };
         match self.transition(&request, now)? {
-            DurableReply::Authorized { row } => Ok(Ok(row)),
-            DurableReply::AuthorizeRefused { refused } => Ok(Err(refused)),
-            reply => Err(StoreError::Unexpected { request: format!("{request:?}"), reply: format!("{reply:?}") }),
+            DurableReply::Authorized { row } => Ok(row),
+            DurableReply::AuthorizeRefused { refused } => Err(ClaimError::Authorize(refused)),
+            reply => {
+                Err(StoreError::Unexpected { request: format!("{request:?}"), reply: format!("{reply:?}") }.into())
+            }
         }
     }
 

@@ -8,6 +8,7 @@ use serde::Serialize;
 use worker::{Response, Result};
 
 use super::store::state_name;
+use crate::error::HttpError;
 use crate::http;
 
 /// `GET /v1/{ns}/claims/{claim}` (and the 201 of a create).
@@ -90,14 +91,11 @@ pub fn activation(operation: &OperationId, request: &RequestKey, answer: &Answer
             },
         ),
         Answer::Conflict { bound } => {
-            return http::error(
-                409,
-                "idempotency_key_reused",
-                &format!(
-                    "Idempotency-Key {operation:?} is bound to another request (claim {:?}, fence {}, worker {:?})",
-                    bound.claim.0, bound.fence, bound.worker.0
-                ),
+            let message = format!(
+                "Idempotency-Key {operation:?} is bound to another request (claim {:?}, fence {}, worker {:?})",
+                bound.claim.0, bound.fence, bound.worker.0
             );
+            return HttpError::new(409, "idempotency_key_reused", message).respond();
         }
     };
     Ok(http::json(&outcome)?.with_status(status))

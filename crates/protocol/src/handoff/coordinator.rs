@@ -26,9 +26,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::HandleError;
 use super::ids::{ClientRequestId, Epoch, Generation, Instance, Key, Millis, ReplicaId, Version, WriteId};
+use super::interface::{Output, Read, Status, Timer, WriteReply};
 use super::message::{Body, Message};
+use super::node::Node;
 use super::record::{Record, Stamp, Value};
-use super::replica::{Node, Output, Read, Status, Timer, WriteReply};
 
 /// The coordinator's recovery phase.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -193,7 +194,7 @@ impl Coordinator {
         let mut out: Vec<Output> = node.send_others(push).collect();
         out.push(node.arm(now, Timer::Retry));
         #[cfg(feature = "mutations")]
-        if node.config.mutated(super::Mutation::CommitBeforeAck)
+        if node.config.mutated(super::config::Mutation::CommitBeforeAck)
             && let Some(key) = self.pending.get(&ver).map(|p| p.key.clone())
         {
             out.extend(self.commit(node, &key, Stamp { ep: self.epoch, ver }, wid));
@@ -216,11 +217,8 @@ impl Coordinator {
                     return Vec::new();
                 }
                 // ReseedC: merge the snapshot and the epochs it witnesses.
-                node.mem.merge_all(&memory);
-                self.collect_max = self.collect_max.max(known).max(memory.max_epoch());
-                if node.generation.is_none() {
-                    node.generation = msg.generation;
-                }
+                self.collect_max = self.collect_max.max(node.absorb(&memory, known));
+                node.adopt_generation(msg.generation);
                 if collected.len() == node.config.peers().len() { vec![Node::step_now(now)] } else { Vec::new() }
             }
             Body::CollectDecline { instance, round, peer } if mine(instance) => {
@@ -240,19 +238,8 @@ impl Coordinator {
                 acked.insert(msg.from, peer);
                 if acked.len() == node.config.peers().len() { vec![Node::step_now(now)] } else { Vec::new() }
             }
-            // CanSeed(Coordinator) while announcing or ready, with
-            // SrcKnow(Coordinator) == epoch.
-            Body::Reseed { instance } => vec![match self.phase {
-                Phase::Announce { .. } | Phase::Ready => {
-                    node.send(msg.from, Body::ReseedReply { instance, known: self.epoch, memory: node.mem.clone() })
-                }
-                Phase::Collect { .. } | Phase::Fenced => node.send(msg.from, Body::ReseedDecline { instance }),
-            }],
-            Body::Gossip { memory } if self.phase == Phase::Ready => {
-                node.mem.merge_all(&memory);
-                Vec::new()
-            }
-            // Stale or duplicate replies, gossip while recovering, heartbeats.
+            // Stale or duplicate replies. (Reseed, gossip and heartbeats are
+            // the same for both roles: `Replica` answers them.)
             _ => Vec::new(),
         }
     }
@@ -276,31 +263,9 @@ impl Coordinator {
         waiters.map(|req| Output::Reply { req, reply: WriteReply::Superseded }).collect()
     }
 
-    pub(super) fn on_timer(&mut self, node: &mut Node, now: Millis, timer: Timer) -> Vec<Output> {
-        if self.phase == Phase::Fenced {
-            return Vec::new();
-        }
-        match timer {
-            Timer::Retry => self.on_retry(node, now),
-            Timer::Heartbeat => {
-                let mut out: Vec<Output> = node.send_others(Body::Heartbeat).collect();
-                out.push(node.arm(now, Timer::Heartbeat));
-                out
-            }
-            Timer::Gossip => {
-                let mut out: Vec<Output> = if self.phase == Phase::Ready {
-                    node.send_others(Body::Gossip { memory: node.mem.clone() }).collect()
-                } else {
-                    Vec::new()
-                };
-                out.push(node.arm(now, Timer::Gossip));
-                out
-            }
-        }
-    }
-
-    /// One internal step if one is enabled, else resend what is unanswered.
-    fn on_retry(&mut self, node: &mut Node, now: Millis) -> Vec<Output> {
+    /// [`Timer::Retry`]: one internal step if one is enabled, else resend
+    /// what is unanswered.
+    pub(super) fn on_retry(&mut self, node: &mut Node, now: Millis) -> Vec<Output> {
         let peers = node.config.peers();
         let instance = node.instance;
         let mut out: Vec<Output> = match &mut self.phase {
@@ -370,7 +335,7 @@ impl Coordinator {
             node.send_others(Body::Announce { instance: node.instance, epoch: self.epoch, round: 1 }).collect();
         out.push(node.arm(now, Timer::Retry));
         #[cfg(feature = "mutations")]
-        if node.config.mutated(super::Mutation::ServeBeforeAnnounce) {
+        if node.config.mutated(super::config::Mutation::ServeBeforeAnnounce) {
             self.phase = Phase::Ready;
         }
         out

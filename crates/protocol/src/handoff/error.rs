@@ -1,16 +1,8 @@
-//! Typed errors. Nothing in this module's callers panics on input: a
+//! Typed errors (a bad key is [`KeyError`](super::ids::KeyError), beside
+//! the key). Nothing in this module's callers panics on input: a
 //! malformed, misdirected, stale or adversarial input becomes one of these.
 
 use super::ids::{Generation, ReplicaId};
-
-/// A key that cannot be stored.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum KeyError {
-    #[error("a key must not be empty")]
-    Empty,
-    #[error("a key is at most {max} bytes, this one has {len}")]
-    TooLong { len: usize, max: usize },
-}
 
 /// Bytes that are not a replica message this build understands.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -10,8 +10,6 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::error::KeyError;
-
 /// One of the three replicas of a namespace (`{ns}:r0`, `{ns}:r1`, ...).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -126,6 +124,15 @@ impl Millis {
     }
 }
 
+/// A key that cannot be stored.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    #[error("a key must not be empty")]
+    Empty,
+    #[error("a key is at most {max} bytes, this one has {len}")]
+    TooLong { len: usize, max: usize },
+}
+
 /// A record key: non-empty UTF-8 of at most [`Key::MAX_LEN`] bytes. Checked
 /// on construction and on decoding, so an adversarial key never reaches the
 /// state machines.
@@ -134,8 +141,10 @@ impl Millis {
 pub struct Key(String);
 
 impl Key {
-    /// Longest key accepted, in bytes (a URL path segment in practice).
-    pub const MAX_LEN: usize = 1024;
+    /// Longest key accepted, in bytes: also the public API's limit (the
+    /// Worker answers 400 `invalid_key` to a longer one before any replica
+    /// sees it).
+    pub const MAX_LEN: usize = 512;
 
     /// Validates `s` as a key.
     pub fn new(s: impl Into<String>) -> Result<Key, KeyError> {

@@ -19,15 +19,22 @@
 //! - [`ids`]: identifiers and scalars; [`record`]: records and THE merge
 //!   rule; [`memory`]: a replica's memory and snapshots.
 //! - [`message`]: the wire messages (versioned JSON).
-//! - [`replica`]: the entry point; [`coordinator`], [`peer`]: the roles.
+//! - [`interface`]: the vocabulary with the host (inputs, outputs, timers,
+//!   client answers, status).
+//! - [`replica`]: the entry point (boot, checks, dispatch); [`coordinator`],
+//!   [`peer`]: the roles; `node`: what both roles share.
+//! - [`driver`]: a replica with its timer table, the loop every host runs.
 //! - [`config`]: topology and timings; [`error`]: typed errors.
 
 pub mod config;
 pub mod coordinator;
+pub mod driver;
 pub mod error;
 pub mod ids;
+pub mod interface;
 pub mod memory;
 pub mod message;
+mod node;
 pub mod peer;
 pub mod record;
 pub mod replica;
@@ -38,9 +45,11 @@ mod tests;
 pub use config::Config;
 #[cfg(feature = "mutations")]
 pub use config::Mutation;
-pub use error::{ConfigError, DecodeError, HandleError, KeyError};
-pub use ids::{ClientRequestId, Epoch, Generation, Instance, Key, Millis, ReplicaId, Version, WriteId};
+pub use driver::Driver;
+pub use error::{ConfigError, DecodeError, HandleError};
+pub use ids::{ClientRequestId, Epoch, Generation, Instance, Key, KeyError, Millis, ReplicaId, Version, WriteId};
+pub use interface::{Input, Output, Read, Status, StatusReport, Timer, WriteReply};
 pub use memory::Memory;
 pub use message::{Body, Message, PROTOCOL_VERSION};
 pub use record::{Record, Stamp, Value};
-pub use replica::{Input, Output, Read, Replica, RoleView, Status, StatusReport, Timer, WriteReply};
+pub use replica::{Replica, RoleView};

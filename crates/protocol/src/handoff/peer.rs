@@ -15,8 +15,9 @@ use std::collections::BTreeSet;
 
 use super::error::HandleError;
 use super::ids::{Epoch, Millis, ReplicaId};
+use super::interface::{Output, Status, Timer};
 use super::message::{Body, Message};
-use super::replica::{Node, Output, Status, Timer};
+use super::node::Node;
 
 /// Whether the peer serves (the spec's `status[p]`).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -101,7 +102,7 @@ impl Peer {
             Body::Push { instance, key, record } => {
                 let stamp = record.stamp;
                 #[cfg(feature = "mutations")]
-                let stale = stamp.ep < self.known && !node.config.mutated(super::Mutation::AcceptStalePush);
+                let stale = stamp.ep < self.known && !node.config.mutated(super::config::Mutation::AcceptStalePush);
                 #[cfg(not(feature = "mutations"))]
                 let stale = stamp.ep < self.known;
                 if stale {
@@ -127,30 +128,19 @@ impl Peer {
                 }
                 // AnnounceTo: install the epoch. A booting peer learns its
                 // generation here; it still reseeds before serving.
-                if node.generation.is_none() {
-                    node.generation = msg.generation;
-                }
+                node.adopt_generation(msg.generation);
                 self.known = epoch;
                 vec![node.send(from, Body::AnnounceAck { instance, epoch, round, peer: node.instance })]
             }
-            Body::Reseed { instance } => vec![match self.status {
-                PeerStatus::Ready => {
-                    node.send(from, Body::ReseedReply { instance, known: self.known, memory: node.mem.clone() })
-                }
-                PeerStatus::Recovering { .. } => node.send(from, Body::ReseedDecline { instance }),
-            }],
             Body::ReseedReply { instance, known, memory } if instance == node.instance => {
                 let PeerStatus::Recovering { seeded, declined } = &mut self.status else { return Vec::new() };
                 if seeded.contains(&from) {
                     return Vec::new();
                 }
                 // A booting peer joins the generation of its first source.
-                if node.generation.is_none() {
-                    node.generation = msg.generation;
-                }
+                node.adopt_generation(msg.generation);
                 // ReseedPeer: merge the snapshot and the epochs it witnesses.
-                node.mem.merge_all(&memory);
-                self.known = self.known.max(known).max(memory.max_epoch());
+                self.known = self.known.max(node.absorb(&memory, known));
                 seeded.insert(from);
                 if finished(seeded, declined) { vec![Node::step_now(now)] } else { Vec::new() }
             }
@@ -161,52 +151,33 @@ impl Peer {
                 }
                 if finished(seeded, declined) { vec![Node::step_now(now)] } else { Vec::new() }
             }
-            Body::Gossip { memory } if self.status == PeerStatus::Ready => {
-                node.mem.merge_all(&memory);
-                Vec::new()
-            }
-            // Stale replies, gossip while recovering, heartbeats.
+            // Stale replies. (Reseed, gossip and heartbeats are the same for
+            // both roles: `Replica` answers them.)
             _ => Vec::new(),
         }
     }
 
-    pub(super) fn on_timer(&mut self, node: &Node, now: Millis, timer: Timer) -> Vec<Output> {
-        match timer {
-            Timer::Retry => {
-                let PeerStatus::Recovering { seeded, declined } = &self.status else { return Vec::new() };
-                if finished(seeded, declined) {
-                    // FinishRecoveryPeer
-                    self.status = PeerStatus::Ready;
-                    return Vec::new();
-                }
-                // Ask again everyone who has not seeded us: a replica that
-                // declined may be able to seed by now (at first boot,
-                // nobody can until the coordinator has announced).
-                let instance = node.instance;
-                let mut out: Vec<Output> = node
-                    .config
-                    .others(node.me)
-                    .filter(|q| !seeded.contains(q))
-                    .map(|q| node.send(q, Body::Reseed { instance }))
-                    .collect();
-                out.push(node.arm(now, Timer::Retry));
-                out
-            }
-            Timer::Heartbeat => {
-                let mut out: Vec<Output> = node.send_others(Body::Heartbeat).collect();
-                out.push(node.arm(now, Timer::Heartbeat));
-                out
-            }
-            Timer::Gossip => {
-                let mut out: Vec<Output> = if self.status == PeerStatus::Ready {
-                    node.send_others(Body::Gossip { memory: node.mem.clone() }).collect()
-                } else {
-                    Vec::new()
-                };
-                out.push(node.arm(now, Timer::Gossip));
-                out
-            }
+    /// [`Timer::Retry`]: `FinishRecoveryPeer` once every other replica
+    /// answered, else ask again.
+    pub(super) fn on_retry(&mut self, node: &Node, now: Millis) -> Vec<Output> {
+        let PeerStatus::Recovering { seeded, declined } = &self.status else { return Vec::new() };
+        if finished(seeded, declined) {
+            // FinishRecoveryPeer
+            self.status = PeerStatus::Ready;
+            return Vec::new();
         }
+        // Ask again everyone who has not seeded us: a replica that
+        // declined may be able to seed by now (at first boot, nobody can
+        // until the coordinator has announced).
+        let instance = node.instance;
+        let mut out: Vec<Output> = node
+            .config
+            .others(node.me)
+            .filter(|q| !seeded.contains(q))
+            .map(|q| node.send(q, Body::Reseed { instance }))
+            .collect();
+        out.push(node.arm(now, Timer::Retry));
+        out
     }
 }
 

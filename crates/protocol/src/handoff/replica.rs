@@ -1,185 +1,51 @@
 //! The one entry point a host drives: [`Replica::handle`]`(now, input)`
 //! returns the outputs to perform. A replica is either the coordinator or a
 //! peer, fixed by the namespace [`Config`]; what both share (identity,
-//! generation, memory) lives in [`Node`].
+//! generation, memory, and the role-independent behaviour) lives in
+//! [`node`](super::node). This module boots a replica, checks every input
+//! before anything changes, and dispatches it.
 //!
 //! Every call is one atomic step. Internal steps that the spec separates
 //! from the message that enables them (choosing the epoch after the last
 //! collect reply, becoming ready after the last announce ack or reseed
 //! reply) run on the next [`Timer::Retry`]; the replica asks for it by
-//! arming that timer at `now`. A host runs a timer due now before sleeping.
-
-use std::fmt;
-
-use serde::Serialize;
+//! arming that timer at `now`. A host runs a timer due now before sleeping
+//! ([`Driver`](super::driver::Driver) keeps the timers).
 
 use super::config::Config;
 use super::coordinator::{self, Coordinator};
 use super::error::{ConfigError, HandleError};
 use super::ids::{ClientRequestId, Epoch, Generation, Instance, Key, Millis, ReplicaId, SplitMix64, WriteId};
+use super::interface::{Input, Output, Read, Status, StatusReport, Timer};
 use super::memory::Memory;
 use super::message::{Body, Message, PROTOCOL_VERSION};
+use super::node::Node;
 use super::peer::{self, Peer};
-use super::record::{Record, Stamp, Value};
-
-/// What a host feeds in.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Input {
-    /// A message from another replica (already decoded).
-    Message(Message),
-    /// A client PUT, with the caller's write id.
-    Put { req: ClientRequestId, key: Key, value: Vec<u8>, wid: WriteId },
-    /// A client DELETE: a tombstone write, with the caller's write id.
-    Delete { req: ClientRequestId, key: Key, wid: WriteId },
-    /// A timer the replica armed is due.
-    Timer(Timer),
-}
-
-/// What a host must do.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Output {
-    /// Send a message to `message.to` (best effort: it may be lost).
-    Send(Message),
-    /// Answer the client request `req`.
-    Reply { req: ClientRequestId, reply: WriteReply },
-    /// (Re)arm `timer` to fire at `at`, replacing its previous deadline.
-    SetTimer { timer: Timer, at: Millis },
-}
-
-/// The replica's timers; each has at most one deadline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Timer {
-    /// Resend unanswered requests; run a pending internal step.
-    Retry,
-    /// Send keep-alives to both other replicas.
-    Heartbeat,
-    /// Send this replica's memory to both other replicas (when ready).
-    Gossip,
-}
-
-/// The answer to a client write.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
-pub enum WriteReply {
-    /// Held by at least two replicas (the coordinator and a peer).
-    Committed { key: Key, stamp: Stamp, wid: WriteId },
-    /// The coordinator is recovering (HTTP 503 + `Retry-After`).
-    Unavailable { status: Status, retry_after_ms: u64 },
-    /// Too many uncommitted writes (HTTP 503 + `Retry-After`).
-    Overloaded { retry_after_ms: u64 },
-    /// This coordinator instance learned that a newer one exists; it never
-    /// acknowledges a write again. The client retries and reaches the
-    /// current instance.
-    Superseded,
-}
-
-/// The answer to a client read.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub enum Read {
-    /// The committed record for the key (a tombstone for a deleted key),
-    /// or `None` if the key was never written.
-    Committed(Option<Record>),
-    /// The coordinator is recovering (HTTP 503 + `Retry-After`).
-    Unavailable { status: Status, retry_after_ms: u64 },
-    /// A superseded coordinator instance.
-    Superseded,
-}
-
-/// A replica's phase, as reported by `GET /v1/{ns}/status`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Status {
-    Ready,
-    /// Coordinator recovery, phase 1.
-    Collect,
-    /// Coordinator recovery, phase 2.
-    Announce,
-    /// Peer recovery.
-    Recovering,
-    /// A coordinator instance that was superseded (a zombie that knows it).
-    Fenced,
-}
-
-impl fmt::Display for Status {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Status::Ready => "ready",
-            Status::Collect => "collect",
-            Status::Announce => "announce",
-            Status::Recovering => "recovering",
-            Status::Fenced => "fenced",
-        })
-    }
-}
-
-/// One replica's line of `GET /v1/{ns}/status`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct StatusReport {
-    pub replica: ReplicaId,
-    /// `"coordinator"` or `"peer"`.
-    pub role: &'static str,
-    pub status: Status,
-    /// The coordinator's epoch; for a peer, the coordinator epoch it knows.
-    pub epoch: Epoch,
-    /// The highest epoch heard of: a peer's `known`; the coordinator's
-    /// `collectMax` from its last collect.
-    pub known: Epoch,
-    /// Keys with a live value.
-    pub keys: usize,
-    pub generation: Option<Generation>,
-    /// Uncommitted writes (coordinator only).
-    pub pending: usize,
-}
-
-/// What both roles share: who this is, which boot, which generation, and
-/// the memory (for the coordinator: committed data only).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct Node {
-    pub(super) config: Config,
-    pub(super) me: ReplicaId,
-    pub(super) instance: Instance,
-    pub(super) rng: SplitMix64,
-    pub(super) generation: Option<Generation>,
-    pub(super) mem: Memory,
-}
-
-impl Node {
-    pub(super) fn send(&self, to: ReplicaId, body: Body) -> Output {
-        Output::Send(Message::new(self.generation, self.me, to, body))
-    }
-
-    /// Sends `body` to both other replicas.
-    pub(super) fn send_others(&self, body: Body) -> impl Iterator<Item = Output> + '_ {
-        self.config.others(self.me).map(move |to| self.send(to, body.clone()))
-    }
-
-    /// Arms `timer` one interval from now.
-    pub(super) fn arm(&self, now: Millis, timer: Timer) -> Output {
-        let ms = match timer {
-            Timer::Retry => self.config.retry_ms,
-            Timer::Heartbeat => self.config.heartbeat_ms,
-            Timer::Gossip => self.config.gossip_ms,
-        };
-        Output::SetTimer { timer, at: now.plus(ms) }
-    }
-
-    /// Asks for the next internal step: the retry timer, due now.
-    pub(super) fn step_now(now: Millis) -> Output {
-        Output::SetTimer { timer: Timer::Retry, at: now }
-    }
-
-    /// Timers every replica runs from boot.
-    pub(super) fn boot_timers(&self, now: Millis) -> [Output; 3] {
-        [self.arm(now, Timer::Retry), self.arm(now, Timer::Heartbeat), self.arm(now, Timer::Gossip)]
-    }
-}
+use super::record::Value;
 
 /// The two roles.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Role {
     Coordinator(Coordinator),
     Peer(Peer),
+}
+
+impl Role {
+    /// The spec's `status[r]`.
+    fn phase(&self) -> Status {
+        match self {
+            Role::Coordinator(c) => c.status(),
+            Role::Peer(p) => p.status(),
+        }
+    }
+
+    /// The spec's `SrcKnow(r)`: the coordinator's epoch, a peer's `known`.
+    fn src_know(&self) -> Epoch {
+        match self {
+            Role::Coordinator(c) => c.epoch(),
+            Role::Peer(p) => p.known(),
+        }
+    }
 }
 
 /// A read-only view of a replica's role state, for status pages and for
@@ -237,10 +103,22 @@ impl Replica {
                 self.on_write(now, req, key, Value::Bytes(value), wid)
             }
             Input::Delete { req, key, wid } => self.on_write(now, req, key, Value::Tombstone, wid),
-            Input::Timer(timer) => Ok(match &mut self.role {
-                Role::Coordinator(c) => c.on_timer(&mut self.node, now, timer),
-                Role::Peer(p) => p.on_timer(&self.node, now, timer),
-            }),
+            Input::Timer(timer) => Ok(self.on_timer(now, timer)),
+        }
+    }
+
+    /// A timer is due. A fenced coordinator instance does nothing on its
+    /// own any more.
+    pub(super) fn on_timer(&mut self, now: Millis, timer: Timer) -> Vec<Output> {
+        let phase = self.role.phase();
+        if phase == Status::Fenced {
+            return Vec::new();
+        }
+        match (timer, &mut self.role) {
+            (Timer::Retry, Role::Coordinator(c)) => c.on_retry(&mut self.node, now),
+            (Timer::Retry, Role::Peer(p)) => p.on_retry(&self.node, now),
+            (Timer::Heartbeat, _) => self.node.heartbeat(now),
+            (Timer::Gossip, _) => self.node.gossip(now, phase == Status::Ready),
         }
     }
 
@@ -292,9 +170,22 @@ impl Replica {
                 out = boot_out;
             }
         }
-        out.extend(match &mut self.role {
-            Role::Coordinator(c) => c.on_message(&mut self.node, now, msg),
-            Role::Peer(p) => p.on_message(&mut self.node, now, msg),
+        out.extend(match &msg.body {
+            // The same for both roles: `CanSeed(r) == status[r] \in
+            // {"ready", "announce"}`, and gossip is merged when ready.
+            Body::Reseed { instance } => {
+                let can_seed = matches!(self.role.phase(), Status::Ready | Status::Announce);
+                vec![self.node.answer_reseed(msg.from, *instance, can_seed, self.role.src_know())]
+            }
+            Body::Gossip { memory } => {
+                self.node.merge_gossip(memory, self.role.phase() == Status::Ready);
+                Vec::new()
+            }
+            Body::Heartbeat => Vec::new(),
+            _ => match &mut self.role {
+                Role::Coordinator(c) => c.on_message(&mut self.node, now, msg),
+                Role::Peer(p) => p.on_message(&mut self.node, now, msg),
+            },
         });
         Ok(out)
     }
@@ -307,6 +198,12 @@ impl Replica {
                 Err(HandleError::NotCoordinator { me: self.node.me, coordinator: self.node.config.coordinator() })
             }
         }
+    }
+
+    /// The replica's phase (the spec's `status[r]`); cheaper than
+    /// [`Replica::status`], which also counts keys.
+    pub fn phase(&self) -> Status {
+        self.role.phase()
     }
 
     /// This replica's status line.

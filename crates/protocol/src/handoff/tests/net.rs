@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use crate::handoff::ids::SplitMix64;
 use crate::handoff::{
-    ClientRequestId, Config, HandleError, Input, Key, Message, Millis, Output, Read, Replica, ReplicaId, Status, Timer,
-    WriteId, WriteReply,
+    ClientRequestId, Config, Driver, HandleError, Input, Key, Message, Millis, Output, Read, Replica, ReplicaId,
+    Status, WriteId, WriteReply,
 };
 
 pub const C: ReplicaId = ReplicaId(0);
@@ -29,20 +29,16 @@ impl Weather {
     pub const STORMY: Weather = Weather { drop_pct: 20, dup_pct: 20, max_delay_ms: 80 };
 }
 
-/// A replica instance the host still runs: the current one of its name, or
-/// a zombie that only receives replies to its own requests.
-struct Host {
-    replica: Replica,
-    timers: BTreeMap<Timer, Millis>,
-}
-
 pub struct Net {
     pub config: Config,
     pub now: Millis,
     pub weather: Weather,
     rng: SplitMix64,
-    current: BTreeMap<ReplicaId, Host>,
-    zombies: Vec<Host>,
+    /// The replica instances the host still runs: the current one of each
+    /// name, and zombies that only receive replies to their own requests
+    /// (their timers never fire).
+    current: BTreeMap<ReplicaId, Driver>,
+    zombies: Vec<Driver>,
     /// (deliver at, sequence number for a stable order, message)
     in_flight: Vec<(Millis, u64, Message)>,
     seq: u64,
@@ -86,9 +82,9 @@ impl Net {
     /// Constructs `r` empty (first boot, or eviction: the same thing).
     pub fn boot(&mut self, r: ReplicaId) {
         let seed = self.rng.next_u64();
-        let (replica, out) = Replica::boot(self.config.clone(), r, self.now, seed).unwrap();
-        self.current.insert(r, Host { replica, timers: BTreeMap::new() });
-        self.perform(r, None, out);
+        let (driver, out) = Driver::boot(self.config.clone(), r, self.now, seed).unwrap();
+        self.current.insert(r, driver);
+        self.perform(out);
     }
 
     /// The platform evicts `r`: its memory is gone, a new instance boots.
@@ -100,17 +96,17 @@ impl Net {
     /// keeps running what it had in flight (a zombie).
     pub fn supersede_coordinator(&mut self) {
         if let Some(old) = self.current.remove(&C) {
-            self.zombies.push(Host { replica: old.replica, timers: BTreeMap::new() });
+            self.zombies.push(old);
         }
         self.boot(C);
     }
 
     pub fn replica(&self, r: ReplicaId) -> &Replica {
-        &self.current[&r].replica
+        self.current[&r].replica()
     }
 
     pub fn zombie(&self, i: usize) -> &Replica {
-        &self.zombies[i].replica
+        self.zombies[i].replica()
     }
 
     pub fn status(&self, r: ReplicaId) -> Status {
@@ -165,7 +161,7 @@ impl Net {
         self.in_flight.push((at, self.seq, msg));
     }
 
-    fn host_mut(&mut self, r: ReplicaId, zombie: Option<usize>) -> Option<&mut Host> {
+    fn host_mut(&mut self, r: ReplicaId, zombie: Option<usize>) -> Option<&mut Driver> {
         match zombie {
             None => self.current.get_mut(&r),
             Some(i) => self.zombies.get_mut(i),
@@ -175,16 +171,14 @@ impl Net {
     fn input(&mut self, r: ReplicaId, zombie: Option<usize>, input: Input) {
         let now = self.now;
         let Some(host) = self.host_mut(r, zombie) else { return };
-        if let Input::Timer(t) = &input {
-            host.timers.remove(t);
-        }
-        match host.replica.handle(now, input) {
-            Ok(out) => self.perform(r, zombie, out),
+        match host.handle(now, input) {
+            Ok(out) => self.perform(out),
             Err(e) => self.errors.push((r, e)),
         }
     }
 
-    fn perform(&mut self, r: ReplicaId, zombie: Option<usize>, out: Vec<Output>) {
+    /// Performs what a replica asked (its driver keeps the timers).
+    fn perform(&mut self, out: Vec<Output>) {
         for o in out {
             match o {
                 Output::Send(msg) => {
@@ -199,12 +193,7 @@ impl Net {
                     }
                 }
                 Output::Reply { req, reply } => self.replies.push((req, reply)),
-                Output::SetTimer { timer, at } => {
-                    // Zombies get no new events: their timers never fire.
-                    if let (None, Some(host)) = (zombie, self.current.get_mut(&r)) {
-                        host.timers.insert(timer, at);
-                    }
-                }
+                Output::SetTimer { .. } => unreachable!("the driver keeps the timers"),
             }
         }
     }
@@ -217,17 +206,19 @@ impl Net {
             .enumerate()
             .min_by_key(|(_, (at, seq, _))| (*at, *seq))
             .map(|(i, (at, _, _))| (i, *at));
-        let next_timer = self.current.iter().flat_map(|(r, h)| h.timers.iter().map(move |(t, at)| (*at, *r, *t))).min();
+        let next_timer = self.current.iter().filter_map(|(r, d)| Some((d.next_deadline()?, *r))).min();
         match (next_msg, next_timer) {
-            (Some((i, at)), timer) if timer.is_none_or(|(t_at, _, _)| at <= t_at) => {
+            (Some((i, at)), timer) if timer.is_none_or(|(t_at, _)| at <= t_at) => {
                 let (at, _, msg) = self.in_flight.swap_remove(i);
                 self.now = self.now.max(at);
                 self.deliver(msg);
                 true
             }
-            (_, Some((at, r, timer))) => {
+            (_, Some((at, r))) => {
                 self.now = self.now.max(at);
-                self.input(r, None, Input::Timer(timer));
+                // One timer per event, so that `run_until` looks between steps.
+                let out = self.current.get_mut(&r).and_then(|d| d.fire_next(self.now)).unwrap_or_default();
+                self.perform(out);
                 true
             }
             _ => false,
@@ -239,9 +230,9 @@ impl Net {
     fn deliver(&mut self, msg: Message) {
         let to = msg.to;
         let zombie = match msg.body.reply_to() {
-            Some(instance) if self.current.get(&to).is_some_and(|h| h.replica.instance() == instance) => None,
+            Some(instance) if self.current.get(&to).is_some_and(|h| h.replica().instance() == instance) => None,
             Some(instance) => {
-                match self.zombies.iter().position(|z| z.replica.me() == to && z.replica.instance() == instance) {
+                match self.zombies.iter().position(|z| z.replica().me() == to && z.replica().instance() == instance) {
                     Some(i) => Some(i),
                     None => return,
                 }

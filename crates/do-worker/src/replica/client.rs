@@ -1,0 +1,225 @@
+//! Client reads and writes at the coordinator: wait (bounded) for it to be
+//! ready, step the protocol, wait (bounded) for the commit, and turn the
+//! protocol's answers into HTTP ones. [`Unavailable`] is every 503 a
+//! replica answers, in one place.
+
+use std::pin::pin;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures_channel::oneshot;
+use futures_util::future::{self, Either};
+use protocol::handoff::{ClientRequestId, Input, Key, Read, Status, Value, WriteId, WriteReply};
+use serde::Serialize;
+use worker::{Delay, Request};
+
+use super::Host;
+use super::driving::StepError;
+use crate::error::{HttpError, HttpResult};
+use crate::http::{self, WRITE_ID_HEADER};
+use crate::internal;
+use crate::names::{self, ReplicaName};
+use crate::route::KvOp;
+use crate::wire::{ReplicaOp, Target};
+
+/// How long a client request waits for a recovering coordinator before it
+/// gets a 503. Recovery is two round trips to the peers (collect, then
+/// announce): milliseconds when both answer.
+const READY_WAIT: Duration = Duration::from_secs(2);
+/// How long a write waits for its commit (a peer's ack) before a 503. The
+/// write stays pending and may still commit; a retry with the same
+/// `handoff-write-id` is answered from it rather than written twice.
+const COMMIT_WAIT: Duration = Duration::from_secs(10);
+/// `Retry-After` for the 503s whose wait the protocol does not suggest.
+const RETRY_AFTER_MS: u64 = 1000;
+
+/// Why a replica cannot serve a request now: each becomes a 503 with
+/// `Retry-After`.
+pub(super) enum Unavailable {
+    /// No protocol replica yet (`None`), or the coordinator recovering.
+    Recovering { status: Option<Status>, retry_after_ms: u64 },
+    /// A coordinator instance that learned it was superseded.
+    Superseded,
+    /// Too many uncommitted writes.
+    Overloaded { retry_after_ms: u64 },
+    /// The write's waiter died with the protocol instance (it rebooted).
+    Restarted,
+    /// No peer acked the write within [`COMMIT_WAIT`].
+    NotAcked,
+    /// The pause test hook is on.
+    Paused,
+}
+
+impl From<Unavailable> for HttpError {
+    fn from(why: Unavailable) -> Self {
+        let (code, message, retry_after_ms) = match why {
+            Unavailable::Recovering { status: Some(s), retry_after_ms } => {
+                ("recovering", format!("the coordinator is recovering ({s}); retry"), retry_after_ms)
+            }
+            Unavailable::Recovering { status: None, retry_after_ms } => {
+                ("recovering", "the coordinator is starting; retry".into(), retry_after_ms)
+            }
+            Unavailable::Superseded => {
+                ("superseded", "this coordinator instance was superseded; retry".into(), RETRY_AFTER_MS)
+            }
+            Unavailable::Overloaded { retry_after_ms } => {
+                ("overloaded", "too many uncommitted writes; retry".into(), retry_after_ms)
+            }
+            Unavailable::Restarted => {
+                ("not_committed", "the coordinator restarted before the write committed; retry".into(), RETRY_AFTER_MS)
+            }
+            Unavailable::NotAcked => (
+                "not_committed",
+                "no peer acknowledged the write in time; it may still commit: retry with the same handoff-write-id"
+                    .into(),
+                RETRY_AFTER_MS,
+            ),
+            Unavailable::Paused => ("paused", "this replica is paused by the test hook".into(), RETRY_AFTER_MS),
+        };
+        HttpError::unavailable(code, message, retry_after_ms)
+    }
+}
+
+impl Host {
+    /// `POST /put`, `POST /delete`, `GET /get`: a client request, which
+    /// only the coordinator `{ns}:r0` serves.
+    pub(super) async fn serve_client(
+        self: &Rc<Self>,
+        op: KvOp,
+        (ns, me): (String, ReplicaName),
+        mut req: Request,
+        target: &Target<ReplicaOp>,
+    ) -> HttpResult {
+        if me != ReplicaName::R0 {
+            let message = format!("client requests go to {ns}:r0, not {ns}:{me}");
+            return Err(HttpError::new(400, "not_coordinator", message));
+        }
+        let key = target.key.as_deref().ok_or_else(|| HttpError::new(400, "bad_request", "missing key"))?;
+        let key = names::valid_key(key).map_err(|e| HttpError::new(400, "invalid_key", format!("the key {e}")))?;
+        let wid = || match req.headers().get(WRITE_ID_HEADER).ok().flatten() {
+            Some(h) => WriteId::parse(h.trim())
+                .ok_or_else(|| HttpError::new(400, "invalid_write_id", "handoff-write-id must be 32 hex digits")),
+            None => Ok(WriteId(internal::random_u128())),
+        };
+        match op {
+            KvOp::Get => self.client_read(&key).await,
+            KvOp::Delete => self.client_write(key, None, wid()?).await,
+            KvOp::Put => {
+                let wid = wid()?;
+                self.client_write(key, Some(req.bytes().await?), wid).await
+            }
+        }
+    }
+
+    /// Completes the client request `req` waiting for `reply`.
+    pub(super) fn reply(&self, req: ClientRequestId, reply: WriteReply) {
+        let waiter = self.waiters.try_borrow_mut().ok().and_then(|mut w| w.remove(&req.0));
+        if let Some(tx) = waiter {
+            let _ = tx.send(reply);
+        }
+    }
+
+    /// Waits (bounded) for the coordinator to finish recovering.
+    async fn wait_ready(self: &Rc<Self>, max: Duration) -> bool {
+        if self.is_ready() {
+            return true;
+        }
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut w) = self.ready_waiters.try_borrow_mut() {
+            w.push(tx);
+        }
+        let delay = pin!(Delay::from(max));
+        let _ = future::select(rx, delay).await;
+        self.is_ready()
+    }
+
+    fn is_ready(&self) -> bool {
+        self.phase() == Some(Status::Ready)
+    }
+
+    /// The 503 for a coordinator that cannot serve.
+    fn not_ready(&self) -> HttpError {
+        match self.phase() {
+            Some(Status::Fenced) => Unavailable::Superseded,
+            status => Unavailable::Recovering { status, retry_after_ms: RETRY_AFTER_MS },
+        }
+        .into()
+    }
+
+    async fn client_write(self: &Rc<Self>, key: Key, value: Option<Vec<u8>>, wid: WriteId) -> HttpResult {
+        self.ensure_booted()?;
+        if !self.wait_ready(READY_WAIT).await {
+            return Err(self.not_ready());
+        }
+        let req = self.next_req.get().wrapping_add(1);
+        self.next_req.set(req);
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut w) = self.waiters.try_borrow_mut() {
+            w.insert(req, tx);
+        }
+        let req_id = ClientRequestId(req);
+        let input = match value {
+            Some(value) => Input::Put { req: req_id, key, value, wid },
+            None => Input::Delete { req: req_id, key, wid },
+        };
+        match self.step(input) {
+            Ok(outputs) => {
+                self.perform(outputs, None);
+            }
+            Err(e) => {
+                self.waiters.try_borrow_mut().map(|mut w| w.remove(&req)).ok();
+                return Err(e.into());
+            }
+        }
+        let delay = pin!(Delay::from(COMMIT_WAIT));
+        match future::select(rx, delay).await {
+            Either::Left((Ok(reply), _)) => write_reply(reply),
+            Either::Left((Err(_), _)) => Err(Unavailable::Restarted.into()),
+            Either::Right(_) => {
+                self.waiters.try_borrow_mut().map(|mut w| w.remove(&req)).ok();
+                Err(Unavailable::NotAcked.into())
+            }
+        }
+    }
+
+    async fn client_read(self: &Rc<Self>, key: &Key) -> HttpResult {
+        self.ensure_booted()?;
+        if !self.wait_ready(READY_WAIT).await {
+            return Err(self.not_ready());
+        }
+        let read = {
+            let slot = self.driver.try_borrow().map_err(|_| StepError::Busy)?;
+            slot.as_ref().ok_or(StepError::NotBooted)?.replica().read(key)
+        };
+        match read.map_err(StepError::Refused)? {
+            Read::Committed(Some(rec)) => match rec.value {
+                Value::Bytes(bytes) => Ok(http::record(bytes, rec.stamp.ep.0, rec.stamp.ver.0, &rec.wid.to_string())?),
+                Value::Tombstone => Err(HttpError::new(404, "key_not_found", format!("{key} was deleted"))),
+            },
+            Read::Committed(None) => Err(HttpError::new(404, "key_not_found", format!("{key} does not exist"))),
+            Read::Unavailable { .. } | Read::Superseded => Err(self.not_ready()),
+        }
+    }
+}
+
+fn write_reply(reply: WriteReply) -> HttpResult {
+    match reply {
+        WriteReply::Committed { key, stamp, wid } => {
+            Ok(http::json(&Committed { key: key.as_str(), ep: stamp.ep.0, ver: stamp.ver.0, wid: wid.to_string() })?)
+        }
+        WriteReply::Unavailable { status, retry_after_ms } => {
+            Err(Unavailable::Recovering { status: Some(status), retry_after_ms }.into())
+        }
+        WriteReply::Overloaded { retry_after_ms } => Err(Unavailable::Overloaded { retry_after_ms }.into()),
+        WriteReply::Superseded => Err(Unavailable::Superseded.into()),
+    }
+}
+
+/// `200` body of a committed write.
+#[derive(Serialize)]
+pub(crate) struct Committed<'a> {
+    pub key: &'a str,
+    pub ep: u64,
+    pub ver: u64,
+    pub wid: String,
+}

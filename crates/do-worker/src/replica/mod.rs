@@ -1,0 +1,286 @@
+//! `Replica`: the Durable Object class hosting one replica of a namespace
+//! (`{ns}:r0` the coordinator, `{ns}:r1`, `{ns}:r2` the peers). All
+//! protocol decisions are `protocol::handoff::Replica`'s; this is the glue
+//! that feeds it inputs and performs its outputs:
+//!
+//! | protocol                     | here |
+//! |------------------------------|------|
+//! | `Replica::boot`              | the first request of any kind to a fresh object (client call, peer message, status) |
+//! | `Input::Message`             | `POST /msg` from another replica; replies to the sender ride back in the HTTP response |
+//! | `Input::Put`/`Input::Delete` | `POST /put`, `POST /delete` from the Worker (coordinator only) |
+//! | `Input::Timer`               | a `setTimeout` wake-up (`worker::Delay` in a spawned task) runs the due timers |
+//! | `Output::Send`               | a spawned `fetch` through the addressee's stub; the replies in its response are fed back in |
+//! | `Output::Reply`              | completes the waiting client request |
+//! | `Output::SetTimer`           | the protocol's `Driver` keeps the deadlines; due-now timers run before returning |
+//!
+//! One file per job: this one dispatches the internal HTTP requests
+//! ([`ReplicaOp`]); `driving.rs` drives the protocol (boot, steps, timers,
+//! readiness); `transport.rs` carries messages between replicas (lanes,
+//! batching, deliveries); `client.rs` serves client reads and writes and
+//! holds every 503 a replica answers; `wake.rs` is the wake-up bookkeeping.
+//!
+//! Memory only: nothing is written to Durable Object storage. The pending
+//! `setTimeout` (heartbeat every `Config::heartbeat_ms`) and the heartbeats
+//! the other replicas send keep the object from hibernating.
+//!
+//! No panics: no `unwrap`, no indexing on request or peer data, and no
+//! `RefCell` borrow is ever held across an `.await` (every borrow is taken
+//! and released inside a synchronous helper; `try_borrow*` turns a broken
+//! invariant into an error response instead of a panic).
+
+mod client;
+mod driving;
+mod transport;
+mod wake;
+
+pub(crate) use client::Committed;
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::rc::Rc;
+
+use futures_channel::oneshot;
+use protocol::handoff::{Driver, Instance, WriteReply};
+use serde::Serialize;
+use serde_json::json;
+use worker::{DurableObject, Env, Request, Response, Result, State, durable_object};
+
+use crate::auth::KeyProblem;
+use crate::error::{HttpError, HttpResult};
+use crate::http;
+use crate::internal::{self, now_ms, random_u64};
+use crate::names::{self, ReplicaName};
+use crate::route::{KvOp, MAX_PAUSE_MS};
+use crate::wire::{ReplicaOp, Target};
+use transport::{LANES, Link, Outbox};
+use wake::WakeUp;
+
+/// One replica object. The state lives behind an `Rc` so that spawned
+/// tasks (timer wake-ups, peer sends) can hold it.
+#[durable_object]
+pub struct Replica {
+    host: Rc<Host>,
+}
+
+impl DurableObject for Replica {
+    fn new(state: State, env: Env) -> Self {
+        let ident =
+            state.id().name().and_then(|name| ReplicaName::split_object_name(&name).map(|(ns, r)| (ns.to_string(), r)));
+        Self { host: Rc::new(Host::new(state, env, ident)) }
+    }
+
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        let served = match internal::admit(&self.host.secret, &req) {
+            Ok(target) => self.host.clone().serve(req, target).await,
+            Err(e) => Err(e),
+        };
+        served.or_else(HttpError::respond)
+    }
+
+    /// Never armed (the replica uses `setTimeout`, not storage alarms); a
+    /// stray alarm is acknowledged rather than left to the panicking default.
+    async fn alarm(&self) -> Result<Response> {
+        Response::ok("no alarms")
+    }
+}
+
+/// Counters shown in the status line, for tests and debugging.
+#[derive(Default)]
+struct Counters {
+    msgs_in: Cell<u64>,
+    msgs_out: Cell<u64>,
+    send_failures: Cell<u64>,
+    refused: Cell<u64>,
+}
+
+fn bump(c: &Cell<u64>) {
+    c.set(c.get().saturating_add(1));
+}
+
+pub(crate) struct Host {
+    state: State,
+    env: Env,
+    /// The internal secret, read once (see `internal::admit`).
+    secret: std::result::Result<String, KeyProblem>,
+    /// (namespace, replica), from the object's name (`{ns}:r1`), or from
+    /// the first request if the runtime does not pass the name.
+    ident: RefCell<Option<(String, ReplicaName)>>,
+    /// Random nonce of this object instance (tells a reset apart).
+    born: u64,
+    born_at: u64,
+    /// Test hook: peer messages in and out are dropped until then.
+    paused_until: Cell<u64>,
+    resetting: Cell<bool>,
+    counters: Counters,
+    // Driving the protocol (driving.rs).
+    driver: RefCell<Option<Driver>>,
+    /// The protocol instance the client waiters belong to.
+    instance: Cell<Option<Instance>>,
+    wake: RefCell<WakeUp>,
+    // Transport (transport.rs).
+    /// By replica index.
+    links: RefCell<[Option<Link>; 3]>,
+    /// By replica index × lane.
+    outboxes: RefCell<[[Outbox; LANES]; 3]>,
+    // Clients (client.rs).
+    /// Client writes waiting for their `Output::Reply`.
+    waiters: RefCell<BTreeMap<u64, oneshot::Sender<WriteReply>>>,
+    /// Client requests waiting for the coordinator to become ready.
+    ready_waiters: RefCell<Vec<oneshot::Sender<()>>>,
+    next_req: Cell<u64>,
+}
+
+impl Host {
+    fn new(state: State, env: Env, ident: Option<(String, ReplicaName)>) -> Self {
+        Host {
+            state,
+            secret: internal::internal_key(&env),
+            env,
+            ident: RefCell::new(ident),
+            born: random_u64(),
+            born_at: now_ms(),
+            paused_until: Cell::new(0),
+            resetting: Cell::new(false),
+            counters: Counters::default(),
+            driver: RefCell::new(None),
+            instance: Cell::new(None),
+            wake: RefCell::new(WakeUp::default()),
+            links: RefCell::new(Default::default()),
+            outboxes: RefCell::new(Default::default()),
+            waiters: RefCell::new(BTreeMap::new()),
+            ready_waiters: RefCell::new(Vec::new()),
+            next_req: Cell::new(0),
+        }
+    }
+
+    /// Dispatches one internal request. Every operation but the health
+    /// probe's `Ping` (its object is no replica of any namespace) first
+    /// checks that this is the object the caller meant.
+    async fn serve(self: Rc<Self>, mut req: Request, target: Target<ReplicaOp>) -> HttpResult {
+        let identify = || self.identify(&target);
+        match target.op {
+            ReplicaOp::Ping => {
+                Ok(http::json(&json!({ "ok": true, "object": "Replica", "born": format!("{:016x}", self.born) }))?)
+            }
+            ReplicaOp::Whoami => {
+                let (_, me) = identify()?;
+                Ok(http::json(&json!({
+                    "name": me.as_str(),
+                    "born": format!("{:016x}", self.born),
+                    "booted": self.driver.try_borrow().map(|d| d.is_some()).unwrap_or(true),
+                }))?)
+            }
+            ReplicaOp::Evict => {
+                identify()?;
+                self.evict().await
+            }
+            ReplicaOp::Pause => {
+                let (_, me) = identify()?;
+                let ms = target.ms.unwrap_or(0).min(MAX_PAUSE_MS);
+                self.paused_until.set(now_ms().saturating_add(ms));
+                Ok(http::json(&json!({ "paused": me.as_str(), "ms": ms }))?)
+            }
+            ReplicaOp::Status => {
+                let (_, me) = identify()?;
+                self.ensure_booted()?;
+                self.status_line(me)
+            }
+            ReplicaOp::Msg => {
+                identify()?;
+                let body = req.bytes().await?;
+                self.on_msg(&body)
+            }
+            ReplicaOp::Put => self.serve_client(KvOp::Put, identify()?, req, &target).await,
+            ReplicaOp::Delete => self.serve_client(KvOp::Delete, identify()?, req, &target).await,
+            ReplicaOp::Get => self.serve_client(KvOp::Get, identify()?, req, &target).await,
+        }
+    }
+
+    /// This object's (namespace, replica), checked against what the caller
+    /// meant. The runtime passes the object's name; if it ever does not,
+    /// the first caller's claim is adopted (all callers are authenticated).
+    fn identify(&self, target: &Target<ReplicaOp>) -> HttpResult<(String, ReplicaName)> {
+        let wrong = |message: String| HttpError::new(400, "wrong_object", message);
+        let mut ident = self.ident.try_borrow_mut().map_err(|_| wrong("identity busy".into()))?;
+        if ident.is_none() {
+            let r = target.replica.ok_or_else(|| wrong("a replica request must name the replica (r=)".into()))?;
+            names::valid_namespace(&target.ns).map_err(|e| wrong(format!("the namespace {e}")))?;
+            *ident = Some((target.ns.clone(), r));
+        }
+        let Some((ns, me)) = ident.as_ref() else { return Err(wrong("no identity".into())) };
+        if *ns != target.ns || target.replica.is_some_and(|r| r != *me) {
+            let meant = target.replica.map_or("?", |r| r.as_str());
+            return Err(wrong(format!("this is {ns}:{me}, not {}:{meant}", target.ns)));
+        }
+        Ok((ns.clone(), *me))
+    }
+
+    fn me(&self) -> Option<(String, ReplicaName)> {
+        self.ident.try_borrow().ok().and_then(|i| i.clone())
+    }
+
+    fn status_line(&self, me: ReplicaName) -> HttpResult {
+        let report = {
+            let slot = self.driver.try_borrow().map_err(|_| driving::StepError::Busy)?;
+            slot.as_ref().ok_or(driving::StepError::NotBooted)?.replica().status()
+        };
+        let now = now_ms();
+        Ok(http::json(&StatusLine {
+            name: me.as_str(),
+            role: report.role,
+            status: report.status.to_string(),
+            epoch: report.epoch.0,
+            known: report.known.0,
+            keys: report.keys,
+            pending: report.pending,
+            generation: report.generation.map(|g| format!("{}-{:016x}", g.minted_at, g.nonce)),
+            instance: self.instance.get().map(|i| format!("{:016x}", i.0)),
+            object: format!("{:016x}", self.born),
+            uptime_ms: now.saturating_sub(self.born_at),
+            paused_ms: self.paused_until.get().saturating_sub(now),
+            timers: self.driver.try_borrow().ok().and_then(|d| d.as_ref().map(Driver::armed)).unwrap_or(0),
+            msgs_in: self.counters.msgs_in.get(),
+            msgs_out: self.counters.msgs_out.get(),
+            send_failures: self.counters.send_failures.get(),
+            refused: self.counters.refused.get(),
+        })?)
+    }
+
+    /// The eviction test hook: reset this object so its memory is lost, as
+    /// on a real eviction. The request itself fails (the object is gone);
+    /// the Worker confirms the reset by seeing a new birth nonce.
+    async fn evict(self: &Rc<Self>) -> HttpResult {
+        self.resetting.set(true);
+        self.reset("evicted by the test hook").await?;
+        Err(HttpError::new(500, "evict_failed", "the object survived its reset"))
+    }
+
+    /// `blockConcurrencyWhile` with a failing callback: the runtime resets
+    /// the object (platform notes: the one clean way from Rust).
+    async fn reset(&self, why: &str) -> Result<()> {
+        let why = why.to_string();
+        self.state.block_concurrency_while(async move { Err::<(), _>(worker::Error::RustError(why)) }).await
+    }
+}
+
+/// One replica's entry in `GET /v1/{ns}/status`.
+#[derive(Serialize)]
+struct StatusLine {
+    name: &'static str,
+    role: &'static str,
+    status: String,
+    epoch: u64,
+    known: u64,
+    keys: usize,
+    pending: usize,
+    generation: Option<String>,
+    instance: Option<String>,
+    object: String,
+    uptime_ms: u64,
+    paused_ms: u64,
+    timers: usize,
+    msgs_in: u64,
+    msgs_out: u64,
+    send_failures: u64,
+    refused: u64,
+}

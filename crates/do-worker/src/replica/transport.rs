@@ -1,0 +1,274 @@
+//! Messages between replicas: outgoing ones queue per destination and
+//! lane and leave in batches over a bounded number of requests, through a
+//! cached stub; the replies in each response are fed back in. Incoming
+//! ones (`POST /msg`, one message or a batch) are stepped one by one, and
+//! the replies to their sender ride back in the response.
+
+use std::collections::VecDeque;
+use std::pin::pin;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures_util::future::{self, Either};
+use protocol::handoff::{Body, Input, Message};
+use serde_json::value::RawValue;
+use worker::wasm_bindgen_futures::spawn_local;
+use worker::{Delay, Response, Result, Stub, console_warn};
+
+use super::client::Unavailable;
+use super::driving::StepError;
+use super::{Host, bump};
+use crate::error::{HttpError, HttpResult};
+use crate::internal::{self, REPLICA_BINDING, now_ms};
+use crate::names::ReplicaName;
+use crate::wire::{ReplicaOp, Target};
+
+/// Requests in flight per lane to one other replica. Further messages
+/// queue and leave together in the next request: under load one round
+/// trip carries many pushes (fewer requests per write, which is what the
+/// CPU pays for), and while the link is idle nothing waits. Two lanes per
+/// destination (gossip, which carries whole memories, apart from
+/// everything else, so a large snapshot never delays a push) x two
+/// destinations = 4 connections, within the platform's 6.
+const MAX_IN_FLIGHT: usize = 1;
+/// Lanes: 0 = protocol traffic, 1 = gossip.
+pub(super) const LANES: usize = 2;
+/// Messages per batch, and bytes (a batch holds at least one message).
+const MAX_BATCH: usize = 256;
+const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
+/// A delivery not answered by then frees its slot (the protocol retries
+/// whatever it still needs).
+const DELIVERY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Messages waiting for one other replica.
+#[derive(Default)]
+pub(super) struct Outbox {
+    queue: VecDeque<Vec<u8>>,
+    in_flight: usize,
+}
+
+/// A cached route to one other replica: its stub and `POST /msg` URL.
+pub(super) struct Link {
+    stub: Rc<Stub>,
+    url: Rc<str>,
+}
+
+impl Host {
+    pub(super) fn paused(&self) -> bool {
+        now_ms() < self.paused_until.get()
+    }
+
+    /// Queues `msg` for its addressee and pumps that outbox.
+    pub(super) fn send(self: &Rc<Self>, msg: Message) {
+        if self.paused() {
+            return;
+        }
+        let Some(to) = ReplicaName::from_index(msg.to.0) else { return };
+        let lane = usize::from(matches!(msg.body, Body::Gossip { .. }));
+        let Ok(bytes) = msg.encode() else { return };
+        bump(&self.counters.msgs_out);
+        if let Some(outbox) = self.outboxes.try_borrow_mut().ok().as_mut().and_then(|b| outbox(b, to, lane)) {
+            outbox.queue.push_back(bytes);
+        }
+        self.pump(to, lane);
+    }
+
+    /// Starts deliveries to `to` while slots are free: each takes what is
+    /// queued (up to [`MAX_BATCH`]) as one request.
+    fn pump(self: &Rc<Self>, to: ReplicaName, lane: usize) {
+        let Some((ns, _)) = self.me() else { return };
+        loop {
+            let batch: Vec<Vec<u8>> = {
+                let Ok(mut boxes) = self.outboxes.try_borrow_mut() else { return };
+                let Some(outbox) = outbox(&mut boxes, to, lane) else { return };
+                if outbox.in_flight >= MAX_IN_FLIGHT || outbox.queue.is_empty() {
+                    return;
+                }
+                outbox.in_flight += 1;
+                let mut batch = Vec::new();
+                let mut bytes = 0;
+                while batch.len() < MAX_BATCH {
+                    let Some(next) = outbox.queue.front() else { break };
+                    if !batch.is_empty() && bytes + next.len() > MAX_BATCH_BYTES {
+                        break;
+                    }
+                    bytes += next.len();
+                    batch.extend(outbox.queue.pop_front());
+                }
+                batch
+            };
+            let (host, ns) = (self.clone(), ns.clone());
+            spawn_local(async move {
+                let body = batch_body(batch);
+                let delivery = pin!(host.deliver(&ns, to, &body));
+                let outcome = match future::select(delivery, pin!(Delay::from(DELIVERY_TIMEOUT))).await {
+                    Either::Left((outcome, _)) => outcome,
+                    Either::Right(_) => Err(worker::Error::RustError("timed out".into())),
+                };
+                if let Err(e) = outcome {
+                    bump(&host.counters.send_failures);
+                    // Expected while a peer is being reset; the protocol retries.
+                    worker::console_debug!("send to {ns}:{to} failed: {e}");
+                }
+                if let Some(outbox) = host.outboxes.try_borrow_mut().ok().as_mut().and_then(|b| outbox(b, to, lane)) {
+                    outbox.in_flight = outbox.in_flight.saturating_sub(1);
+                }
+                host.pump(to, lane);
+            });
+        }
+    }
+
+    /// One request to `to` carrying `body` (a message or a batch); the
+    /// replies in its response are fed back in.
+    async fn deliver(self: &Rc<Self>, ns: &str, to: ReplicaName, body: &[u8]) -> Result<()> {
+        let key = self.secret.as_ref().map_err(|e| worker::Error::RustError(e.to_string()))?;
+        let (stub, url) = self.link(ns, to)?;
+        let headers = [("content-type", "application/json")];
+        let mut resp = match internal::call_url(&stub, &url, true, Some(key), Some(body), &headers).await {
+            Ok(resp) => resp,
+            Err(e) => {
+                // A stub whose object threw (was reset, evicted) stays broken:
+                // forget it, the next delivery makes a new one.
+                self.forget_link(to);
+                return Err(e);
+            }
+        };
+        let status = resp.status_code();
+        let bytes = resp.bytes().await?;
+        if status != 200 {
+            if status == 409 {
+                bump(&self.counters.refused);
+            }
+            return Err(worker::Error::RustError(format!("status {status}: {}", String::from_utf8_lossy(&bytes))));
+        }
+        let replies: Vec<Box<RawValue>> = serde_json::from_slice(&bytes)?;
+        for raw in replies {
+            match Message::decode(raw.get().as_bytes()) {
+                Ok(reply) => self.receive(reply),
+                Err(e) => console_warn!("bad reply from {ns}:{to}: {e}"),
+            }
+        }
+        Ok(())
+    }
+
+    /// The stub and message URL of `to`, kept until a delivery through the
+    /// stub fails (see `forget_link`).
+    fn link(&self, ns: &str, to: ReplicaName) -> Result<(Rc<Stub>, Rc<str>)> {
+        let i = usize::from(to.index());
+        if let Some(Some(link)) = self.links.try_borrow().ok().as_ref().and_then(|l| l.get(i)) {
+            return Ok((link.stub.clone(), link.url.clone()));
+        }
+        let stub = Rc::new(internal::stub(&self.env, REPLICA_BINDING, &to.object_name(ns))?);
+        let url: Rc<str> = Target::new(ReplicaOp::Msg, ns, Some(to))
+            .url()
+            .map_err(|e| worker::Error::RustError(format!("internal url: {e}")))?
+            .into();
+        if let Some(slot) = self.links.try_borrow_mut().ok().as_mut().and_then(|l| l.get_mut(i)) {
+            *slot = Some(Link { stub: stub.clone(), url: url.clone() });
+        }
+        Ok((stub, url))
+    }
+
+    fn forget_link(&self, to: ReplicaName) {
+        if let Some(slot) = self.links.try_borrow_mut().ok().as_mut().and_then(|l| l.get_mut(usize::from(to.index()))) {
+            *slot = None;
+        }
+    }
+
+    /// A message that arrived as a reply to one of ours.
+    fn receive(self: &Rc<Self>, msg: Message) {
+        if self.paused() {
+            return;
+        }
+        bump(&self.counters.msgs_in);
+        match self.step(Input::Message(msg)) {
+            Ok(outputs) => {
+                self.perform(outputs, None);
+            }
+            Err(StepError::Refused(_)) => bump(&self.counters.refused),
+            Err(_) => {}
+        }
+    }
+
+    /// `POST /msg`: a message from another replica, or a batch of them (a
+    /// JSON array). A single message that is malformed or refused gets a
+    /// 400/409; in a batch each message stands alone (bad ones are counted
+    /// and skipped). Replies to the sender ride back in the 200 response,
+    /// as a JSON array.
+    pub(super) fn on_msg(self: &Rc<Self>, body: &[u8]) -> HttpResult {
+        if self.paused() {
+            return Err(Unavailable::Paused.into());
+        }
+        let bad = |message: String| HttpError::new(400, "bad_message", message);
+        let batch = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
+        let raws: Vec<&[u8]> = if batch {
+            match serde_json::from_slice::<Vec<&RawValue>>(body) {
+                Ok(raws) if raws.len() <= MAX_BATCH => raws.into_iter().map(|r| r.get().as_bytes()).collect(),
+                Ok(raws) => return Err(bad(format!("a batch is at most {MAX_BATCH} messages, not {}", raws.len()))),
+                Err(e) => return Err(bad(format!("malformed batch: {e}"))),
+            }
+        } else {
+            vec![body]
+        };
+        self.ensure_booted()?;
+        let mut replies = Vec::new();
+        for raw in raws {
+            let msg = match Message::decode(raw) {
+                Ok(msg) => msg,
+                Err(e) if !batch => return Err(bad(e.to_string())),
+                Err(_) => {
+                    bump(&self.counters.refused);
+                    continue;
+                }
+            };
+            bump(&self.counters.msgs_in);
+            let from = msg.from;
+            match self.step(Input::Message(msg)) {
+                Ok(outputs) => replies.extend(self.perform(outputs, Some(from))),
+                Err(e) => {
+                    bump(&self.counters.refused);
+                    if !batch {
+                        return Err(e.into());
+                    }
+                }
+            }
+        }
+        let body = serde_json::to_vec(&replies)?;
+        let headers = worker::Headers::new();
+        headers.set("content-type", "application/json")?;
+        Ok(Response::from_bytes(body)?.with_headers(headers))
+    }
+}
+
+fn outbox(boxes: &mut [[Outbox; LANES]; 3], to: ReplicaName, lane: usize) -> Option<&mut Outbox> {
+    boxes.get_mut(usize::from(to.index()))?.get_mut(lane)
+}
+
+/// One message as is, several as a JSON array.
+fn batch_body(mut batch: Vec<Vec<u8>>) -> Vec<u8> {
+    if batch.len() == 1 {
+        return batch.pop().unwrap_or_default();
+    }
+    let mut body = Vec::with_capacity(batch.iter().map(|m| m.len() + 1).sum::<usize>() + 2);
+    body.push(b'[');
+    for (i, msg) in batch.iter().enumerate() {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.extend_from_slice(msg);
+    }
+    body.push(b']');
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::batch_body;
+
+    #[test]
+    fn one_message_travels_alone_several_as_an_array() {
+        assert_eq!(batch_body(vec![b"{\"a\":1}".to_vec()]), b"{\"a\":1}");
+        assert_eq!(batch_body(vec![b"{\"a\":1}".to_vec(), b"{\"b\":2}".to_vec()]), b"[{\"a\":1},{\"b\":2}]");
+        assert_eq!(batch_body(Vec::new()), b"[]");
+    }
+}

@@ -1,0 +1,184 @@
+//! The timer loop every host runs around a replica, once: remember the
+//! deadline of each armed timer ([`Output::SetTimer`] replaces it), feed a
+//! timer in when it is due, and run a timer armed for `now` (recovery's
+//! next internal step) before sleeping. The Durable Object and the test
+//! network both drive their replicas through a [`Driver`]; the model
+//! checker does not (there, firing a timer is a nondeterministic action).
+//!
+//! No clock: `now` is passed in. The host only performs the other outputs
+//! and sleeps until [`Driver::next_deadline`].
+
+use std::collections::BTreeMap;
+
+use super::config::Config;
+use super::error::{ConfigError, HandleError};
+use super::ids::{Millis, ReplicaId};
+use super::interface::{Input, Output, Timer};
+use super::replica::Replica;
+
+/// A replica and its armed timers.
+#[derive(Clone, Debug)]
+pub struct Driver {
+    replica: Replica,
+    /// At most one deadline per timer.
+    deadlines: BTreeMap<Timer, Millis>,
+}
+
+impl Driver {
+    /// [`Replica::boot`], with the boot's timers armed; returns the other
+    /// outputs to perform.
+    pub fn boot(config: Config, me: ReplicaId, now: Millis, seed: u64) -> Result<(Driver, Vec<Output>), ConfigError> {
+        let (replica, out) = Replica::boot(config, me, now, seed)?;
+        let mut driver = Driver { replica, deadlines: BTreeMap::new() };
+        let out = driver.arm(out);
+        Ok((driver, out))
+    }
+
+    pub fn replica(&self) -> &Replica {
+        &self.replica
+    }
+
+    /// [`Replica::handle`]; the timers among the outputs are armed, the
+    /// other outputs returned in order. Feeding a timer disarms it. On
+    /// `Err` nothing changed.
+    pub fn handle(&mut self, now: Millis, input: Input) -> Result<Vec<Output>, HandleError> {
+        let timer = match &input {
+            Input::Timer(t) => Some(*t),
+            _ => None,
+        };
+        let out = self.replica.handle(now, input)?;
+        if let Some(t) = timer {
+            self.deadlines.remove(&t);
+        }
+        Ok(self.arm(out))
+    }
+
+    /// The earliest deadline: when the host should wake up next.
+    pub fn next_deadline(&self) -> Option<Millis> {
+        self.deadlines.values().min().copied()
+    }
+
+    /// Runs the earliest timer due at `now` (ties in [`Timer`] order), if
+    /// any: one protocol step; returns its outputs.
+    pub fn fire_next(&mut self, now: Millis) -> Option<Vec<Output>> {
+        let (&timer, _) = self.deadlines.iter().filter(|&(_, &at)| at <= now).min_by_key(|&(&t, &at)| (at, t))?;
+        self.deadlines.remove(&timer);
+        let out = self.replica.on_timer(now, timer);
+        Some(self.arm(out))
+    }
+
+    /// Runs the timers due at `now` until none is -- a timer one of them
+    /// arms for `now` runs too -- or `max_steps` ran; returns their outputs
+    /// in order. A timer still due after that stays armed (the next
+    /// deadline is then in the past: the host wakes up again at once).
+    pub fn run_due(&mut self, now: Millis, max_steps: usize) -> Vec<Output> {
+        let mut out = Vec::new();
+        for _ in 0..max_steps {
+            match self.fire_next(now) {
+                Some(step) => out.extend(step),
+                None => break,
+            }
+        }
+        out
+    }
+
+    /// Number of armed timers.
+    pub fn armed(&self) -> usize {
+        self.deadlines.len()
+    }
+
+    /// Arms the timers among `outputs`; returns the others.
+    fn arm(&mut self, outputs: Vec<Output>) -> Vec<Output> {
+        outputs
+            .into_iter()
+            .filter_map(|o| match o {
+                Output::SetTimer { timer, at } => {
+                    self.deadlines.insert(timer, at);
+                    None
+                }
+                other => Some(other),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::handoff::ids::{Epoch, Generation};
+    use crate::handoff::{Body, Memory, Message, Status};
+
+    const C: ReplicaId = ReplicaId(0);
+    const P: [ReplicaId; 2] = [ReplicaId(1), ReplicaId(2)];
+
+    fn coordinator() -> (Driver, Vec<Output>) {
+        Driver::boot(Config::new(C, P).unwrap(), C, Millis(1_000), 7).unwrap()
+    }
+
+    fn sends(out: &[Output]) -> Vec<&'static str> {
+        out.iter()
+            .filter_map(|o| match o {
+                Output::Send(m) => Some(m.body.kind()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn boot_arms_the_three_timers_and_returns_the_rest() {
+        let (d, out) = coordinator();
+        assert_eq!(d.armed(), 3);
+        assert_eq!(sends(&out), ["collect", "collect"]);
+        assert!(out.iter().all(|o| !matches!(o, Output::SetTimer { .. })));
+        let config = Config::new(C, P).unwrap();
+        assert_eq!(d.next_deadline(), Some(Millis(1_000 + config.retry_ms)));
+    }
+
+    #[test]
+    fn due_timers_run_in_deadline_order_and_rearm() {
+        let (mut d, _) = coordinator();
+        let config = Config::new(C, P).unwrap();
+        assert!(d.run_due(Millis(1_000), 64).is_empty(), "nothing is due at boot");
+        let at = Millis(1_000 + config.heartbeat_ms);
+        // Retry (every 250 ms) fell due first, then the heartbeat; each ran
+        // once and re-armed itself past `at`.
+        let out = d.run_due(at, 64);
+        assert_eq!(sends(&out), ["collect", "collect", "heartbeat", "heartbeat"]);
+        assert_eq!(d.armed(), 3);
+        assert!(d.next_deadline().is_some_and(|next| next > at));
+    }
+
+    #[test]
+    fn a_step_armed_for_now_runs_before_returning_within_the_budget() {
+        let (mut d, out) = coordinator();
+        let instance = d.replica().instance();
+        assert_eq!(out.len(), 2);
+        let now = Millis(1_010);
+        let generation = Some(Generation { minted_at: 1, nonce: 2 });
+        for p in P {
+            let reply = Body::CollectReply { instance, known: Epoch(3), memory: Memory::default() };
+            let out = d.handle(now, Input::Message(Message::new(generation, p, C, reply))).unwrap();
+            assert!(out.is_empty());
+        }
+        // The last reply armed the retry timer at `now`: ChooseEpoch is due.
+        assert_eq!(d.next_deadline(), Some(now));
+        assert!(d.run_due(now, 0).is_empty(), "no budget, no step");
+        assert_eq!(d.next_deadline(), Some(now), "still due: the host wakes up at once");
+        let out = d.run_due(now, 64);
+        assert_eq!(sends(&out), ["announce", "announce"]);
+        assert_eq!(d.replica().phase(), Status::Announce);
+        assert_eq!(d.replica().status().epoch, Epoch(4));
+        assert!(d.next_deadline().is_some_and(|next| next > now));
+    }
+
+    #[test]
+    fn feeding_a_timer_disarms_it_and_refusals_change_nothing() {
+        let (mut d, _) = coordinator();
+        d.handle(Millis(1_000), Input::Timer(Timer::Gossip)).unwrap();
+        assert_eq!(d.armed(), 3, "gossip re-armed itself");
+        let foreign = Message::new(None, ReplicaId(9), C, Body::Heartbeat);
+        let before = d.next_deadline();
+        assert!(d.handle(Millis(1_000), Input::Message(foreign)).is_err());
+        assert_eq!((d.armed(), d.next_deadline()), (3, before));
+    }
+}

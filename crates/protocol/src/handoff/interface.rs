@@ -1,0 +1,125 @@
+//! The replica's vocabulary with its host: what goes in ([`Input`]), what
+//! comes out ([`Output`]), the timers it arms, the answers to clients
+//! ([`WriteReply`], [`Read`]) and its status ([`Status`], [`StatusReport`]).
+//! Plain data: the behaviour is in [`replica`](super::replica) and the
+//! roles.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use super::ids::{ClientRequestId, Epoch, Generation, Key, Millis, ReplicaId, WriteId};
+use super::message::Message;
+use super::record::{Record, Stamp};
+
+/// What a host feeds in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A message from another replica (already decoded).
+    Message(Message),
+    /// A client PUT, with the caller's write id.
+    Put { req: ClientRequestId, key: Key, value: Vec<u8>, wid: WriteId },
+    /// A client DELETE: a tombstone write, with the caller's write id.
+    Delete { req: ClientRequestId, key: Key, wid: WriteId },
+    /// A timer the replica armed is due.
+    Timer(Timer),
+}
+
+/// What a host must do.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Output {
+    /// Send a message to `message.to` (best effort: it may be lost).
+    Send(Message),
+    /// Answer the client request `req`.
+    Reply { req: ClientRequestId, reply: WriteReply },
+    /// (Re)arm `timer` to fire at `at`, replacing its previous deadline.
+    SetTimer { timer: Timer, at: Millis },
+}
+
+/// The replica's timers; each has at most one deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Timer {
+    /// Resend unanswered requests; run a pending internal step.
+    Retry,
+    /// Send keep-alives to both other replicas.
+    Heartbeat,
+    /// Send this replica's memory to both other replicas (when ready).
+    Gossip,
+}
+
+/// The answer to a client write.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum WriteReply {
+    /// Held by at least two replicas (the coordinator and a peer).
+    Committed { key: Key, stamp: Stamp, wid: WriteId },
+    /// The coordinator is recovering (HTTP 503 + `Retry-After`).
+    Unavailable { status: Status, retry_after_ms: u64 },
+    /// Too many uncommitted writes (HTTP 503 + `Retry-After`).
+    Overloaded { retry_after_ms: u64 },
+    /// This coordinator instance learned that a newer one exists; it never
+    /// acknowledges a write again. The client retries and reaches the
+    /// current instance.
+    Superseded,
+}
+
+/// The answer to a client read.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Read {
+    /// The committed record for the key (a tombstone for a deleted key),
+    /// or `None` if the key was never written.
+    Committed(Option<Record>),
+    /// The coordinator is recovering (HTTP 503 + `Retry-After`).
+    Unavailable { status: Status, retry_after_ms: u64 },
+    /// A superseded coordinator instance.
+    Superseded,
+}
+
+/// A replica's phase (the spec's `status[r]`, plus `Fenced`), as
+/// [`Replica::phase`](super::replica::Replica::phase) returns it and
+/// `GET /v1/{ns}/status` reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    Ready,
+    /// Coordinator recovery, phase 1.
+    Collect,
+    /// Coordinator recovery, phase 2.
+    Announce,
+    /// Peer recovery.
+    Recovering,
+    /// A coordinator instance that was superseded (a zombie that knows it).
+    Fenced,
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::Ready => "ready",
+            Status::Collect => "collect",
+            Status::Announce => "announce",
+            Status::Recovering => "recovering",
+            Status::Fenced => "fenced",
+        })
+    }
+}
+
+/// One replica's line of `GET /v1/{ns}/status`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct StatusReport {
+    pub replica: ReplicaId,
+    /// `"coordinator"` or `"peer"`.
+    pub role: &'static str,
+    pub status: Status,
+    /// The coordinator's epoch; for a peer, the coordinator epoch it knows.
+    pub epoch: Epoch,
+    /// The highest epoch heard of: a peer's `known`; the coordinator's
+    /// `collectMax` from its last collect.
+    pub known: Epoch,
+    /// Keys with a live value.
+    pub keys: usize,
+    pub generation: Option<Generation>,
+    /// Uncommitted writes (coordinator only).
+    pub pending: usize,
+}
