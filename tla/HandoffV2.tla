@@ -13,7 +13,7 @@
 (* announced.  Each path lets every replica forget the last epoch that     *)
 (* wrote, the next collect chooses it again, and a new write shares        *)
 (* (key, ep, ver) with a dead incarnation's ghost push: EpochVerUnique     *)
-(* fails (docs/DESIGN.md section 2 has the traces).  V2's rule: epoch      *)
+(* fails (docs/handoff.md section 2 has the traces).   V2's rule: epoch      *)
 (* knowledge is only taken from a replica that has it (CanSeed), and the   *)
 (* coordinator serves only once every peer knows its epoch.                *)
 (***************************************************************************)

@@ -1,4 +1,4 @@
-//! The Handoff family at larger eviction bounds (docs/DESIGN.md section 2).
+//! The Handoff family at larger eviction bounds (docs/handoff.md section 2).
 //! The ignored tests are slow: run them in release, e.g.
 //! `cargo test -p checker --release --test handoff_bounds -- --ignored --nocapture`.
 

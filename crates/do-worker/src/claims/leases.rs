@@ -29,7 +29,7 @@
 //! can also be created again by an activation still within the attempt's
 //! reservation (the record that would have refused it is gone); that
 //! activation can only replay an attempt that already executes, never
-//! execute it twice (docs/DESIGN.md section 6 lists this gap).
+//! execute it twice (docs/remora.md section 6 lists this gap).
 //!
 //! A 503 from Handoff (the coordinator recovering, or reset while serving)
 //! is retried with backoff for at most [`LEASE_STORE_WAIT`]; a write is

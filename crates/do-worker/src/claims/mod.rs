@@ -11,7 +11,7 @@
 //!   requests and their limits; `views.rs`: the answers; `error.rs`: the
 //!   JSON errors.
 //!
-//! docs/DESIGN.md section 6 explains the design and maps every await to the
+//! docs/remora.md section 6 explains the design and maps every await to the
 //! spec (tla/RemoraClaimActivation.tla).
 
 pub mod api;

@@ -5,7 +5,7 @@
 //! lease store (one awaited read-modify-write), and the reply goes back,
 //! until the procedure has its outcome. The procedures make every decision,
 //! waiting included; a host only moves requests and replies, and pauses
-//! when a procedure waits (docs/DESIGN.md section 6 maps every await to the
+//! when a procedure waits (docs/remora.md section 6 maps every await to the
 //! spec's steps).
 
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! A host runs each `apply` as one transaction (the Durable Object: one
 //! SQLite transaction), so every transition is atomic. The commit of an
 //! activation is the one transition that makes a claim execute, and it is
-//! where the activation takes effect (see `docs/DESIGN.md section 3`).
+//! where the activation takes effect (see `docs/remora.md section 3`).
 
 use std::collections::BTreeMap;
 

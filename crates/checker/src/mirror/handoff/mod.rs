@@ -37,7 +37,7 @@ use properties::{Check, NO_SERVED_REGRESSION};
 /// only in what is said here.
 pub trait Version: Send + Sync + 'static {
     const MODULE: &'static str;
-    /// HandoffV2's recovery (docs/DESIGN.md section 2): `ReseedC` and
+    /// HandoffV2's recovery (docs/handoff.md section 2): `ReseedC` and
     /// `ReseedPeer` read only a replica that `CanSeed`; a peer finishes
     /// recovery once reseeded from every replica that `CanSeed`; the
     /// coordinator serves only once every peer knows its epoch.

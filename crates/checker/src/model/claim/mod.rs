@@ -18,7 +18,7 @@
 //! request once it is answered, and meanwhile may reuse the id for another
 //! request (answered 409 at the binding); procedures do not crash (the spec
 //! has no crashed activator). The constants come from a cfg whose first line
-//! is `\* MODULE ClaimImpl` (crates/checker/models/ClaimImpl.cfg). docs/DESIGN.md section 3 has
+//! is `\* MODULE ClaimImpl` (crates/checker/models/ClaimImpl.cfg). docs/remora.md section 3 has
 //! the argument and the numbers.
 
 mod action;
