@@ -214,7 +214,7 @@ pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str) -> Result<Dev
 /// passed (a panic wipes every replica in the isolate).
 pub fn e2e(root: &Path) -> Result<bool> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    // The worker's pure logic (routing, names, wire, auth, timers) on the host.
+    // The worker's pure logic (routing, names, wire, auth, errors) on the host.
     println!("worker: cargo test -p do-worker --lib (host unit tests)");
     let unit = Command::new(&cargo).current_dir(root).args(["test", "-p", "do-worker", "--lib"]).status();
     if !unit.context("running cargo test -p do-worker")?.success() {
