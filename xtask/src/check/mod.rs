@@ -4,6 +4,7 @@
 //! summary table.
 
 mod checker_bin;
+mod fallback;
 mod outcome;
 mod rust_stage;
 mod stream;
@@ -30,12 +31,13 @@ const SIMULATION_DIR: &str = "simulation";
 /// Larger bounds, under `tla/` and the models directory: checked with
 /// `--all` or `--cfg` only, because they take minutes to hours.
 const LARGE_DIR: &str = "large";
-pub use checker_bin::build as build_checker;
-pub use target::{cfgs_in, resolve};
+pub use checker_bin::{build as build_checker, describe as describe_cfg};
+pub use fallback::test as test_fallback;
+pub use target::{cfgs_in, resolve, variables};
 
 /// The `tla` fallback checker, installed on first use.
 pub fn locate_tla(root: &Path) -> Result<PathBuf> {
-    tla_rs::locate(root)
+    tla_rs::locate(root).map(|t| t.exe)
 }
 
 /// Which TLA+ checker to use.
@@ -113,7 +115,7 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
 
     if !args.rust_only {
         let (checker, runner) = choose_checker(root, args.checker)?;
-        eprintln!("TLA+ stage: {} {} ({})", checker.name, checker.version, checker.why);
+        eprintln!("TLA+ stage: {}", checker.describe());
         for (target, row) in targets.iter().zip(&mut rows) {
             let Some(spec) = &target.spec else { continue };
             eprintln!("  checking {} with {} ...", target.cfg_name(), checker.name);
@@ -163,23 +165,34 @@ impl Runner {
 
 fn choose_checker(root: &Path, choice: Option<CheckerChoice>) -> Result<(CheckerUsed, Runner)> {
     let tla = |why: String| -> Result<(CheckerUsed, Runner)> {
-        let bin = tla_rs::locate(root)?;
-        Ok((CheckerUsed { name: "tla", version: format!("tla-checker {}", tla_rs::VERSION), why }, Runner::Tla(bin)))
+        let t = tla_rs::locate(root)?;
+        let used = CheckerUsed {
+            name: "tla",
+            version: t.version_line,
+            path: t.exe.display().to_string(),
+            sha256: t.sha256,
+            why,
+        };
+        Ok((used, Runner::Tla(t.exe)))
+    };
+    let tlc = |t: tlc::Tlc, why: &str| -> (CheckerUsed, Runner) {
+        let why = format!("{why}; {}", t.found);
+        let used = CheckerUsed {
+            name: "tlc",
+            version: t.version.clone(),
+            path: t.jar.display().to_string(),
+            sha256: t.sha256.clone(),
+            why,
+        };
+        (used, Runner::Tlc(t))
     };
     match choice {
         Some(CheckerChoice::Tlc) => {
-            let t = tlc::locate().context("--checker tlc, but TLC cannot run")?;
-            Ok((
-                CheckerUsed { name: "tlc", version: t.version.clone(), why: "requested with --checker tlc".into() },
-                Runner::Tlc(t),
-            ))
+            Ok(tlc(tlc::locate().context("--checker tlc, but TLC cannot run")?, "requested with --checker tlc"))
         }
         Some(CheckerChoice::Tla) => tla("requested with --checker tla".into()),
         None => match tlc::locate() {
-            Ok(t) => Ok((
-                CheckerUsed { name: "tlc", version: t.version.clone(), why: "Java and tla2tools.jar found".into() },
-                Runner::Tlc(t),
-            )),
+            Ok(t) => Ok(tlc(t, "Java and tla2tools.jar found")),
             Err(e) => tla(format!("TLC unavailable: {e:#}")),
         },
     }

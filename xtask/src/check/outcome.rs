@@ -7,10 +7,20 @@ use serde::Serialize;
 pub struct CheckerUsed {
     /// `"tlc"` or `"tla"`.
     pub name: &'static str,
-    /// Version string.
+    /// The version the checker prints (`TLC2 Version ...`, `tla 0.24.11`).
     pub version: String,
+    /// The jar or binary that ran, and its SHA-256.
+    pub path: String,
+    pub sha256: String,
     /// Why this checker (e.g. "TLC unavailable: no java on PATH").
     pub why: String,
+}
+
+impl CheckerUsed {
+    /// `tlc: TLC2 Version ... (<jar>, SHA-256 <digest>; <why>)`.
+    pub fn describe(&self) -> String {
+        format!("{}: {} ({}, SHA-256 {}; {})", self.name, self.version, self.path, self.sha256, self.why)
+    }
 }
 
 /// One step of a counterexample.

@@ -92,7 +92,7 @@ impl Summary {
             println!("{}", fmt_row(l.iter().map(String::as_str).collect()));
         }
         if let Some(c) = &self.tla_checker {
-            println!("\nTLA+ checker: {} {} ({})", c.name, c.version, c.why);
+            println!("\nTLA+ checker: {}", c.describe());
         }
         if let Some(t) = &self.tests {
             println!(

@@ -118,11 +118,19 @@ fn find_module(module: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
     dirs.iter().map(|d| d.join(format!("{module}.tla"))).find(|p| p.is_file())
 }
 
-/// The constants and definitions of a module, including those of the
-/// modules it EXTENDS that live beside it (standard modules are skipped).
+/// The variables of the TLA+ module `module` in `tla_dir`, those of the
+/// modules it EXTENDS first, each in its `VARIABLES` order.
+pub fn variables(module: &str, tla_dir: &Path) -> Result<Vec<String>> {
+    Ok(Declarations::of_module(module, &[tla_dir.to_path_buf()])?.variables)
+}
+
+/// The constants, variables and definitions of a module, including those
+/// of the modules it EXTENDS that live beside it (standard modules are
+/// skipped).
 #[derive(Default)]
 struct Declarations {
     constants: BTreeSet<String>,
+    variables: Vec<String>,
     definitions: BTreeSet<String>,
 }
 
@@ -152,6 +160,12 @@ impl Declarations {
                 i += 1;
                 while i < words.len() && !is_keyword(words[i]) && !text_defines(&text, words[i]) {
                     self.constants.insert(words[i].to_string());
+                    i += 1;
+                }
+            } else if matches!(words[i], "VARIABLE" | "VARIABLES") {
+                i += 1;
+                while i < words.len() && !is_keyword(words[i]) && !text_defines(&text, words[i]) {
+                    self.variables.push(words[i].to_string());
                     i += 1;
                 }
             } else if words[i] == "EXTENDS" {
@@ -270,6 +284,20 @@ mod tests {
         let info = CfgInfo { module: "HandoffImpl".into(), search: "dfs".into(), ..handoff() };
         let t = pair(&models.join("HandoffImpl.cfg"), info, &tla_dir()).unwrap();
         assert_eq!((t.cfg_name(), t.module, t.spec), ("HandoffImpl.cfg (dfs)".into(), "HandoffImpl".into(), None));
+    }
+
+    #[test]
+    fn reads_variables_through_extends() -> Result<()> {
+        let remora = variables("RemoraClaimActivation", &tla_dir())?;
+        assert_eq!(remora.first().map(String::as_str), Some("durableState"));
+        assert_eq!(remora.len(), 11);
+        let zombie = variables("HandoffZombie", &tla_dir())?;
+        let acks = variables("HandoffAcks", &tla_dir())?;
+        assert_eq!(zombie[..acks.len()], acks[..]);
+        assert_eq!(zombie[acks.len()..], ["zombies".to_string(), "supersedes".to_string()]);
+        let v2 = variables("HandoffV2", &tla_dir())?;
+        assert!(acks.len() > v2.len() && acks[..v2.len()] == v2[..], "{acks:?} / {v2:?}");
+        Ok(())
     }
 
     #[test]

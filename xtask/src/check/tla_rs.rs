@@ -1,9 +1,9 @@
 //! The fallback TLA+ checker: the `tla` binary of the crate `tla-checker`,
-//! pinned, installed once into `.tools/`. It reads TLC `.cfg` files and
+//! pinned, installed once into the shared tools cache (`crate::tools`). It reads TLC `.cfg` files and
 //! reports the same distinct-state counts as TLC on these specs; it is
 //! single-threaded and slower.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -16,9 +16,10 @@ use crate::tools;
 
 pub const VERSION: &str = "0.24.11";
 
-/// Installs (once) and returns the `tla` binary.
-pub fn locate(root: &Path) -> Result<PathBuf> {
-    tools::cargo_tool(root, "tla-checker", VERSION, "tla", "the fallback TLA+ checker, used when TLC cannot be had")
+/// Installs (once) and returns the verified `tla` binary.
+pub fn locate(root: &Path) -> Result<tools::Installed> {
+    let why = "the fallback TLA+ checker, used when TLC cannot be had";
+    tools::cargo_tool(root, &tools::CargoTool { krate: "tla-checker", version: VERSION, bin: "tla", why })
 }
 
 /// Runs `tla` on one target, streaming its progress.

@@ -3,7 +3,8 @@
 //!
 //! The jar is looked up in `$TLA2TOOLS_JAR`, then in the user cache
 //! (`$XDG_CACHE_HOME/handoff` or `~/.cache/handoff`), then downloaded from
-//! the pinned official release and verified by SHA-256.
+//! the pinned official release and verified by SHA-256. Whichever jar runs,
+//! the summary reports the version it prints and its SHA-256.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -15,6 +16,7 @@ use sha2::{Digest, Sha256};
 
 use super::outcome::{Outcome, TraceStep};
 use super::stream;
+use crate::tools;
 
 /// The pinned TLA+ tools release (TLC 2.19).
 pub const RELEASE: &str = "v1.8.0";
@@ -27,7 +29,15 @@ const JAR_SHA256: &str = "cc4803dce2a8ffaf0f5920a9dc39df4b5ee34ab4cb53fb58ac5572
 pub struct Tlc {
     pub java: String,
     pub jar: PathBuf,
+    /// The version line TLC prints, e.g. `TLC2 Version 2.19 of 08 August
+    /// 2024 (rev: 5a47802)`.
     pub version: String,
+    /// SHA-256 of the jar: a jar built from the sources without a release
+    /// manifest prints the time it runs as its version, so this is what
+    /// names it.
+    pub sha256: String,
+    /// Where the jar came from and which Java runs it.
+    pub found: String,
 }
 
 /// Finds Java 11+ and the jar, downloading the jar into the cache when
@@ -39,16 +49,16 @@ pub fn locate() -> Result<Tlc> {
     if java < 11 {
         bail!("TLC needs Java 11 or newer; `java -version` reports {java}");
     }
-    let jar = match std::env::var_os("TLA2TOOLS_JAR") {
+    let (jar, from) = match std::env::var_os("TLA2TOOLS_JAR") {
         Some(p) => {
             let p = PathBuf::from(p);
             if !p.is_file() {
                 bail!("TLA2TOOLS_JAR={} does not exist; point it at tla2tools.jar or unset it", p.display());
             }
-            p
+            (p, "$TLA2TOOLS_JAR".to_string())
         }
         None => {
-            let cached = cache_dir()?.join(format!("tla2tools-{RELEASE}.jar"));
+            let cached = tools::user_cache()?.join(format!("tla2tools-{RELEASE}.jar"));
             if !cached.is_file() {
                 download(&cached).with_context(|| {
                     format!(
@@ -57,10 +67,36 @@ pub fn locate() -> Result<Tlc> {
                     )
                 })?;
             }
-            cached
+            (cached, format!("the user cache (release {RELEASE})"))
         }
     };
-    Ok(Tlc { java: "java".into(), version: format!("tla2tools {RELEASE} (Java {java})"), jar })
+    // TLC runs in each spec's directory: a relative TLA2TOOLS_JAR must not break it.
+    let jar = jar.canonicalize().with_context(|| format!("cannot resolve {}", jar.display()))?;
+    let java_cmd = "java".to_string();
+    let version = printed_version(&java_cmd, &jar)?;
+    let sha256 = tools::sha256_file(&jar)?;
+    let found = format!("Java {java}, tla2tools.jar from {from}");
+    Ok(Tlc { java: java_cmd, jar, version, sha256, found })
+}
+
+/// The version line this TLC prints at start-up. Run without a module, TLC
+/// prints it and then stops with a usage error.
+fn printed_version(java: &str, jar: &Path) -> Result<String> {
+    let out = Command::new(java)
+        .arg("-cp")
+        .arg(jar)
+        .arg("tlc2.TLC")
+        .output()
+        .with_context(|| format!("cannot run TLC from {}", jar.display()))?;
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    version_line(&text).with_context(|| {
+        format!("{} printed no `TLC2 Version` line; is it tla2tools.jar? It printed: {}", jar.display(), text.trim())
+    })
+}
+
+/// `TLC2 Version ...`, the first line of every TLC run.
+fn version_line(out: &str) -> Option<String> {
+    out.lines().map(str::trim).find(|l| l.starts_with("TLC2 Version ")).map(str::to_string)
 }
 
 fn java_major() -> Result<u32> {
@@ -71,14 +107,6 @@ fn java_major() -> Result<u32> {
     let mut parts = quoted.split('.');
     let first: u32 = parts.next().and_then(|p| p.parse().ok()).context("cannot read `java -version`")?;
     Ok(if first == 1 { parts.next().and_then(|p| p.parse().ok()).unwrap_or(1) } else { first })
-}
-
-fn cache_dir() -> Result<PathBuf> {
-    let base = match std::env::var_os("XDG_CACHE_HOME") {
-        Some(p) => PathBuf::from(p),
-        None => PathBuf::from(std::env::var_os("HOME").context("HOME is not set")?).join(".cache"),
-    };
-    Ok(base.join("handoff"))
 }
 
 fn download(dest: &Path) -> Result<()> {
@@ -259,6 +287,17 @@ The depth of the complete state graph search is 3.
         assert_eq!(o.trace.len(), 2);
         assert_eq!(o.trace[1].action.as_deref(), Some("Inc"));
         assert_eq!(o.trace[1].state[1], ("s".into(), "{ [a |-> 1, b |-> 2] }".into()));
+    }
+
+    #[test]
+    fn reads_the_version_tlc_prints() {
+        let release = version_line(PASS);
+        assert_eq!(release.as_deref(), Some("TLC2 Version 2.19 of 08 August 2024 (rev: 5a47802)"));
+        // A jar built from the sources without a release manifest prints
+        // the time it runs, then the usage error of a run without a module.
+        let built = "TLC2 Version 2026.12.03.151218\nError: Error: Missing input TLA+ module.\nUsage: java tlc2.TLC";
+        assert_eq!(version_line(built).as_deref(), Some("TLC2 Version 2026.12.03.151218"));
+        assert_eq!(version_line("Error: Could not find or load main class tlc2.TLC\n"), None);
     }
 
     #[test]

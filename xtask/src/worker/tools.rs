@@ -3,8 +3,8 @@
 //! Versions are never written here: worker-build and wasm-bindgen-cli are
 //! read from Cargo.lock (the `worker` and `wasm-bindgen` libraries the worker
 //! crate pins with `=`), wrangler from package-lock.json. Cargo tools go to
-//! `<root>/.tools/<name>-<version>/`, so a version bump installs alongside
-//! instead of reusing a mismatched binary.
+//! the shared tools cache (`crate::tools`) under `<name>-<version>/`, so a
+//! version bump installs alongside instead of reusing a mismatched binary.
 
 use std::env;
 use std::fs;
@@ -24,9 +24,9 @@ pub struct Tools {
     /// `crates/do-worker`, where wrangler runs (it reads wrangler.toml and
     /// .dev.vars from its working directory).
     pub worker_dir: PathBuf,
-    /// `.tools/worker-build-<v>/bin/worker-build`.
+    /// `<tools cache>/worker-build-<v>/bin/worker-build`.
     pub worker_build: PathBuf,
-    /// `.tools/wasm-bindgen-cli-<v>/bin/wasm-bindgen`, passed as WASM_BINDGEN_BIN.
+    /// `<tools cache>/wasm-bindgen-cli-<v>/bin/wasm-bindgen`, passed as WASM_BINDGEN_BIN.
     pub wasm_bindgen: PathBuf,
     /// `node_modules/.bin/wrangler`.
     pub wrangler: PathBuf,
@@ -132,62 +132,21 @@ fn ensure_wasm_target(root: &Path) -> Result<()> {
     }
 }
 
-/// `<root>/.tools/<krate>-<version>/bin/<bin>`, installed by the shared
-/// [`crate::tools::cargo_tool`] when absent (it prints its own line then).
+/// The verified binary of a pinned cargo tool, installed on first use by
+/// [`crate::tools::cargo_tool`] (which prints its own line then).
 fn cargo_tool(root: &Path, krate: &str, version: &str, bin: &str, why: &str) -> Result<PathBuf> {
-    let exe = crate::tools::dir(root).join(format!("{krate}-{version}")).join("bin").join(bin);
-    if exe.is_file() {
-        println!("worker: {krate} {version}: {}", exe.strip_prefix(root).unwrap_or(&exe).display());
-    }
-    crate::tools::cargo_tool(root, krate, version, bin, why)
+    let tool = crate::tools::cargo_tool(root, &crate::tools::CargoTool { krate, version, bin, why })?;
+    println!("worker: {krate} {version}: {}", tool.exe.display());
+    Ok(tool.exe)
 }
 
-/// `node_modules/.bin/wrangler` at the version package-lock.json pins,
-/// running `npm ci` when it is missing or different.
+/// `node_modules/.bin/wrangler` at the version package-lock.json pins
+/// (`npm ci` when any pinned package is missing or different).
 fn ensure_wrangler(root: &Path) -> Result<PathBuf> {
-    require_program("node")?;
-    let wanted = package_version(&root.join("package-lock.json"), &["packages", "node_modules/wrangler", "version"])?;
-    let have = package_version(&root.join("node_modules/wrangler/package.json"), &["version"]).ok();
+    crate::npm::ensure(root)?;
     let wrangler = root.join("node_modules/.bin/wrangler");
-    if have.as_deref() == Some(wanted.as_str()) && wrangler.is_file() {
-        println!("worker: wrangler {wanted}: node_modules (package-lock.json)");
-        return Ok(wrangler);
-    }
-    let why = have.map_or("not installed".to_string(), |v| format!("{v} installed"));
-    println!("worker: npm ci (package-lock.json pins wrangler {wanted}, {why}; ~1 min)");
-    require_program("npm")?;
-    let status = Command::new("npm")
-        .args(["ci", "--no-fund", "--no-audit"])
-        .current_dir(root)
-        .status()
-        .context("running npm ci")?;
-    ensure!(status.success(), "`npm ci` failed ({status})");
-    ensure!(wrangler.is_file(), "npm ci finished but {} is missing", wrangler.display());
+    ensure!(wrangler.is_file(), "{} is missing; is wrangler still in package.json?", wrangler.display());
     Ok(wrangler)
-}
-
-/// A string at `path` inside a JSON file.
-fn package_version(file: &Path, path: &[&str]) -> Result<String> {
-    let text = fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
-    let json: serde_json::Value = serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
-    let value = path.iter().try_fold(&json, |v, key| v.get(key));
-    value
-        .and_then(|v| v.as_str())
-        .map(str::to_string)
-        .with_context(|| format!("{} has no {}", file.display(), path.join(".")))
-}
-
-/// Fails clearly when Node.js tooling is absent (wrangler is a Node program).
-fn require_program(program: &str) -> Result<()> {
-    match Command::new(program).arg("--version").output() {
-        Ok(out) if out.status.success() => Ok(()),
-        Ok(out) => bail!("`{program} --version` failed ({})", out.status),
-        Err(e) if e.kind() == ErrorKind::NotFound => bail!(
-            "`{program}` is not on PATH: wrangler, which runs the worker locally and deploys it, needs Node.js >= 20.3 \
-             with npm (e.g. `apt-get install nodejs npm`, or https://nodejs.org)"
-        ),
-        Err(e) => Err(e).with_context(|| format!("running {program}")),
-    }
 }
 
 #[cfg(test)]
