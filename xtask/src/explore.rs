@@ -23,6 +23,16 @@ pub struct ExploreArgs {
 }
 
 pub fn run(root: &Path, args: &ExploreArgs) -> Result<()> {
+    let status = command(root, args)?.status().context("cannot start the checker")?;
+    if !status.success() {
+        bail!("the explorer stopped ({status})");
+    }
+    Ok(())
+}
+
+/// The checker's `explore` command for `args` (building the checker first);
+/// the browser test starts it the same way.
+pub fn command(root: &Path, args: &ExploreArgs) -> Result<Command> {
     let tla = root.join("tla");
     let spec =
         if args.spec.ends_with(".tla") { PathBuf::from(&args.spec) } else { tla.join(format!("{}.tla", args.spec)) };
@@ -42,9 +52,5 @@ pub fn run(root: &Path, args: &ExploreArgs) -> Result<()> {
     if let Some(m) = &args.mutation {
         cmd.arg("--mutation").arg(m);
     }
-    let status = cmd.status().context("cannot start the checker")?;
-    if !status.success() {
-        bail!("the explorer stopped ({status})");
-    }
-    Ok(())
+    Ok(cmd)
 }

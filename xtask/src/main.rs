@@ -8,6 +8,7 @@
 //! | `tidy`    | rustfmt and clippy (host and wasm32) must be clean |
 //! | `test`    | everything CI runs: tidy, check, the Worker on workerd |
 //! | `explore` | the stateright web explorer for a spec |
+//! | `explorer-test` | every spec's explorer driven in headless Chromium |
 //! | `build`   | build the Worker to wasm |
 //! | `dev`     | run the Worker locally on workerd (wrangler dev) |
 //! | `deploy`  | `wrangler deploy` (or `--dry-run`: bundle only) |
@@ -15,7 +16,10 @@
 
 mod bench;
 mod check;
+mod chromium;
 mod explore;
+mod explorer_test;
+mod npm;
 mod setup;
 mod tidy;
 mod tools;
@@ -38,7 +42,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Install every pinned tool (wasm target, tla, worker-build,
-    /// wasm-bindgen-cli, wrangler) and build the Worker and the checker once.
+    /// wasm-bindgen-cli, wrangler, playwright-core, Chromium) and build the
+    /// Worker and the checker once.
     Setup,
     /// Model-check every cfg in tla/ with TLC (or the tla fallback) and the
     /// Rust models, then run the workspace tests; print one summary table.
@@ -50,6 +55,12 @@ enum Cmd {
     Test,
     /// Serve the stateright web explorer for a spec on 127.0.0.1.
     Explore(explore::ExploreArgs),
+    /// Drive every spec's explorer in headless Chromium (part of `test`).
+    ExplorerTest {
+        /// Where the screenshots go (default: target/explorer-test/).
+        #[arg(long)]
+        screenshots: Option<PathBuf>,
+    },
     /// Build the Worker to wasm (crates/do-worker/build/).
     Build,
     /// Serve the Worker locally on workerd (wrangler dev), test hooks on.
@@ -89,6 +100,7 @@ fn run() -> Result<bool> {
         Cmd::Tidy => tidy::run(&root),
         Cmd::Test => test(&root),
         Cmd::Explore(args) => explore::run(&root, &args).map(|()| true),
+        Cmd::ExplorerTest { screenshots } => explorer_test::run(&root, screenshots.as_deref()),
         Cmd::Build => worker::build(&root).map(|()| true),
         Cmd::Bench(args) => bench::run(&root, &args),
         Cmd::Dev { port } => worker::dev(&root, port).map(|()| true),
@@ -97,8 +109,9 @@ fn run() -> Result<bool> {
 }
 
 /// `cargo xtask test`: tidy, the full check (TLA+ stage, Rust stage with
-/// parity, workspace tests), then the Worker on workerd. A tidy failure
-/// stops here: it is the cheapest gate and names its fix.
+/// parity, workspace tests), the `tla` fallback on a small cfg, the
+/// explorers in Chromium, then the Worker on workerd. A tidy failure stops
+/// here: it is the cheapest gate and names its fix.
 fn test(root: &Path) -> Result<bool> {
     if !tidy::run(root)? {
         return Ok(false);
@@ -113,6 +126,15 @@ fn test(root: &Path) -> Result<bool> {
         simulation_seconds: 60,
     };
     let (checked, tests) = check::run_with_tests(root, &args)?;
+    // Each stage reports its own failure and the next still runs.
+    let stage = |name: &str, result: Result<bool>| {
+        result.unwrap_or_else(|e| {
+            eprintln!("{name}: FAIL: {e:#}");
+            false
+        })
+    };
+    let fallback = stage("fallback", check::test_fallback(root));
+    let explorers = stage("explorer", explorer_test::run(root, None));
     eprintln!("Worker stage: build, deploy bundle (dry run), run on workerd, smoke and end-to-end tests");
     worker::deploy(root, true, None)?;
     worker::smoke(root)?;
@@ -122,7 +144,7 @@ fn test(root: &Path) -> Result<bool> {
     if let Some(t) = tests {
         println!("tests: {} passed, {} failed", t.passed, t.failed);
     }
-    Ok(checked && e2e)
+    Ok(checked && fallback && explorers && e2e)
 }
 
 fn project_root() -> Result<PathBuf> {

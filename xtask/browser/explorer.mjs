@@ -1,0 +1,123 @@
+// The stateright explorer of each spec, driven in headless Chromium by
+// playwright-core (started by `cargo xtask explorer-test`, which writes the
+// plan: the Chromium binary, and per spec its explorer's URL, the variables
+// its .tla declares and where its screenshot goes). Per spec: the page loads;
+// choosing the initial state shows exactly the spec's variables, in their
+// declaration order; following an action shows the state the server gives
+// for that step, under the action's name in the path. Exits 1 when any spec
+// fails.
+
+import { readFileSync } from 'node:fs';
+import { chromium } from 'playwright-core';
+
+const plan = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+
+// The closed network here refuses Chromium's background connections; a
+// fresh profile (--user-data-dir) comes with every launch().
+const browser = await chromium.launch({
+  executablePath: plan.chromium,
+  headless: true,
+  args: [
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-quic',
+    '--no-first-run',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+  ],
+});
+
+let failed = 0;
+try {
+  for (const spec of plan.specs) {
+    const started = Date.now();
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    try {
+      const summary = await explore(page, spec);
+      console.log(`explorer: ${spec.module}: pass in ${Date.now() - started} ms (${summary})`);
+    } catch (e) {
+      failed += 1;
+      console.log(`explorer: ${spec.module}: FAIL: ${e.message}`);
+      await page.screenshot({ path: spec.screenshot, fullPage: true }).catch(() => {});
+    } finally {
+      await page.close();
+    }
+  }
+} finally {
+  await browser.close();
+}
+process.exit(failed === 0 ? 0 : 1);
+
+async function explore(page, spec) {
+  page.setDefaultTimeout(10_000);
+  await page.goto(spec.url);
+  const title = await page.title();
+  check(title === 'Stateright Explorer', `the page title is ${JSON.stringify(title)}`);
+  const model = page.locator('label:text-is("Model:") + span');
+  await page.waitForFunction((el) => el.textContent && el.textContent !== 'loading...', await model.elementHandle());
+  const current = page.locator('section.main-flex-right .font-small');
+  const nextLinks = page.locator('h2:text-is("Next Action Choices") + ul a');
+  const path = page.locator('ol.path-list a');
+
+  // Before a choice: no state, the initial states offered as choices.
+  await nextLinks.first().waitFor();
+  check((await current.textContent()) === 'No state selected', 'a state is shown before any choice');
+  const init = nextLinks.filter({ hasText: /^Init \d+$/ }).first();
+  await init.click();
+  const initial = await waitForText(current, (t) => t.startsWith('/\\ '), 'the initial state');
+  sameVariables(initial, spec.variables, 'the initial state');
+
+  // Follow the first action that leads to another state.
+  await waitForText(nextLinks.first(), (t) => !/^Init \d+$/.test(t), "the initial state's actions");
+  const choices = await nextLinks.evaluateAll((links) =>
+    links.map((a) => ({ text: a.textContent, href: a.getAttribute('href'), classes: a.className })),
+  );
+  const pick = choices.findIndex((c) => c.href && !/is-ignored|is-same-state/.test(c.classes));
+  check(pick >= 0, `no action leaves the initial state (choices: ${choices.map((c) => c.text).join(', ')})`);
+  const action = choices[pick].text;
+  await nextLinks.nth(pick).click();
+  const next = await waitForText(current, (t) => t !== initial && t.startsWith('/\\ '), `the state after ${action}`);
+  const hash = await page.evaluate(() => window.location.hash);
+  check(hash === choices[pick].href, `the address is ${hash} after following ${choices[pick].href}`);
+  sameVariables(next, spec.variables, `the state after ${action}`);
+  const steps = await path.allTextContents();
+  check(steps.at(-1) === action, `the path of actions is [${steps.join(', ')}], not ending in ${action}`);
+
+  // The shown state is the one the explorer's server computes for this step.
+  const [, initIndex, actionIndex] = choices[pick].href.split('/').slice(1);
+  const server = await page.evaluate(async (p) => (await fetch(p)).json(), `/.states/${initIndex}`);
+  const step = server.find((s) => String(s.actionIndex) === actionIndex);
+  check(step && (step.outcome ?? step.state) === next, `the state after ${action} is not the server's`);
+
+  await page.screenshot({ path: spec.screenshot });
+  return `${spec.variables.length} variables; followed ${action}`;
+}
+
+// The variable names of a state printed as `/\ name = value` lines.
+function sameVariables(text, expected, what) {
+  const shown = text
+    .split('\n')
+    .filter((line) => line.startsWith('/\\ '))
+    .map((line) => line.slice(3).split(' = ')[0]);
+  check(
+    JSON.stringify(shown) === JSON.stringify(expected),
+    `${what} shows the variables [${shown.join(', ')}], the spec declares [${expected.join(', ')}]`,
+  );
+}
+
+// Polls an element's text until `predicate` holds (knockout renders after
+// each fetch from the explorer's server).
+async function waitForText(locator, predicate, what) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const text = await locator.textContent();
+    if (predicate(text)) return text;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; shown: ${text.slice(0, 200)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+function check(ok, message) {
+  if (!ok) throw new Error(message);
+}
