@@ -328,6 +328,11 @@ impl<E: Extension> Model for ExtModel<E> {
         self.step(s, &action)
     }
 
+    /// The web explorer lists actions as TLA+ action instances.
+    fn format_action(&self, action: &Self::Action) -> String {
+        action.to_string()
+    }
+
     fn properties(&self) -> Vec<Property<Self>> {
         self.checks.iter().map(|&(name, holds)| Property::always(name, holds)).collect()
     }
