@@ -1,11 +1,11 @@
 // The stateright explorer of each spec, driven in headless Chromium by
 // playwright-core (started by `cargo xtask explorer-test`, which writes the
 // plan: the Chromium binary, and per spec its explorer's URL, the variables
-// its .tla declares and where its screenshot goes). Per spec: the page loads;
-// choosing the initial state shows exactly the spec's variables, in their
-// declaration order; following an action shows the state the server gives
-// for that step, under the action's name in the path. Exits 1 when any spec
-// fails.
+// and definitions its .tla declares and where its screenshot goes). Per spec:
+// the page loads; choosing the initial state shows exactly the spec's
+// variables, in their declaration order, and offers only instances of actions
+// the spec defines; following one shows the state the server gives for that
+// step, under the action's name in the path. Exits 1 when any spec fails.
 
 import { readFileSync } from 'node:fs';
 import { chromium } from 'playwright-core';
@@ -73,6 +73,7 @@ async function explore(page, spec) {
   const choices = await nextLinks.evaluateAll((links) =>
     links.map((a) => ({ text: a.textContent, href: a.getAttribute('href'), classes: a.className })),
   );
+  for (const { text } of choices) actionInstance(text, spec.definitions);
   const pick = choices.findIndex((c) => c.href && !/is-ignored|is-same-state/.test(c.classes));
   check(pick >= 0, `no action leaves the initial state (choices: ${choices.map((c) => c.text).join(', ')})`);
   const action = choices[pick].text;
@@ -81,6 +82,9 @@ async function explore(page, spec) {
   const hash = await page.evaluate(() => window.location.hash);
   check(hash === choices[pick].href, `the address is ${hash} after following ${choices[pick].href}`);
   sameVariables(next, spec.variables, `the state after ${action}`);
+  // The explorer selects a step once its successors are fetched: the list
+  // below is already the new state's.
+  for (const text of await nextLinks.allTextContents()) actionInstance(text, spec.definitions);
   const steps = await path.allTextContents();
   check(steps.at(-1) === action, `the path of actions is [${steps.join(', ')}], not ending in ${action}`);
 
@@ -104,6 +108,15 @@ function sameVariables(text, expected, what) {
     JSON.stringify(shown) === JSON.stringify(expected),
     `${what} shows the variables [${shown.join(', ')}], the spec declares [${expected.join(', ')}]`,
   );
+}
+
+// An action as TLA+ writes an instance of it: a name the spec defines, its
+// arguments in TLA+ notation (a Rust value's Debug form, `PendingW { key: k1,
+// .. }`, is not).
+function actionInstance(text, definitions) {
+  const name = text.split('(')[0];
+  check(definitions.includes(name), `the action ${text} is not one the spec defines`);
+  check(!/\w \{ \w+: /.test(text), `the action ${text} is not in TLA+ notation`);
 }
 
 // Polls an element's text until `predicate` holds (knockout renders after

@@ -11,9 +11,10 @@ use std::process::Command;
 use anyhow::{Result, bail};
 
 const PACKAGE: &str = "chromium";
-/// Its recommended fonts (without them a minimal machine renders no text);
-/// its other recommendations (printing, avahi, upower) are left out.
-const FONTS: &str = "fonts-liberation";
+/// Fonts: Chromium's recommended ones (without them a minimal machine
+/// renders no text) and the emoji the explorer marks properties with. Its
+/// other recommendations (printing, avahi, upower) are left out.
+const FONTS: [&str; 2] = ["fonts-liberation", "fonts-noto-color-emoji"];
 
 /// The Chromium binary: `$CHROMIUM`, else `chromium` on PATH.
 pub fn locate() -> Result<PathBuf> {
@@ -68,7 +69,7 @@ pub fn ensure() -> Result<()> {
         };
         Ok(cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive").status()?.success())
     };
-    let install = ["install", "-y", "-qq", "--no-install-recommends", PACKAGE, FONTS];
+    let install = ["install", "-y", "-qq", "--no-install-recommends", PACKAGE, FONTS[0], FONTS[1]];
     // A fresh machine may have no package lists yet: update once, then retry.
     let installed = apt_get(&install)? || (apt_get(&["update", "-qq"])? && apt_get(&install)?);
     if !installed {

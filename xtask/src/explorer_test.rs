@@ -3,9 +3,10 @@
 //! as `cargo xtask explore <Spec>` starts it, and driven in headless
 //! Chromium by `xtask/browser/explorer.mjs` (playwright-core): the page
 //! loads, the initial state shows exactly the spec's variables (read from
-//! the `.tla`, EXTENDS included), and following an action shows the next
-//! state under that action's name. A screenshot of each explorer goes to
-//! the screenshots directory.
+//! the `.tla`, EXTENDS included), every action offered is an instance of an
+//! action the spec defines, and following one shows the next state under
+//! that action's name. A screenshot of each explorer goes to the
+//! screenshots directory.
 
 use std::fs::{self, File};
 use std::net::TcpListener;
@@ -49,10 +50,12 @@ pub fn run(root: &Path, screenshots: Option<&Path>) -> Result<bool> {
     let mut plan = Vec::new();
     for e in &mut explorers {
         e.wait_ready()?;
+        let declared = check::declarations(&e.module, &tla)?;
         plan.push(json!({
             "module": e.module,
             "url": e.url,
-            "variables": check::variables(&e.module, &tla)?,
+            "variables": declared.variables,
+            "definitions": declared.definitions,
             "screenshot": shots.join(format!("{}.png", e.module)),
         }));
     }

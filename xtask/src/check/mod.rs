@@ -33,7 +33,7 @@ const SIMULATION_DIR: &str = "simulation";
 const LARGE_DIR: &str = "large";
 pub use checker_bin::{build as build_checker, describe as describe_cfg};
 pub use fallback::test as test_fallback;
-pub use target::{cfgs_in, resolve, variables};
+pub use target::{cfgs_in, declarations, resolve};
 
 /// The `tla` fallback checker, installed on first use.
 pub fn locate_tla(root: &Path) -> Result<PathBuf> {

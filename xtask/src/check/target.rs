@@ -118,20 +118,20 @@ fn find_module(module: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
     dirs.iter().map(|d| d.join(format!("{module}.tla"))).find(|p| p.is_file())
 }
 
-/// The variables of the TLA+ module `module` in `tla_dir`, those of the
-/// modules it EXTENDS first, each in its `VARIABLES` order.
-pub fn variables(module: &str, tla_dir: &Path) -> Result<Vec<String>> {
-    Ok(Declarations::of_module(module, &[tla_dir.to_path_buf()])?.variables)
+/// What the TLA+ module `module` in `tla_dir` declares, EXTENDS included.
+pub fn declarations(module: &str, tla_dir: &Path) -> Result<Declarations> {
+    Declarations::of_module(module, &[tla_dir.to_path_buf()])
 }
 
 /// The constants, variables and definitions of a module, including those
 /// of the modules it EXTENDS that live beside it (standard modules are
 /// skipped).
 #[derive(Default)]
-struct Declarations {
-    constants: BTreeSet<String>,
-    variables: Vec<String>,
-    definitions: BTreeSet<String>,
+pub struct Declarations {
+    pub constants: BTreeSet<String>,
+    /// Those of the extended modules first, each in `VARIABLES` order.
+    pub variables: Vec<String>,
+    pub definitions: BTreeSet<String>,
 }
 
 impl Declarations {
@@ -288,14 +288,15 @@ mod tests {
 
     #[test]
     fn reads_variables_through_extends() -> Result<()> {
-        let remora = variables("RemoraClaimActivation", &tla_dir())?;
+        let variables = |module| declarations(module, &tla_dir()).map(|d| d.variables);
+        let remora = variables("RemoraClaimActivation")?;
         assert_eq!(remora.first().map(String::as_str), Some("durableState"));
         assert_eq!(remora.len(), 11);
-        let zombie = variables("HandoffZombie", &tla_dir())?;
-        let acks = variables("HandoffAcks", &tla_dir())?;
+        let zombie = variables("HandoffZombie")?;
+        let acks = variables("HandoffAcks")?;
         assert_eq!(zombie[..acks.len()], acks[..]);
         assert_eq!(zombie[acks.len()..], ["zombies".to_string(), "supersedes".to_string()]);
-        let v2 = variables("HandoffV2", &tla_dir())?;
+        let v2 = variables("HandoffV2")?;
         assert!(acks.len() > v2.len() && acks[..v2.len()] == v2[..], "{acks:?} / {v2:?}");
         Ok(())
     }
