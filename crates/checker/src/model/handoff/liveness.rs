@@ -20,8 +20,11 @@ use stateright::Property;
 use super::HandoffImpl;
 use super::state::ImplState;
 
+/// A condition on a state of the model.
+type Condition = fn(&HandoffImpl, &ImplState) -> bool;
+
 /// The liveness properties a cfg may list, named as in HandoffLiveness.
-const PROPERTIES: [(&str, fn(&HandoffImpl, &ImplState) -> bool); 3] = [
+const PROPERTIES: [(&str, Condition); 3] = [
     ("AckedWritesReachEveryReplica", acked_writes_reach_every_replica),
     ("PeersRecover", peers_recover),
     ("CoordinatorServesAgain", coordinator_serves_again),
