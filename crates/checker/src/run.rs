@@ -130,11 +130,14 @@ impl Run<'_> {
         let checker = checker.join();
         let seconds = started.elapsed().as_secs_f64();
 
-        // Only safety properties (`always`) are registered; any discovery is a
-        // violation. stateright keeps, per property, the last violating path it
-        // met before stopping, which can be longer than needed (it stops only
+        // Every discovery is a violation: of an `always` property, or of an
+        // `eventually` one (a path to a state without successors that never
+        // met its condition; only the implementation model has these).
+        // stateright keeps, per property, the last violating path it met
+        // before stopping, which can be longer than needed (it stops only
         // between blocks of states): a breadth-first run searches again for a
-        // shortest one. The other searches report the path they found (a
+        // shortest violation of an `always` property. The other searches, and
+        // `eventually` properties, report the path stateright found (a
         // breadth-first search as deep as a random walk can be hopeless).
         let discoveries = checker.discoveries();
         let found = discoveries.iter().map(|(name, path)| (path.clone().into_vec().len(), *name)).min();
@@ -142,8 +145,8 @@ impl Run<'_> {
             (None, _) => (None, Vec::new()),
             (Some((bound, name)), Search::Bfs) => match shortest_violation(checker.model(), bound) {
                 Some((name, path)) => (Some(name.to_string()), trace_of::<M>(path)),
-                // Cannot happen (the search is as deep as the discovery); keep
-                // stateright's path rather than lose the violation.
+                // An `eventually` violation (an `always` one cannot be missed:
+                // the search is as deep as the discovery): stateright's path.
                 None => (Some(name.to_string()), trace_of::<M>(discoveries[name].clone().into_vec())),
             },
             (Some((_, name)), _) => (Some(name.to_string()), trace_of::<M>(discoveries[name].clone().into_vec())),

@@ -119,7 +119,7 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
         for (target, row) in targets.iter().zip(&mut rows) {
             let Some(spec) = &target.spec else { continue };
             eprintln!("  checking {} with {} ...", target.cfg_name(), checker.name);
-            let outcome = runner.run(spec, &target.cfg_path, &target.cfg_name())?;
+            let outcome = runner.run(spec, target)?;
             summary::print_tla_line(target, &outcome);
             row.tla = Some(outcome);
         }
@@ -155,10 +155,13 @@ enum Runner {
 }
 
 impl Runner {
-    fn run(&self, spec: &Path, cfg: &Path, label: &str) -> Result<Outcome> {
+    /// Checks `spec` on the target's cfg. TLC checks liveness properties
+    /// whenever a cfg lists them; `tla` only when asked.
+    fn run(&self, spec: &Path, target: &target::Target) -> Result<Outcome> {
+        let (cfg, label) = (&target.cfg_path, target.cfg_name());
         match self {
-            Runner::Tlc(t) => tlc::run(t, spec, cfg, label),
-            Runner::Tla(bin) => tla_rs::run(bin, spec, cfg, label),
+            Runner::Tlc(t) => tlc::run(t, spec, cfg, &label),
+            Runner::Tla(bin) => tla_rs::run(bin, spec, cfg, &label, target.liveness),
         }
     }
 }

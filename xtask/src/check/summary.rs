@@ -69,6 +69,9 @@ impl Summary {
                 Some(o) if o.verdict == "violation" => {
                     format!("{} ({})", opt(o.unique_states), o.violated.as_deref().unwrap_or("violation"))
                 }
+                // A module without a stateright model, e.g. one with
+                // liveness properties (stateright has no fairness).
+                Some(o) if o.verdict == "no model" => "TLA+ only".into(),
                 Some(o) => o.verdict.clone(),
                 None => "-".into(),
             };

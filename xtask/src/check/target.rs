@@ -25,6 +25,10 @@ pub struct Target {
     /// How the Rust checker explores it (the cfg's `\* SEARCH` line):
     /// `"bfs"`, `"dfs"` or `"simulation"`.
     pub search: String,
+    /// Some PROPERTY is a liveness property (its definition says `<>` or
+    /// `~>`): the `tla` checker must be asked for it (`--check-liveness`);
+    /// TLC checks it anyway.
+    pub liveness: bool,
 }
 
 impl Target {
@@ -63,13 +67,18 @@ pub fn resolve(checker: &Path, cfg_path: &Path, tla_dir: &Path) -> Result<Target
 /// Pairs a cfg that says `info` with its module.
 fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
     let CfgInfo { module, search, constants, invariants, properties, rust_model } = info;
-    let target =
-        |spec| Target { module: module.clone(), spec, cfg_path: cfg_path.to_path_buf(), search: search.clone() };
+    let target = |spec, liveness| Target {
+        module: module.clone(),
+        spec,
+        cfg_path: cfg_path.to_path_buf(),
+        search: search.clone(),
+        liveness,
+    };
     let dirs: Vec<PathBuf> =
         [cfg_path.parent().map(Path::to_path_buf).unwrap_or_default(), tla_dir.to_path_buf()].into();
     let Some(spec) = find_module(&module, &dirs) else {
         if rust_model {
-            return Ok(target(None));
+            return Ok(target(None, false));
         }
         bail!(
             "cfg {} is for module {module} (named by its first line `\\* MODULE Name`, else by its file name), \
@@ -104,7 +113,8 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
             cfg_path.display(),
         );
     }
-    Ok(target(Some(spec)))
+    let liveness = properties.iter().any(|p| declared.temporal.contains(p));
+    Ok(target(Some(spec), liveness))
 }
 
 fn dirs_list(dirs: &[PathBuf]) -> String {
@@ -132,6 +142,8 @@ pub struct Declarations {
     /// Those of the extended modules first, each in `VARIABLES` order.
     pub variables: Vec<String>,
     pub definitions: BTreeSet<String>,
+    /// Definitions whose body says "eventually" (`<>`) or "leads to" (`~>`).
+    pub temporal: BTreeSet<String>,
 }
 
 impl Declarations {
@@ -179,6 +191,9 @@ impl Declarations {
                 i += 1;
             }
         }
+        // A definition's body is its first line and the indented lines
+        // after it.
+        let mut current: Option<String> = None;
         for line in text.lines() {
             if let Some((lhs, _)) = line.split_once("==")
                 && let Some(name) = lhs.split(|c: char| !(c.is_alphanumeric() || c == '_')).find(|w| !w.is_empty())
@@ -186,6 +201,14 @@ impl Declarations {
                 && !line.trim_start().starts_with("\\/")
             {
                 self.definitions.insert(name.to_string());
+                current = Some(name.to_string());
+            } else if !line.starts_with(char::is_whitespace) && !line.is_empty() {
+                current = None;
+            }
+            if let Some(name) = &current
+                && (line.contains("<>") || line.contains("~>"))
+            {
+                self.temporal.insert(name.clone());
             }
         }
         Ok(())
@@ -299,6 +322,22 @@ mod tests {
         let v2 = variables("HandoffV2")?;
         assert!(acks.len() > v2.len() && acks[..v2.len()] == v2[..], "{acks:?} / {v2:?}");
         Ok(())
+    }
+
+    #[test]
+    fn a_cfg_with_a_liveness_property_asks_for_liveness_checking() {
+        let info = |module: &str, properties: &[&str]| CfgInfo {
+            module: module.into(),
+            rust_model: false,
+            properties: properties.iter().map(|s| s.to_string()).collect(),
+            constants: handoff().constants.into_iter().chain(["MaxGossip".to_string()]).collect(),
+            invariants: vec![],
+            ..handoff()
+        };
+        let live = info("HandoffLiveness", &["NoServedRegression", "PeersRecover"]);
+        assert!(pair(&tla_dir().join("HandoffLiveness.cfg"), live, &tla_dir()).unwrap().liveness);
+        let safety = info("HandoffLiveness", &["NoServedRegression"]);
+        assert!(!pair(&tla_dir().join("HandoffLiveness.cfg"), safety, &tla_dir()).unwrap().liveness);
     }
 
     #[test]

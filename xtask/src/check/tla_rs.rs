@@ -22,8 +22,9 @@ pub fn locate(root: &Path) -> Result<tools::Installed> {
     tools::cargo_tool(root, &tools::CargoTool { krate: "tla-checker", version: VERSION, bin: "tla", why })
 }
 
-/// Runs `tla` on one target, streaming its progress.
-pub fn run(tla: &Path, spec: &Path, cfg: &Path, label: &str) -> Result<Outcome> {
+/// Runs `tla` on one target, streaming its progress; with `liveness`, the
+/// cfg's liveness properties are checked too (under the spec's fairness).
+pub fn run(tla: &Path, spec: &Path, cfg: &Path, label: &str, liveness: bool) -> Result<Outcome> {
     let mut cmd = Command::new(tla);
     cmd.arg(spec.canonicalize()?).arg("--config").arg(cfg.canonicalize()?).args([
         "--json",
@@ -32,6 +33,9 @@ pub fn run(tla: &Path, spec: &Path, cfg: &Path, label: &str) -> Result<Outcome> 
         "--max-depth",
         "1000000",
     ]);
+    if liveness {
+        cmd.arg("--check-liveness");
+    }
     if let Some(dir) = spec.parent() {
         cmd.current_dir(dir);
     }
@@ -59,21 +63,32 @@ pub fn run(tla: &Path, spec: &Path, cfg: &Path, label: &str) -> Result<Outcome> 
 /// Reads `tla --json` output.
 pub fn parse(v: &Value, seconds: f64) -> Outcome {
     let stats = &v["stats"];
-    let trace = v["trace"]
-        .as_array()
-        .map(|steps| {
-            steps
-                .iter()
-                .map(|s| TraceStep {
-                    action: s["action"].as_str().map(str::to_string),
-                    state: s["state"]
-                        .as_object()
-                        .map(|o| o.iter().map(|(k, v)| (k.clone(), v.to_string())).collect())
-                        .unwrap_or_default(),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    // A safety violation is a `trace`; a liveness violation a `prefix` and
+    // a `cycle` that repeats forever, whose steps name no action.
+    let steps = |key: &str, unnamed: &str| -> Vec<TraceStep> {
+        v[key]
+            .as_array()
+            .map(|steps| {
+                steps
+                    .iter()
+                    .enumerate()
+                    .map(|(i, s)| TraceStep {
+                        action: s["action"]
+                            .as_str()
+                            .map(str::to_string)
+                            .or_else(|| (key == "cycle" || i > 0).then(|| unnamed.to_string())),
+                        state: s["state"]
+                            .as_object()
+                            .map(|o| o.iter().map(|(k, v)| (k.clone(), v.to_string())).collect())
+                            .unwrap_or_default(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut trace = steps("trace", "a step");
+    trace.extend(steps("prefix", "a step"));
+    trace.extend(steps("cycle", "a step of the cycle that repeats forever"));
     let mut o = Outcome {
         distinct_states: stats["states_explored"].as_u64(),
         depth: stats["max_depth"].as_u64(),
@@ -89,7 +104,7 @@ pub fn parse(v: &Value, seconds: f64) -> Outcome {
             o.verdict = "violation";
             o.violated = v["invariant_name"].as_str().map(str::to_string);
         }
-        "property_violation" => {
+        "property_violation" | "liveness_violation" => {
             o.verdict = "violation";
             o.violated = v["property"].as_str().map(str::to_string);
         }
@@ -120,5 +135,15 @@ mod tests {
 
         let missing: Value = serde_json::from_str(r#"{"status": "missing_constants", "constants": ["Max"]}"#).unwrap();
         assert_eq!(parse(&missing, 0.0).verdict, "error");
+    }
+
+    #[test]
+    fn reads_a_liveness_violation_as_a_prefix_and_a_cycle() {
+        // Shaped like `tla --check-liveness --json` 0.24.11 (abridged).
+        let lasso: Value = serde_json::from_str(r#"{"status": "liveness_violation", "property": "Live", "prefix": [{"index": 0, "action": null, "state": {"x": 0}}, {"index": 1, "action": null, "state": {"x": 1}}], "cycle": [{"index": 0, "action": null, "state": {"x": 1}}], "stats": {"states_explored": 2, "transitions": 2, "max_depth": 1, "elapsed_secs": 0.0}}"#).unwrap();
+        let o = parse(&lasso, 0.1);
+        assert_eq!((o.verdict, o.violated.as_deref()), ("violation", Some("Live")));
+        let actions: Vec<Option<&str>> = o.trace.iter().map(|s| s.action.as_deref()).collect();
+        assert_eq!(actions, [None, Some("a step"), Some("a step of the cycle that repeats forever")]);
     }
 }

@@ -178,8 +178,13 @@ pub fn parse(out: &str, seconds: f64) -> Outcome {
             violated = rest.split_whitespace().next().map(str::to_string);
         } else if let Some(rest) = line.strip_prefix("Error: Action property ") {
             violated = rest.split_whitespace().next().map(str::to_string);
-        } else if line.starts_with("Error: Temporal properties were violated") {
-            violated = Some("temporal property".into());
+        } else if let Some(rest) = line.strip_prefix("Error: Temporal propert") {
+            // `Error: Temporal property P was violated.`, `Error: Temporal
+            // properties P and Q were violated.` (TLC 2.19: no names).
+            let names = rest.strip_prefix("y ").or_else(|| rest.strip_prefix("ies ")).unwrap_or("");
+            let names =
+                names.split_once(" was violated").or_else(|| names.split_once(" were violated")).map_or("", |(n, _)| n);
+            violated = Some(if names.is_empty() { "temporal property".into() } else { names.to_string() });
         } else if line.starts_with("Error: Deadlock reached") {
             violated = Some("deadlock".into());
         } else if error.is_none()
@@ -214,6 +219,14 @@ pub fn parse(out: &str, seconds: f64) -> Outcome {
 fn parse_trace(out: &str) -> Vec<TraceStep> {
     let mut steps: Vec<TraceStep> = Vec::new();
     for line in out.lines() {
+        // A liveness counterexample ends in `State N: Stuttering` or in a
+        // line `Back to state M: <Action ...>` (a cycle), forever.
+        let lasso = line.strip_prefix("State ").and_then(|r| r.split_once(": ")).map_or(line, |(_, end)| end);
+        if lasso == "Stuttering" || lasso.starts_with("Back to state") {
+            let end = lasso.split(": <").next().unwrap_or(lasso);
+            steps.push(TraceStep { action: Some(format!("{end} (forever)")), state: Vec::new() });
+            continue;
+        }
         if let Some(rest) = line.strip_prefix("State ")
             && let Some((_, header)) = rest.split_once(": <")
         {
@@ -298,6 +311,21 @@ The depth of the complete state graph search is 3.
         let built = "TLC2 Version 2026.12.03.151218\nError: Error: Missing input TLA+ module.\nUsage: java tlc2.TLC";
         assert_eq!(version_line(built).as_deref(), Some("TLC2 Version 2026.12.03.151218"));
         assert_eq!(version_line("Error: Could not find or load main class tlc2.TLC\n"), None);
+    }
+
+    #[test]
+    fn reads_a_liveness_violation() {
+        let one = "Error: Temporal property AckedWritesReachEveryReplica was violated.\n\
+                   Error: The following behavior constitutes a counter-example:\n\
+                   State 1: <Initial predicate>\n/\\ x = 0\n\nState 2: Stuttering\n";
+        let o = parse(one, 1.0);
+        assert_eq!((o.verdict, o.violated.as_deref()), ("violation", Some("AckedWritesReachEveryReplica")));
+        assert_eq!(o.trace.len(), 2);
+        assert_eq!(o.trace[1].action.as_deref(), Some("Stuttering (forever)"));
+        let two = "Error: Temporal properties P and Q were violated.\n";
+        assert_eq!(parse(two, 1.0).violated.as_deref(), Some("P and Q"));
+        let old = "Error: Temporal properties were violated.\n";
+        assert_eq!(parse(old, 1.0).violated.as_deref(), Some("temporal property"));
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! [`HandoffZombie`], itself built on the HandoffV2 mirror) or to a
 //! stutter, and every invariant of the spec must hold on the mapped state.
 //!
-//! - `state`, `step`, `map`: the model's state, transitions, and the map.
+//! - `state`, `step`, `map`: the model's state, transitions, and the map;
+//!   `liveness`: HandoffLiveness's properties as `eventually` properties.
 //!
 //! Larger bounds run depth-first or as random walks for a time budget
 //! ([`crate::run::Search`]); `models/simulation/` holds those cfgs.
@@ -21,6 +22,7 @@
 //! delivered (loss), in any order; retries resend identical messages.
 
 mod hints;
+mod liveness;
 mod map;
 mod state;
 mod step;
@@ -58,6 +60,8 @@ pub struct HandoffImpl {
     init: ImplState,
     /// Names of the properties checked, in order.
     checks: Vec<&'static str>,
+    /// Names of the liveness properties the cfg lists ([`liveness`]).
+    eventually: Vec<&'static str>,
 }
 
 const CONSTANTS: [&str; 8] =
@@ -72,7 +76,12 @@ impl HandoffImpl {
             specification: Some("SpecZ".into()),
             constants: cfg.constants.clone(),
             invariants: cfg.invariants.clone(),
-            properties: cfg.properties.iter().filter(|p| *p != REFINEMENT).cloned().collect(),
+            properties: cfg
+                .properties
+                .iter()
+                .filter(|p| *p != REFINEMENT && liveness::property(p).is_none())
+                .cloned()
+                .collect(),
             check_deadlock: false,
             ..TlcConfig::default()
         };
@@ -96,11 +105,15 @@ impl HandoffImpl {
             u8::try_from(cfg.nat(name)?).map_err(|_| CfgError::Unsupported(format!("{name} is too large")))
         };
         let mut checks: Vec<&'static str> = Vec::new();
+        let mut eventually = Vec::new();
         for name in cfg.invariants.iter().chain(&cfg.properties) {
             match spec.check_name(name) {
                 Some(n) => checks.push(n),
                 None if name == REFINEMENT => {}
-                None => return Err(CfgError::UnknownDefinition { module: Self::MODULE.into(), name: name.clone() }),
+                None => match liveness::property(name) {
+                    Some(p) if cfg.properties.contains(name) => eventually.push(p.name),
+                    _ => return Err(CfgError::UnknownDefinition { module: Self::MODULE.into(), name: name.clone() }),
+                },
             }
         }
         checks.extend([REFINEMENT, NO_PROTOCOL_ERROR, COORDINATOR_NEVER_FENCED]);
@@ -131,6 +144,7 @@ impl HandoffImpl {
                 violation: None,
             },
             checks,
+            eventually,
         };
         model.instances = model
             .replica_ids
@@ -265,7 +279,8 @@ impl Model for HandoffImpl {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        self.checks.iter().zip(HOLDS).map(|(&name, holds)| Property::always(name, holds)).collect()
+        let always = self.checks.iter().zip(HOLDS).map(|(&name, holds)| Property::always(name, holds));
+        always.chain(self.eventually.iter().filter_map(|name| liveness::property(name))).collect()
     }
 }
 

@@ -1,0 +1,65 @@
+//! The liveness properties of `tla/HandoffLiveness.tla` on the
+//! implementation model, as far as stateright can check them: as
+//! `Property::eventually`.
+//!
+//! stateright checks `eventually(P)` only on paths that end in a state
+//! without successors -- here a quiescent state, since a step that changes
+//! nothing is no step (`HandoffImpl::step`). A path that closes a cycle is
+//! not checked, and a state met again is not expanded again (it keeps the
+//! bits of the first path that reached it). So each condition below is
+//! "the environment is done, and the replicas have converged": false until
+//! the clients and the platform have spent their budget and nothing is
+//! pending, and stable from then on (no eviction undoes
+//! readiness, memories only grow, nothing new is acknowledged). Then "some
+//! state of the path satisfies it" is "the quiescent state the path ends in
+//! satisfies it", whichever path reached that state. What this does and
+//! does not check: docs/handoff.md section 5.16.
+
+use stateright::Property;
+
+use super::HandoffImpl;
+use super::state::ImplState;
+
+/// A condition on a state of the model.
+type Condition = fn(&HandoffImpl, &ImplState) -> bool;
+
+/// The liveness properties a cfg may list, named as in HandoffLiveness.
+const PROPERTIES: [(&str, Condition); 3] = [
+    ("AckedWritesReachEveryReplica", acked_writes_reach_every_replica),
+    ("PeersRecover", peers_recover),
+    ("CoordinatorServesAgain", coordinator_serves_again),
+];
+
+/// The `eventually` property named `name`, if it is one of them.
+pub(super) fn property(name: &str) -> Option<Property<HandoffImpl>> {
+    PROPERTIES.iter().find(|(n, _)| *n == name).map(|&(n, condition)| Property::eventually(n, condition))
+}
+
+/// Every write issued, every eviction and supersession spent, nothing
+/// pending at the coordinator or at a zombie (a zombie that had nothing
+/// pending hears nothing ever again: it may live on, doing nothing): from
+/// here on nothing can be acknowledged and no replica can lose its memory.
+fn environment_done(m: &HandoffImpl, s: &ImplState) -> bool {
+    s.wid_ctr > m.max_writes
+        && s.evict_count == m.max_evicts
+        && s.mapped.base.pending.is_empty()
+        && s.mapped.zombies.iter().all(|z| z.pending.is_empty())
+}
+
+/// Every replica ready and holding every acknowledged write that was not
+/// doomed.
+fn acked_writes_reach_every_replica(m: &HandoffImpl, s: &ImplState) -> bool {
+    let spec = &s.mapped.base;
+    let replicas = m.spec.replicas();
+    environment_done(m, s)
+        && replicas.iter().all(|&r| spec.is_ready(r))
+        && spec.acked.iter().all(|w| w.doomed || replicas.iter().all(|&r| spec.holds(r, w.write())))
+}
+
+fn peers_recover(m: &HandoffImpl, s: &ImplState) -> bool {
+    environment_done(m, s) && m.spec.peers().iter().all(|&p| s.mapped.base.is_ready(p))
+}
+
+fn coordinator_serves_again(m: &HandoffImpl, s: &ImplState) -> bool {
+    environment_done(m, s) && s.mapped.base.is_ready(m.spec.coordinator())
+}
