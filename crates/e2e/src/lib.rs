@@ -5,6 +5,7 @@
 //! pass without proving anything.
 
 pub mod claims;
+pub mod history;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

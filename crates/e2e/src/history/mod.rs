@@ -1,0 +1,354 @@
+//! Histories of client operations on the store, checked for
+//! linearizability per key with stateright's `LinearizabilityTester` over a
+//! register (`stateright::semantics::register::Register`).
+//!
+//! A history is what clients saw: for each operation its invocation, its
+//! response and what the response said. Three outcomes of a write matter
+//! (docs/handoff.md sections 4 and 5):
+//!
+//! - acknowledged (200): it took effect between invocation and response;
+//! - refused before it was accepted (503 `recovering` or `overloaded`): it
+//!   had no effect, so it is left out;
+//! - ambiguous (a transport error, 503 `not_committed`, `superseded`,
+//!   `replica_unavailable`): it may or may not have taken effect, at any
+//!   time after its invocation -- an invocation without a return.
+//!
+//! A failed read has no effect and is left out. Every PUT writes a value of
+//! its own, named by its write id, and a read reports the write id of what
+//! it returns, so a read says which write it saw. A read of a deleted key
+//! (404) does not say which DELETE it saw: every DELETE writes the same
+//! value, [`Val::Absent`], the key's initial value.
+//!
+//! The tester searches depth-first and remembers nothing, so it is
+//! exponential on long histories that are not linearizable. Three exact
+//! transformations keep its inputs small (`prepare`): an ambiguous PUT that
+//! no read saw is left out (a write of a value nobody read can be dropped
+//! from any linearization); one that a read saw took effect before the
+//! first read that saw it returned, which becomes its return; and each
+//! key's history is cut where no operation is running (every operation
+//! before the cut precedes every operation after it). Ambiguous DELETEs
+//! stay in flight across cuts: what crosses a cut is the register's value
+//! and how many of them are still unused. [`check`] carries the set of such
+//! states from segment to segment, asking the tester which final values
+//! each segment can end with; a segment that no state can explain is a
+//! violation, which `minimise` shrinks to a sub-history from which no
+//! single operation can be removed.
+
+mod minimise;
+mod prepare;
+mod tester;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use prepare::{Prepared, Segment};
+use tester::Decision;
+
+/// What a key holds, as a client can see it.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Val {
+    /// Never written, or deleted.
+    Absent,
+    /// The value of the PUT with this write id.
+    Put(String),
+}
+
+/// What a client asked.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Call {
+    /// GET.
+    Read,
+    /// PUT (`Val::Put`) or DELETE (`Val::Absent`).
+    Write(Val),
+}
+
+/// What the answer says about the operation's effect.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Outcome {
+    /// A read returned this.
+    Read(Val),
+    /// A write was acknowledged.
+    Written,
+    /// Refused before it was accepted: no effect.
+    Refused,
+    /// A write that may or may not have taken effect; a read that failed.
+    Ambiguous,
+}
+
+/// One operation as a client saw it. Times are since the start of the run,
+/// taken just before the request was sent and just after the answer came.
+/// Serializable, so that a recorded history can be checked again.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Op {
+    pub client: usize,
+    pub key: String,
+    pub call: Call,
+    pub invoked: Duration,
+    pub returned: Duration,
+    pub outcome: Outcome,
+    /// The answer, for people: `200`, `404`, `503 not_committed`, ...
+    pub answer: String,
+}
+
+/// Bounds on the work of the search, so that a check always ends.
+#[derive(Clone, Copy, Debug)]
+pub struct Effort {
+    /// Steps of the register one tester run may take.
+    pub steps_per_run: u64,
+    /// How long the minimiser may shrink a violation.
+    pub minimiser_time: Duration,
+}
+
+impl Default for Effort {
+    fn default() -> Self {
+        Effort { steps_per_run: 2_000_000, minimiser_time: Duration::from_secs(60) }
+    }
+}
+
+/// The verdict on a whole history.
+#[derive(Debug)]
+pub struct Report {
+    /// Per key.
+    pub keys: BTreeMap<String, KeyReport>,
+}
+
+/// The verdict on one key's history.
+#[derive(Debug)]
+pub struct KeyReport {
+    /// Operations of the key that may have had an effect.
+    pub ops: usize,
+    pub segments: usize,
+    /// Operations in the longest segment.
+    pub longest_segment: usize,
+    pub tester_runs: usize,
+    /// Tester runs that ran out of steps (their question counted as "yes",
+    /// which can only hide a violation): a check with any is undecided.
+    pub undecided: usize,
+    pub violation: Option<Violation>,
+}
+
+/// A sub-history that no linearization explains.
+#[derive(Debug)]
+pub struct Violation {
+    /// The register's possible states before it: the value, and how many
+    /// ambiguous DELETEs invoked earlier may still take effect.
+    pub before: Vec<(Val, usize)>,
+    /// The writes of the values before it and of the values it read, when
+    /// they are not among its operations.
+    pub context: Vec<Op>,
+    /// The offending operations, by invocation; ambiguous PUTs that a read
+    /// saw are shown with that read's return as their return.
+    pub ops: Vec<Op>,
+    /// Operations in the segment it was cut from.
+    pub segment_ops: usize,
+    /// No single operation can be removed (false: the minimiser ran out of
+    /// time first).
+    pub minimal: bool,
+}
+
+impl Report {
+    pub fn linearizable(&self) -> bool {
+        self.keys.values().all(|k| k.violation.is_none())
+    }
+
+    pub fn undecided(&self) -> usize {
+        self.keys.values().map(|k| k.undecided).sum()
+    }
+}
+
+/// Checks `ops` for linearizability, each key on its own (a store is
+/// linearizable iff each key is: linearizability is local).
+pub fn check(ops: &[Op], effort: Effort) -> Report {
+    let mut by_key: BTreeMap<&str, Vec<&Op>> = BTreeMap::new();
+    for op in ops {
+        by_key.entry(op.key.as_str()).or_default().push(op);
+    }
+    let keys = by_key.into_iter().map(|(key, ops)| (key.to_string(), check_key(&ops, effort))).collect();
+    Report { keys }
+}
+
+/// The register's state at a cut: its value, and how many ambiguous
+/// DELETEs invoked before the cut have not taken effect (each still may).
+type State = (Val, usize);
+
+fn check_key(ops: &[&Op], effort: Effort) -> KeyReport {
+    let prepared = Prepared::new(ops);
+    let mut report = KeyReport {
+        ops: prepared.effective_ops(),
+        segments: prepared.segments.len(),
+        longest_segment: prepared.segments.iter().map(|s| s.ops.len()).max().unwrap_or(0),
+        tester_runs: 0,
+        undecided: 0,
+        violation: None,
+    };
+    let mut states: Vec<State> = vec![(Val::Absent, 0)];
+    for segment in &prepared.segments {
+        let inputs: Vec<State> = states.iter().map(|(v, n)| (v.clone(), n + segment.floating_before)).collect();
+        match successors(segment, &inputs, effort, &mut report) {
+            Some(next) => states = next,
+            None => {
+                report.violation = Some(minimise::violation(&prepared, segment, &inputs, effort, &mut report));
+                return report;
+            }
+        }
+    }
+    report
+}
+
+/// The states a segment can leave the register in, from any of `inputs`;
+/// `None` if it cannot be linearized from any. From each input the segment
+/// ends with its last write's value ([`Segment::final_value`]), or with
+/// nothing if an ambiguous DELETE takes effect after that write; each with
+/// as few ambiguous DELETEs used as will do (every one left may still take
+/// effect later). The tester is asked with a read of that value appended,
+/// so its answer is "yes" whenever the history is linearizable: only a
+/// violation, or ambiguous DELETEs that did take effect, make it search
+/// exhaustively.
+fn successors(segment: &Segment, inputs: &[State], effort: Effort, report: &mut KeyReport) -> Option<Vec<State>> {
+    let internal = segment.floating().count();
+    let mut feasible = false;
+    let mut out: Vec<State> = Vec::new();
+    for (value, carried) in inputs {
+        let last = segment.final_value(value);
+        let mut found: Vec<Option<Val>> = Vec::new();
+        for used in 0..=carried + internal {
+            let mut ends = vec![last.clone()];
+            if used > 0 && last.is_some() && last != Some(Val::Absent) {
+                ends.push(Some(Val::Absent));
+            }
+            ends.retain(|e| !found.contains(e));
+            for end in ends {
+                let (ops, carried_used) = segment.with_floating(*carried, used);
+                report.tester_runs += 1;
+                let decision = tester::linearizable(&ops, value, carried_used, end.as_ref(), effort.steps_per_run);
+                if decision == Decision::No {
+                    continue;
+                }
+                if decision == Decision::Undecided {
+                    report.undecided += 1;
+                }
+                feasible = true;
+                if let Some(v) = &end {
+                    out.push((v.clone(), carried + internal - used));
+                }
+                found.push(end);
+            }
+            // Ending with the last write's value leaving m unused is as good
+            // as ending with nothing leaving m - 1: one may take effect first
+            // in the next segment.
+            if found.contains(&last) {
+                break;
+            }
+        }
+    }
+    feasible.then(|| undominated(out))
+}
+
+/// The states no other state is as good as: same value and more unused
+/// ambiguous DELETEs, or any value and one more (which can make it nothing).
+fn undominated(states: Vec<State>) -> Vec<State> {
+    let beats = |(v, m): &State, (w, n): &State| (v == w && m > n) || (*w == Val::Absent && *m > *n);
+    let mut out: Vec<State> = Vec::new();
+    for s in &states {
+        if !states.iter().any(|t| beats(t, s)) && !out.contains(s) {
+            out.push(s.clone());
+        }
+    }
+    out
+}
+
+impl fmt::Display for Report {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (key, k) in &self.keys {
+            let verdict = match (&k.violation, k.undecided) {
+                (Some(_), _) => "NOT linearizable".to_string(),
+                (None, 0) => "linearizable".to_string(),
+                (None, n) => format!("undecided ({n} tester runs out of steps)"),
+            };
+            writeln!(
+                f,
+                "key {key:?}: {} operations in {} segments (longest {}), {} tester runs: {verdict}",
+                k.ops, k.segments, k.longest_segment, k.tester_runs
+            )?;
+            if let Some(v) = &k.violation {
+                write!(f, "{v}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let minimal = if self.minimal {
+            "no single operation can be removed"
+        } else {
+            "the minimiser ran out of time: not minimal"
+        };
+        writeln!(
+            f,
+            "  a sub-history no linearization explains ({} of the {} operations of its segment; {minimal}):",
+            self.ops.len(),
+            self.segment_ops
+        )?;
+        let states: Vec<String> = self
+            .before
+            .iter()
+            .map(|(v, n)| match n {
+                0 => format!("{}", ShowVal(v)),
+                n => format!("{} ({n} ambiguous DELETEs may still take effect)", ShowVal(v)),
+            })
+            .collect();
+        writeln!(f, "  before it the key holds {}", states.join(", or "))?;
+        for op in &self.context {
+            writeln!(f, "    (earlier: {})", ShowOp(op))?;
+        }
+        for op in &self.ops {
+            writeln!(f, "    {}", ShowOp(op))?;
+        }
+        Ok(())
+    }
+}
+
+struct ShowVal<'a>(&'a Val);
+
+impl fmt::Display for ShowVal<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Val::Absent => f.write_str("nothing"),
+            Val::Put(wid) => write!(f, "{}", wid.get(..8).unwrap_or(wid)),
+        }
+    }
+}
+
+/// `[12.345 s, 12.360 s] client 3 PUT "k1" 5f3a0c1e -> 200`
+struct ShowOp<'a>(&'a Op);
+
+impl fmt::Display for ShowOp<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let op = self.0;
+        let call = match &op.call {
+            Call::Read => "GET".to_string(),
+            Call::Write(Val::Absent) => "DELETE".to_string(),
+            Call::Write(v) => format!("PUT {}", ShowVal(v)),
+        };
+        let result = match &op.outcome {
+            Outcome::Read(v) => format!("{} ({})", op.answer, ShowVal(v)),
+            Outcome::Ambiguous => format!("{}: may or may not have taken effect", op.answer),
+            _ => op.answer.clone(),
+        };
+        write!(
+            f,
+            "[{:.3} s, {:.3} s] client {} {call} {:?} -> {result}",
+            op.invoked.as_secs_f64(),
+            op.returned.as_secs_f64(),
+            op.client,
+            op.key
+        )
+    }
+}
