@@ -6,9 +6,11 @@
 //! - [`model`]: models that run the real protocol code and refine a spec.
 //! - [`registry`]: which model checks which TLA+ module.
 //! - [`search`]: how a run explores (breadth-first, depth-first, random walks).
+//! - [`engine`]: the exhaustive search (breadth- and depth-first, threaded).
 //! - [`run`]: runs a model and reports in one shape.
 
 pub mod cfg;
+pub mod engine;
 pub mod mirror;
 pub mod model;
 pub mod registry;

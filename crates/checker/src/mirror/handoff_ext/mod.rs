@@ -328,6 +328,11 @@ impl<E: Extension> Model for ExtModel<E> {
         self.step(s, &action)
     }
 
+    /// Traces and the web explorer show actions as they print.
+    fn format_action(&self, action: &Self::Action) -> String {
+        action.to_string()
+    }
+
     fn properties(&self) -> Vec<Property<Self>> {
         self.checks.iter().map(|&(name, holds)| Property::always(name, holds)).collect()
     }
@@ -340,5 +345,22 @@ impl<E: Extension> Mirror for ExtModel<E> {
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         check_mutation(E::MODULE, Self::MUTATIONS, mutation)?;
         ExtModel::new(cfg)
+    }
+
+    /// HandoffAcks's `NextA` (HandoffZombie's `NextZ` fences the last two
+    /// and adds the zombies' actions).
+    fn action_names(&self) -> Vec<&'static str> {
+        let mut names = actions::UNFENCED_NAMES.to_vec();
+        if E::ZOMBIES {
+            names.extend(["DeliverPushZ", "AnnounceToZ"]);
+            names.extend(actions::ZOMBIE_NAMES);
+        } else {
+            names.extend(["DeliverPushA", "AnnounceToA"]);
+        }
+        names
+    }
+
+    fn action_kind(&self, action: &ExtAction) -> usize {
+        action.kind()
     }
 }

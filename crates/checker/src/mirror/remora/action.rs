@@ -29,27 +29,70 @@ pub enum Action {
     Done,
 }
 
+impl Action {
+    /// The spec's actions, in `Next` order.
+    pub const NAMES: [&'static str; 15] = [
+        "BindOperation",
+        "RejectOperationReuse",
+        "StartActivation",
+        "CreateLease",
+        "AcquireActivationLock",
+        "LoseActivatorLock",
+        "CommitActivation",
+        "ReplayActivation",
+        "RejectPrecondition",
+        "ExpireReservation",
+        "ExpireLease",
+        "AcquireRecoveryLock",
+        "FinishRecovery",
+        "CompensateRejectedActivation",
+        "Done",
+    ];
+
+    /// The position of this action's name in [`Action::NAMES`].
+    pub fn kind(&self) -> usize {
+        use Action::*;
+        match self {
+            BindOperation(..) => 0,
+            RejectOperationReuse(..) => 1,
+            StartActivation(..) => 2,
+            CreateLease(_) => 3,
+            AcquireActivationLock(_) => 4,
+            LoseActivatorLock(_) => 5,
+            CommitActivation(_) => 6,
+            ReplayActivation(..) => 7,
+            RejectPrecondition(..) => 8,
+            ExpireReservation(_) => 9,
+            ExpireLease(_) => 10,
+            AcquireRecoveryLock(_) => 11,
+            FinishRecovery(_) => 12,
+            CompensateRejectedActivation(_) => 13,
+            Done => 14,
+        }
+    }
+}
+
 impl Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use Action::*;
-        let (name, args) = match *self {
-            BindOperation(op, c, fe, w) => ("BindOperation", vec![op, c, fe, w]),
-            RejectOperationReuse(op, c, fe, w) => ("RejectOperationReuse", vec![op, c, fe, w]),
-            StartActivation(op, c, fe, w) => ("StartActivation", vec![op, c, fe, w]),
-            CreateLease(c) => ("CreateLease", vec![c]),
-            AcquireActivationLock(c) => ("AcquireActivationLock", vec![c]),
-            LoseActivatorLock(c) => ("LoseActivatorLock", vec![c]),
-            CommitActivation(c) => ("CommitActivation", vec![c]),
-            ReplayActivation(op, c, fe, w) => ("ReplayActivation", vec![op, c, fe, w]),
-            RejectPrecondition(op, c, fe, w) => ("RejectPrecondition", vec![op, c, fe, w]),
-            ExpireReservation(c) => ("ExpireReservation", vec![c]),
-            ExpireLease(c) => ("ExpireLease", vec![c]),
-            AcquireRecoveryLock(c) => ("AcquireRecoveryLock", vec![c]),
-            FinishRecovery(c) => ("FinishRecovery", vec![c]),
-            CompensateRejectedActivation(c) => ("CompensateRejectedActivation", vec![c]),
-            Done => ("Done", vec![]),
+        let args = match *self {
+            BindOperation(op, c, fe, w)
+            | RejectOperationReuse(op, c, fe, w)
+            | StartActivation(op, c, fe, w)
+            | ReplayActivation(op, c, fe, w)
+            | RejectPrecondition(op, c, fe, w) => vec![op, c, fe, w],
+            CreateLease(c)
+            | AcquireActivationLock(c)
+            | LoseActivatorLock(c)
+            | CommitActivation(c)
+            | ExpireReservation(c)
+            | ExpireLease(c)
+            | AcquireRecoveryLock(c)
+            | FinishRecovery(c)
+            | CompensateRejectedActivation(c) => vec![c],
+            Done => vec![],
         };
-        f.write_str(name)?;
+        f.write_str(Action::NAMES[self.kind()])?;
         if !args.is_empty() {
             let args: Vec<String> = args.iter().map(ModelValue::to_string).collect();
             write!(f, "({})", args.join(", "))?;

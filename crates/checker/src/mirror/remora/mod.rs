@@ -59,6 +59,14 @@ impl Mirror for RemoraClaimActivation {
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         config::from_cfg(cfg, mutation)
     }
+
+    fn action_names(&self) -> Vec<&'static str> {
+        Action::NAMES.to_vec()
+    }
+
+    fn action_kind(&self, action: &Action) -> usize {
+        action.kind()
+    }
 }
 
 impl Model for RemoraClaimActivation {

@@ -38,6 +38,38 @@ pub enum Action {
     Elapse(Deadline),
 }
 
+impl Action {
+    /// The kinds of step, for the coverage counts (a deadline per place).
+    pub const NAMES: [&'static str; 10] = [
+        "Activate",
+        "Reuse",
+        "Activator",
+        "Reaper",
+        "Heartbeat",
+        "HeartbeatRenew",
+        "Elapse(reservation)",
+        "Elapse(activator lock)",
+        "Elapse(lease)",
+        "Elapse(carried)",
+    ];
+
+    /// The position of this step's kind in [`Action::NAMES`].
+    pub fn kind(&self) -> usize {
+        match self {
+            Action::Activate(..) => 0,
+            Action::Reuse(..) => 1,
+            Action::Activator(..) => 2,
+            Action::Reaper(_) => 3,
+            Action::Heartbeat(..) => 4,
+            Action::HeartbeatRenew(_) => 5,
+            Action::Elapse(Deadline::Reservation(_)) => 6,
+            Action::Elapse(Deadline::ActivatorLock(_)) => 7,
+            Action::Elapse(Deadline::Lease(_)) => 8,
+            Action::Elapse(Deadline::CarriedBy(_)) => 9,
+        }
+    }
+}
+
 impl Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

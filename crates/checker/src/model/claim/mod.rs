@@ -121,6 +121,14 @@ impl Mirror for ClaimImpl {
             mutation: mutation.and_then(Mutation::from_name),
         })
     }
+
+    fn action_names(&self) -> Vec<&'static str> {
+        Action::NAMES.to_vec()
+    }
+
+    fn action_kind(&self, action: &Action) -> usize {
+        action.kind()
+    }
 }
 
 const ACTIVATOR: ActivatorConfig = ActivatorConfig { lease_ttl: TTL, lock_ttl: TTL };
@@ -392,6 +400,11 @@ impl Model for ClaimImpl {
             }
         }
         Some(self.check(Some(prev), s, renewal))
+    }
+
+    /// Traces and the web explorer show actions as they print.
+    fn format_action(&self, action: &Self::Action) -> String {
+        action.to_string()
     }
 
     fn properties(&self) -> Vec<Property<Self>> {

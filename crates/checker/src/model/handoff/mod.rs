@@ -264,6 +264,11 @@ impl Model for HandoffImpl {
         self.step(s, &action)
     }
 
+    /// Traces and the web explorer show actions as they print.
+    fn format_action(&self, action: &Self::Action) -> String {
+        action.to_string()
+    }
+
     fn properties(&self) -> Vec<Property<Self>> {
         self.checks.iter().zip(HOLDS).map(|(&name, holds)| Property::always(name, holds)).collect()
     }
@@ -282,5 +287,13 @@ impl Mirror for HandoffImpl {
             _ => None,
         });
         HandoffImpl::new(cfg, mutation)
+    }
+
+    fn action_names(&self) -> Vec<&'static str> {
+        ImplAction::NAMES.to_vec()
+    }
+
+    fn action_kind(&self, action: &ImplAction) -> usize {
+        action.kind()
     }
 }
