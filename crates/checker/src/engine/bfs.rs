@@ -40,7 +40,7 @@ struct Levels<S> {
 pub fn bfs<M>(model: &M, kind: &(dyn Fn(&M::Action) -> usize + Sync), kinds: usize, opts: Options) -> Outcome
 where
     M: Model + Sync,
-    M::State: Hash + Send + Sync,
+    M::State: Hash + PartialEq + Send + Sync,
     M::Action: Send,
 {
     let shared = Shared::new(model, kind, kinds);
@@ -72,14 +72,14 @@ where
 fn search<M>(shared: &Shared<'_, M>, levels: &Levels<M::State>, me: usize) -> Worker<M::Action>
 where
     M: Model,
-    M::State: Hash,
+    M::State: Hash + PartialEq,
 {
     let mut worker = Worker::new(shared.kinds);
     loop {
         {
             let current = levels.current.read().unwrap_or_else(PoisonError::into_inner);
             let depth = levels.depth.load(Ordering::Relaxed);
-            let mut next = Vec::new();
+            let mut next = std::mem::take(&mut *levels.collected[me].lock().unwrap_or_else(PoisonError::into_inner));
             loop {
                 let start = levels.cursor.fetch_add(CHUNK, Ordering::Relaxed);
                 if start >= current.len() || shared.stopped() {
@@ -93,16 +93,11 @@ where
         }
         if levels.barrier.wait().is_leader() {
             let mut current = levels.current.write().unwrap_or_else(PoisonError::into_inner);
-            // The level is done with: free it before the next is gathered.
-            *current = Vec::new();
-            let mut parts: Vec<Level<M::State>> = levels
-                .collected
-                .iter()
-                .map(|c| std::mem::take(&mut *c.lock().unwrap_or_else(PoisonError::into_inner)))
-                .collect();
-            current.reserve_exact(parts.iter().map(Vec::len).sum());
-            for part in &mut parts {
-                current.append(part);
+            // The vectors keep their memory from level to level: fresh
+            // pages cost the kernel's zeroing every time.
+            current.clear();
+            for part in &levels.collected {
+                current.append(&mut part.lock().unwrap_or_else(PoisonError::into_inner));
             }
             levels.cursor.store(0, Ordering::Relaxed);
             levels.depth.fetch_add(1, Ordering::Relaxed);

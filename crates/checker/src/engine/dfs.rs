@@ -69,7 +69,7 @@ impl<S> Pool<S> {
 pub fn dfs<M>(model: &M, kind: &(dyn Fn(&M::Action) -> usize + Sync), kinds: usize, opts: Options) -> Outcome
 where
     M: Model + Sync,
-    M::State: Hash + Send + Sync,
+    M::State: Hash + PartialEq + Send + Sync,
     M::Action: Send,
 {
     let shared = Shared::new(model, kind, kinds);
@@ -92,7 +92,7 @@ where
 fn search<M>(shared: &Shared<'_, M>, pool: &Pool<M::State>) -> Worker<M::Action>
 where
     M: Model,
-    M::State: Hash,
+    M::State: Hash + PartialEq,
 {
     let mut worker = Worker::new(shared.kinds);
     while let Some(mut stack) = pool.take(|| shared.stopped()) {

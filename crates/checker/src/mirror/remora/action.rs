@@ -1,14 +1,7 @@
 //! The disjuncts of `Next`: one variant per TLA+ action, with its
 //! parameters, printed as the action instance (`BindOperation(o1, c1, f1, w1)`).
 
-use std::fmt::{self, Display};
-
-use super::values::ModelValue;
-
-type Op = ModelValue;
-type Claim = ModelValue;
-type Fence = ModelValue;
-type Worker = ModelValue;
+use super::values::{Claim, Constants, Fence, Op, Worker};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
@@ -70,17 +63,16 @@ impl Action {
             Done => 14,
         }
     }
-}
 
-impl Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    /// The action instance in TLA+ notation, with the cfg's names.
+    pub fn show(&self, k: &Constants) -> String {
         use Action::*;
         let args = match *self {
-            BindOperation(op, c, fe, w)
-            | RejectOperationReuse(op, c, fe, w)
-            | StartActivation(op, c, fe, w)
-            | ReplayActivation(op, c, fe, w)
-            | RejectPrecondition(op, c, fe, w) => vec![op, c, fe, w],
+            BindOperation(op, c, f, w)
+            | RejectOperationReuse(op, c, f, w)
+            | StartActivation(op, c, f, w)
+            | ReplayActivation(op, c, f, w)
+            | RejectPrecondition(op, c, f, w) => vec![k.name(op), k.name(c), k.name(f), k.name(w)],
             CreateLease(c)
             | AcquireActivationLock(c)
             | LoseActivatorLock(c)
@@ -89,14 +81,10 @@ impl Display for Action {
             | ExpireLease(c)
             | AcquireRecoveryLock(c)
             | FinishRecovery(c)
-            | CompensateRejectedActivation(c) => vec![c],
+            | CompensateRejectedActivation(c) => vec![k.name(c)],
             Done => vec![],
         };
-        f.write_str(Action::NAMES[self.kind()])?;
-        if !args.is_empty() {
-            let args: Vec<String> = args.iter().map(ModelValue::to_string).collect();
-            write!(f, "({})", args.join(", "))?;
-        }
-        Ok(())
+        let name = Action::NAMES[self.kind()];
+        if args.is_empty() { name.to_string() } else { format!("{name}({})", args.join(", ")) }
     }
 }
