@@ -11,7 +11,7 @@
 //! | `build`   | build the Worker to wasm |
 //! | `dev`     | run the Worker locally on workerd (wrangler dev) |
 //! | `deploy`  | `wrangler deploy` (or `--dry-run`: bundle only) |
-//! | `bench`   | benchmarks on workerd |
+//! | `bench`   | benchmarks on workerd; `bench models`: the model checkers |
 
 mod bench;
 mod check;
@@ -58,7 +58,8 @@ enum Cmd {
         port: u16,
     },
     /// Benchmarks on workerd (`bench kv`: the replicated store against single-DO
-    /// baselines; `bench claims`: activations against one SQLite transaction).
+    /// baselines; `bench claims`: activations against one SQLite transaction;
+    /// `bench models`: the Rust model checker against the TLA+ checker).
     Bench(bench::BenchArgs),
     /// Deploy with wrangler; --dry-run only writes the bundle.
     Deploy {

@@ -3,14 +3,14 @@
 //! TLA+ checker), and the snapshot stage (the workspace tests), then one
 //! summary table.
 
-mod checker_bin;
-mod outcome;
+pub(crate) mod checker_bin;
+pub(crate) mod outcome;
 mod rust_stage;
-mod stream;
+pub(crate) mod stream;
 mod summary;
 mod target;
-mod tla_rs;
-mod tlc;
+pub(crate) mod tla_rs;
+pub(crate) mod tlc;
 
 use std::path::{Path, PathBuf};
 
