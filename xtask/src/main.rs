@@ -106,12 +106,13 @@ fn test(root: &Path) -> Result<bool> {
     }
     let args = check::CheckArgs {
         cfg: None,
-        all: false,
+        deep: false,
         checker: None,
         tla_only: false,
         rust_only: false,
         json: false,
-        simulation_seconds: 60,
+        coverage: false,
+        simulation_seconds: None,
     };
     let (checked, tests) = check::run_with_tests(root, &args)?;
     eprintln!("Worker stage: build, deploy bundle (dry run), run on workerd, smoke and end-to-end tests");
