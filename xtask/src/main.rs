@@ -12,7 +12,7 @@
 //! | `build`   | build the Worker to wasm |
 //! | `dev`     | run the Worker locally on workerd (wrangler dev) |
 //! | `deploy`  | `wrangler deploy` (or `--dry-run`: bundle only) |
-//! | `bench`   | benchmarks on workerd |
+//! | `bench`   | benchmarks on workerd; `bench models`: the model checkers |
 
 mod bench;
 mod check;
@@ -69,7 +69,8 @@ enum Cmd {
         port: u16,
     },
     /// Benchmarks on workerd (`bench kv`: the replicated store against single-DO
-    /// baselines; `bench claims`: activations against one SQLite transaction).
+    /// baselines; `bench claims`: activations against one SQLite transaction;
+    /// `bench models`: the Rust model checker against the TLA+ checker).
     Bench(bench::BenchArgs),
     /// Deploy with wrangler; --dry-run only writes the bundle.
     Deploy {
@@ -118,12 +119,13 @@ fn test(root: &Path) -> Result<bool> {
     }
     let args = check::CheckArgs {
         cfg: None,
-        all: false,
+        deep: false,
         checker: None,
         tla_only: false,
         rust_only: false,
         json: false,
-        simulation_seconds: 60,
+        coverage: false,
+        simulation_seconds: None,
     };
     let (checked, tests) = check::run_with_tests(root, &args)?;
     // Each stage reports its own failure and the next still runs.

@@ -10,7 +10,9 @@
 //! first line pairs the cfg with a module whose name differs from the
 //! cfg's file name, and a line `\* SEARCH bfs|dfs|simulation` says how the
 //! Rust checker explores it (breadth-first without one), so that every way
-//! of running a cfg explores it the same way.
+//! of running a cfg explores it the same way. A line `\* UNFIRED Action:
+//! why` declares that an action cannot fire at these bounds; an exhaustive
+//! run fails any other action that never fires (see `run::Report::judge_coverage`).
 //! Anything else (`SYMMETRY`, `VIEW`, `CONSTRAINT`, `<-` substitutions) is
 //! refused with an error rather than silently ignored, because it would
 //! change the state count that the mirrors must reproduce.
@@ -100,6 +102,9 @@ pub struct TlcConfig {
     pub properties: Vec<String>,
     /// `CHECK_DEADLOCK` (TLC's default is `TRUE`).
     pub check_deadlock: bool,
+    /// The actions its `\* UNFIRED Action: why` lines declare unable to
+    /// fire at these bounds.
+    pub unfired: Vec<String>,
 }
 
 impl TlcConfig {
@@ -114,6 +119,7 @@ impl TlcConfig {
         let mut cfg = TlcConfig {
             module: first_line_module(text),
             search: search_line(text)?,
+            unfired: unfired_lines(text)?,
             check_deadlock: true,
             ..TlcConfig::default()
         };
@@ -312,6 +318,24 @@ fn search_line(text: &str) -> Result<Search, CfgError> {
         }
     }
     Ok(found.unwrap_or_default())
+}
+
+/// `\* UNFIRED Action: why` lines: the action's name as the checker's
+/// coverage prints it, and the reason, which must be given.
+fn unfired_lines(text: &str) -> Result<Vec<String>, CfgError> {
+    let mut names = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = line.trim().strip_prefix("\\*").and_then(|rest| rest.trim().strip_prefix("UNFIRED ")) else {
+            continue;
+        };
+        match rest.split_once(':') {
+            Some((name, why)) if !name.trim().is_empty() && !why.trim().is_empty() => {
+                names.push(name.trim().to_string());
+            }
+            _ => return Err(syntax(i + 1, format!("`UNFIRED {}`: expected `UNFIRED Action: why`", rest.trim()))),
+        }
+    }
+    Ok(names)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -589,6 +613,11 @@ mod tests {
         assert_eq!(err.to_string(), "line 1: `SEARCH sideways`: expected bfs, dfs or simulation");
         let err = TlcConfig::parse("\\* SEARCH dfs\n\\* SEARCH bfs\n").unwrap_err();
         assert_eq!(err.to_string(), "line 2: a second SEARCH line");
+        let cfg =
+            TlcConfig::parse("\\* UNFIRED Timer(Gossip): MaxGossip = 0\n\\* UNFIRED Evict: no evictions\n").unwrap();
+        assert_eq!(cfg.unfired, ["Timer(Gossip)", "Evict"]);
+        let err = TlcConfig::parse("\\* UNFIRED Evict\n").unwrap_err();
+        assert_eq!(err.to_string(), "line 1: `UNFIRED Evict`: expected `UNFIRED Action: why`");
     }
 
     #[test]

@@ -2,13 +2,17 @@
 //!
 //! - [`cfg`]: the TLC `.cfg` parser (the one source of constants).
 //! - [`spec`]: the interface every model offers ([`spec::Mirror`]).
+//! - [`compact`]: the pieces compact states are made of, and their names.
 //! - [`mirror`]: 1:1 stateright mirrors of the TLA+ specs in `tla/`.
 //! - [`model`]: models that run the real protocol code and refine a spec.
 //! - [`registry`]: which model checks which TLA+ module.
 //! - [`search`]: how a run explores (breadth-first, depth-first, random walks).
+//! - [`engine`]: the exhaustive search (breadth- and depth-first, threaded).
 //! - [`run`]: runs a model and reports in one shape.
 
 pub mod cfg;
+pub mod compact;
+pub mod engine;
 pub mod mirror;
 pub mod model;
 pub mod registry;

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! checker check   <CFG | SPEC.tla [--config CFG] | MODEL --config CFG> [--threads N] [--mutation NAME]
-//!                 [--json] [--progress] [--search bfs|dfs|simulation] [--seconds S] [--seed N] [--max-depth D]
+//!                 [--json] [--progress] [--coverage] [--search bfs|dfs|simulation] [--seconds S] [--seed N] [--max-depth D]
 //! checker explore <CFG | SPEC.tla [--config CFG] | MODEL --config CFG> [--port N] [--mutation NAME]
 //! checker models
 //! checker cfg     <CFG>
@@ -61,6 +61,10 @@ enum Command {
         /// Print progress to stderr every few seconds.
         #[arg(long)]
         progress: bool,
+        /// Print how often each action fired and how many distinct states
+        /// it reached first (exhaustive searches).
+        #[arg(long)]
+        coverage: bool,
         /// How to explore: exhaustively breadth-first (shortest
         /// counterexamples), exhaustively depth-first (less memory), or by
         /// random walks for a time budget (bounds too large to exhaust).
@@ -127,7 +131,19 @@ fn main() -> ExitCode {
 
 fn real_main() -> Result<ExitCode> {
     match Cli::parse().command {
-        Command::Check { spec, config, threads, mutation, json, progress, search, seconds, seed, max_depth } => {
+        Command::Check {
+            spec,
+            config,
+            threads,
+            mutation,
+            json,
+            progress,
+            coverage,
+            search,
+            seconds,
+            seed,
+            max_depth,
+        } => {
             let target = Target::resolve(&spec, config.as_deref())?;
             let opts = RunOptions {
                 threads: threads.unwrap_or_else(default_threads),
@@ -135,16 +151,21 @@ fn real_main() -> Result<ExitCode> {
                 search: search.unwrap_or(target.cfg.search),
                 walks: Walks { seed, max_depth, budget: Duration::from_secs(seconds) },
             };
-            let report = target.dispatch(CheckVisitor { target: &target, mutation: mutation.as_deref(), opts })??;
+            let mut report =
+                target.dispatch(CheckVisitor { target: &target, mutation: mutation.as_deref(), opts })??;
+            report.judge_coverage(&target.cfg.unfired);
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
                 println!("{}", report.summary());
+                if coverage {
+                    print!("\n{}", report.coverage_table());
+                }
                 if report.violated.is_some() {
                     print!("\n{}", run::format_trace(&report));
                 }
             }
-            Ok(if report.violated.is_some() { ExitCode::from(1) } else { ExitCode::SUCCESS })
+            Ok(if report.verdict == "pass" { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
         Command::Explore { spec, config, port, mutation } => {
             let target = Target::resolve(&spec, config.as_deref())?;

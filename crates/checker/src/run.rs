@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use stateright::{Checker, Expectation, HasDiscoveries, Model, UniformChooser};
 
+use crate::engine::{self, Steps};
 use crate::search::Search;
 use crate::spec::{Mirror, TlaState};
 
@@ -74,15 +75,41 @@ pub struct Report {
     pub verdict: &'static str,
     pub violated: Option<String>,
     pub trace: Vec<Step>,
+    /// How often each action fired (exhaustive searches only), in the
+    /// model's order of actions.
+    pub coverage: Option<Vec<ActionCoverage>>,
+    /// The actions that made the verdict "vacuous": never fired though the
+    /// cfg does not say they cannot, or fired though it says they cannot.
+    pub unfired: Vec<String>,
+}
+
+/// How often one kind of action was taken in an exhaustive run.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ActionCoverage {
+    /// The action's name (the spec's, for a mirror).
+    pub action: &'static str,
+    /// Steps it took.
+    pub fired: u64,
+    /// Steps of those that reached a state met for the first time (which
+    /// action reaches a state first depends on the search order).
+    pub distinct: u64,
 }
 
 /// Checks `model` as `opts.search` says, stopping at the first violated
 /// property, and returns the report with a counterexample (a shortest one
-/// for breadth-first search).
+/// for breadth-first search) and, for an exhaustive search, how often each
+/// action fired.
 pub fn check<M: Mirror>(model: M, spec: &str, config: &str, mutation: Option<&str>, opts: &RunOptions) -> Report {
     let started = Instant::now();
-    let builder = model.checker().threads(opts.threads.max(1)).finish_when(HasDiscoveries::AnyFailures);
     let run = Run { started, spec, config, mutation, opts };
+    // The engine checks `always` properties only; a model with an
+    // `eventually` property (the implementation model's liveness cfg) is
+    // searched by stateright, which checks both.
+    let eventually = model.properties().iter().any(|p| p.expectation == Expectation::Eventually);
+    if matches!(opts.search, Search::Bfs | Search::Dfs) && !eventually {
+        return run.exhaustive(&model);
+    }
+    let builder = model.checker().threads(opts.threads.max(1)).finish_when(HasDiscoveries::AnyFailures);
     match opts.search {
         Search::Bfs => run.conclude(builder.spawn_bfs()),
         Search::Dfs => run.conclude(builder.spawn_dfs()),
@@ -103,7 +130,59 @@ struct Run<'a> {
 }
 
 impl Run<'_> {
-    /// Waits for `checker` (printing progress) and reports.
+    /// Runs the engine's breadth- or depth-first search and reports.
+    fn exhaustive<M: Mirror>(&self, model: &M) -> Report {
+        let engine_opts =
+            engine::Options { threads: self.opts.threads.max(1), progress_every: self.opts.progress_every };
+        let kind = |a: &M::Action| model.action_kind(a);
+        let names = model.action_names();
+        let outcome = match self.opts.search {
+            Search::Dfs => engine::dfs(model, &kind, names.len(), engine_opts),
+            _ => engine::bfs(model, &kind, names.len(), engine_opts),
+        };
+        let seconds = self.started.elapsed().as_secs_f64();
+        let (violated, trace) = match &outcome.violation {
+            None => (None, Vec::new()),
+            Some((name, path)) => {
+                // The engine stops at the first violation it meets. A
+                // breadth-first one is at the least depth, but which of the
+                // violations at that depth comes first depends on the
+                // threads: search that depth again, in order, for the same
+                // counterexample on every run.
+                let shortest =
+                    (self.opts.search == Search::Bfs).then(|| shortest_violation(model, path.len())).flatten();
+                match shortest.or_else(|| engine::replay(model, path).map(|steps| (*name, steps))) {
+                    Some((name, steps)) => (Some(name.to_string()), trace_of::<M>(model, steps)),
+                    // Cannot happen (the model is deterministic); keep the
+                    // violation rather than lose it.
+                    None => (Some(name.to_string()), Vec::new()),
+                }
+            }
+        };
+        let coverage = names
+            .iter()
+            .zip(&outcome.coverage)
+            .map(|(&action, c)| ActionCoverage { action, fired: c.fired, distinct: c.distinct })
+            .collect();
+        Report {
+            spec: self.spec.to_string(),
+            config: self.config.to_string(),
+            checker: "stateright",
+            search: self.opts.search,
+            mutation: self.mutation.map(str::to_string),
+            unique_states: outcome.unique,
+            states: outcome.generated as usize,
+            max_depth: outcome.max_depth,
+            seconds,
+            verdict: if violated.is_some() { "violation" } else { "pass" },
+            violated,
+            trace,
+            coverage: Some(coverage),
+            unfired: Vec::new(),
+        }
+    }
+
+    /// Waits for stateright's random walks (printing progress) and reports.
     fn conclude<M: Mirror>(&self, checker: impl Checker<M>) -> Report {
         let Run { started, spec, config, mutation, opts } = *self;
         if let Some(every) = opts.progress_every {
@@ -129,27 +208,25 @@ impl Run<'_> {
         }
         let checker = checker.join();
         let seconds = started.elapsed().as_secs_f64();
-
         // Every discovery is a violation: of an `always` property, or of an
         // `eventually` one (a path to a state without successors that never
-        // met its condition; only the implementation model has these).
-        // stateright keeps, per property, the last violating path it met
-        // before stopping, which can be longer than needed (it stops only
-        // between blocks of states): a breadth-first run searches again for a
-        // shortest violation of an `always` property. The other searches, and
-        // `eventually` properties, report the path stateright found (a
-        // breadth-first search as deep as a random walk can be hopeless).
+        // met its condition; only models with such properties get here for
+        // an exhaustive search, see `check`). stateright keeps, per
+        // property, the last violating path it met before stopping, which
+        // can be longer than needed: a breadth-first run searches again for
+        // a shortest violation of an `always` property. Random walks and
+        // `eventually` properties report the path stateright found.
         let discoveries = checker.discoveries();
         let found = discoveries.iter().map(|(name, path)| (path.clone().into_vec().len(), *name)).min();
+        let model = checker.model();
+        let found_path = |name: &str| discoveries[name].clone().into_vec();
         let (violated, trace) = match (found, opts.search) {
             (None, _) => (None, Vec::new()),
-            (Some((bound, name)), Search::Bfs) => match shortest_violation(checker.model(), bound) {
-                Some((name, path)) => (Some(name.to_string()), trace_of::<M>(path)),
-                // An `eventually` violation (an `always` one cannot be missed:
-                // the search is as deep as the discovery): stateright's path.
-                None => (Some(name.to_string()), trace_of::<M>(discoveries[name].clone().into_vec())),
+            (Some((bound, name)), Search::Bfs) => match shortest_violation(model, bound) {
+                Some((name, path)) => (Some(name.to_string()), trace_of::<M>(model, path)),
+                None => (Some(name.to_string()), trace_of::<M>(model, found_path(name))),
             },
-            (Some((_, name)), _) => (Some(name.to_string()), trace_of::<M>(discoveries[name].clone().into_vec())),
+            (Some((_, name)), _) => (Some(name.to_string()), trace_of::<M>(model, found_path(name))),
         };
         Report {
             spec: spec.to_string(),
@@ -164,6 +241,8 @@ impl Run<'_> {
             verdict: if violated.is_some() { "violation" } else { "pass" },
             violated,
             trace,
+            coverage: None,
+            unfired: Vec::new(),
         }
     }
 }
@@ -180,13 +259,53 @@ impl Report {
             self.states,
             self.max_depth,
             self.seconds,
-            self.violated.as_deref().map_or("pass".to_string(), |v| format!("{v} is violated"))
+            match (&self.violated, self.unfired.is_empty()) {
+                (Some(v), _) => format!("{v} is violated"),
+                (None, true) => "pass".to_string(),
+                (None, false) => format!("vacuous: {}", self.unfired.join("; ")),
+            }
         )
     }
-}
 
-/// A path as stateright gives it: each state with the action taken from it.
-type Steps<M> = Vec<(<M as Model>::State, Option<<M as Model>::Action>)>;
+    /// Fails a passing exhaustive run (verdict "vacuous") when an action
+    /// never fired and the cfg does not declare that it cannot
+    /// (`expected_unfired`, its `\* UNFIRED` lines), or when a declared
+    /// action fired after all: a spec that passes because an action can
+    /// never happen checks less than it seems to.
+    pub fn judge_coverage(&mut self, expected_unfired: &[String]) {
+        let Some(coverage) = &self.coverage else { return };
+        if self.verdict != "pass" {
+            return;
+        }
+        self.unfired = coverage
+            .iter()
+            .filter_map(|c| {
+                let expected = expected_unfired.iter().any(|n| n == c.action);
+                match (c.fired, expected) {
+                    (0, false) => Some(format!("{} never fired", c.action)),
+                    (n, true) if n > 0 => Some(format!("{} fired {n} times though the cfg says UNFIRED", c.action)),
+                    _ => None,
+                }
+            })
+            .collect();
+        if !self.unfired.is_empty() {
+            self.verdict = "vacuous";
+        }
+    }
+
+    /// The coverage as a table: one line per action.
+    pub fn coverage_table(&self) -> String {
+        let Some(coverage) = &self.coverage else {
+            return "no coverage: only exhaustive searches count actions\n".to_string();
+        };
+        let width = coverage.iter().map(|c| c.action.len()).max().unwrap_or(0).max("action".len());
+        let mut s = format!("{:<width$}  {:>12}  {:>12}\n", "action", "fired", "distinct");
+        for c in coverage {
+            s.push_str(&format!("{:<width$}  {:>12}  {:>12}\n", c.action, c.fired, c.distinct));
+        }
+        s
+    }
+}
 
 /// A state met by the search, with its parent's index and the action from it.
 type Node<M> = (<M as Model>::State, Option<(usize, <M as Model>::Action)>);
@@ -247,10 +366,7 @@ where
     None
 }
 
-fn trace_of<M: Model<State: TlaState>>(steps: Vec<(M::State, Option<M::Action>)>) -> Vec<Step>
-where
-    M::Action: std::fmt::Display,
-{
+fn trace_of<M: Mirror>(model: &M, steps: Steps<M>) -> Vec<Step> {
     let mut out = Vec::with_capacity(steps.len());
     let mut prev: Option<Vec<(&'static str, String)>> = None;
     let mut action: Option<String> = None;
@@ -262,7 +378,7 @@ where
             .map(|(n, v)| (n.to_string(), v.clone()))
             .collect();
         out.push(Step { action: action.take(), changed });
-        action = next_action.map(|a| a.to_string());
+        action = next_action.map(|a| model.format_action(&a));
         prev = Some(vars);
     }
     out

@@ -2,7 +2,7 @@
 //! from a `.cfg`, states printed with the spec's variable names, actions
 //! printed as TLA+ action instances.
 
-use std::fmt::{self, Display};
+use std::fmt;
 use std::hash::Hash;
 
 use stateright::Model;
@@ -17,11 +17,12 @@ pub trait TlaState {
     fn variables(&self) -> Vec<(&'static str, String)>;
 }
 
-/// A stateright model that mirrors (or refines) a TLA+ module.
+/// A stateright model that mirrors (or refines) a TLA+ module. Its
+/// actions print through `Model::format_action` (traces, the explorer).
 pub trait Mirror:
     Model<
         State: TlaState + Hash + Clone + PartialEq + fmt::Debug + Send + Sync + 'static,
-        Action: Display + fmt::Debug + Clone + PartialEq + Send + Sync + 'static,
+        Action: fmt::Debug + Clone + PartialEq + Send + Sync + 'static,
     > + Sized
     + Send
     + Sync
@@ -37,6 +38,15 @@ pub trait Mirror:
     /// invariants and properties the cfg lists. Unknown constants, unknown
     /// invariant names, wrong types and unknown mutations are errors.
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError>;
+
+    /// The kinds of step the model takes, by name, for the coverage
+    /// counts: a mirror's are the spec's action names, in `Next` order (so
+    /// that they line up with TLC's coverage); every kind can fire on some
+    /// cfg.
+    fn action_names(&self) -> Vec<&'static str>;
+
+    /// The position in [`Mirror::action_names`] of `action`'s kind.
+    fn action_kind(&self, action: &Self::Action) -> usize;
 }
 
 /// Renders a state's variables as a TLA+ conjunction, one variable a line:

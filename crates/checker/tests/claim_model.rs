@@ -7,7 +7,9 @@ use std::collections::{BTreeSet, HashSet, VecDeque};
 use std::path::PathBuf;
 
 use checker::cfg::{CfgError, TlcConfig};
-use checker::mirror::remora::{ActivationStage, DurableState, ModelValue, RemoraClaimActivation};
+use checker::mirror::remora::{
+    Action as RemoraAction, ActivationStage, Claim, DurableState, Fence, Op, RemoraClaimActivation, Worker,
+};
 use checker::model::claim::{Action, ClaimImpl, Deadline};
 use checker::run::{self, RunOptions};
 use checker::spec::Mirror;
@@ -75,12 +77,11 @@ fn every_spec_action_is_taken_by_some_step() {
                 mirror.actions(&s.spec, &mut spec_actions);
                 let matched = spec_actions.into_iter().find(|&a| {
                     mirror.next_state(&s.spec, a).is_some_and(|mut t| {
-                        t.step_violations.clear();
+                        t.step_violations = Default::default();
                         t == *next.spec
                     })
                 });
-                let name = matched.map(|a| a.to_string()).unwrap_or_default();
-                taken.insert(name.split('(').next().unwrap_or_default().to_string());
+                taken.insert(matched.map_or("", |a| RemoraAction::NAMES[a.kind()]).to_string());
             }
             if seen.insert(next.clone()) {
                 queue.push_back(next);
@@ -113,11 +114,11 @@ fn every_spec_action_is_taken_by_some_step() {
 #[test]
 fn an_activation_runs_to_an_accepted_answer() {
     let model = build(&shipped_text()).unwrap();
-    let mv = ModelValue::new;
-    let (o1, c1) = (mv("o1"), mv("c1"));
+    let (o1, c1, f1, w1) = (Op(0), Claim(0), Fence(0), Worker(0));
     let mut s = model.init_states().remove(0);
+    let k = s.spec.k;
     let path = [
-        Action::Activate(o1, c1, mv("f1"), mv("w1")),
+        Action::Activate(o1, c1, f1, w1),
         Action::Activator(o1, "validate"),
         Action::Activator(o1, "create_lease"),
         Action::Activator(o1, "acquire_lock"),
@@ -127,29 +128,29 @@ fn an_activation_runs_to_an_accepted_answer() {
     for action in path {
         let mut enabled = Vec::new();
         model.actions(&s, &mut enabled);
-        assert!(enabled.contains(&action), "{action} is not enabled in\n{s:?}");
+        assert!(enabled.contains(&action), "{action:?} is not enabled in\n{s:?}");
         s = model.next_state(&s, action).unwrap();
-        assert!(s.step_violations.is_empty(), "{action}: {s:?}");
+        assert!(s.step_violations.is_empty(), "{action:?}: {s:?}");
     }
-    assert_eq!(s.spec.durable_state[&c1], DurableState::Executing);
-    assert_eq!(s.spec.activation_stage[&c1], ActivationStage::Finished);
-    assert_eq!(s.spec.operation_response[&o1], mv("Accepted"));
-    assert_eq!(s.spec.activation_effect_count[&c1], 1);
+    assert_eq!(s.spec.durable_state[c1], DurableState::Executing);
+    assert_eq!(s.spec.activation_stage[c1], ActivationStage::Finished);
+    assert_eq!(s.spec.operation_response[o1], k.accepted);
+    assert_eq!(s.spec.activation_effect_count[c1], 1);
 
     // The lease lapses: the acceptance is withdrawn with it (ExpireLease),
     // and a replay is rejected.
     s = model.next_state(&s, Action::Elapse(Deadline::Lease(c1))).unwrap();
-    assert_eq!(s.spec.operation_response[&o1], mv("NoResponse"));
+    assert_eq!(s.spec.operation_response[o1], k.no_response);
     for action in [
-        Action::Activate(o1, c1, mv("f1"), mv("w1")),
+        Action::Activate(o1, c1, f1, w1),
         Action::Activator(o1, "validate"),
         Action::Activator(o1, "check_lease"),
         Action::Activator(o1, "record_rejection"),
     ] {
         s = model.next_state(&s, action).unwrap();
-        assert!(s.step_violations.is_empty(), "{action}: {s:?}");
+        assert!(s.step_violations.is_empty(), "{action:?}: {s:?}");
     }
-    assert_eq!(s.spec.operation_response[&o1], mv("Rejected"));
+    assert_eq!(s.spec.operation_response[o1], k.rejected);
 }
 
 #[test]

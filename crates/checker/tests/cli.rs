@@ -48,3 +48,25 @@ fn a_simulation_cfg_is_simulated() {
     let report = checker(&["check", "HandoffImpl", "--config", cfg, "--seconds", "2", "--threads", "2", "--json"]);
     assert_eq!(report["search"], "simulation");
 }
+
+/// An action that never fires fails an exhaustive check unless the cfg
+/// declares it (`\* UNFIRED Action: why`): the fixture declares every
+/// recovery action but not `Evict`, which MaxEvicts = 0 disables.
+#[test]
+fn an_undeclared_action_that_never_fires_fails_the_check() {
+    let cfg = "crates/checker/tests/fixtures/HandoffNoEvictions.cfg";
+    let out = Command::new(env!("CARGO_BIN_EXE_checker"))
+        .current_dir(root())
+        .args(["check", cfg, "--json", "--threads", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["verdict"], "vacuous");
+    assert_eq!(report["violated"], Value::Null);
+    assert_eq!(report["unfired"], serde_json::json!(["Evict never fired"]));
+
+    // The shipped cfgs declare what cannot fire at their bounds, and pass.
+    let shipped = checker(&["check", "tla/HandoffZombie.cfg", "--json"]);
+    assert_eq!(shipped["verdict"], "pass");
+}

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use checker::cfg::{CfgError, TlcConfig};
-use checker::mirror::remora::{Action, ModelValue, RemoraClaimActivation};
+use checker::mirror::remora::{Action, Claim, Fence, Op, RemoraClaimActivation, Worker};
 use checker::run::{self, RunOptions};
 use checker::spec::{Mirror, TlaState};
 use stateright::Model;
@@ -97,10 +97,10 @@ fn states_and_actions_print_in_tla_notation() {
          /\\ conflictRequest = [o1 |-> NoRequest, o2 |-> NoRequest]\n\
          /\\ activationEffectCount = [c1 |-> 0]"
     );
-    let [o1, c1, f1, w1] = ["o1", "c1", "f1", "w1"].map(ModelValue::new);
-    assert_eq!(Action::BindOperation(o1, c1, f1, w1).to_string(), "BindOperation(o1, c1, f1, w1)");
-    assert_eq!(Action::CommitActivation(c1).to_string(), "CommitActivation(c1)");
-    assert_eq!(Action::Done.to_string(), "Done");
+    let show = |a| model.format_action(&a);
+    assert_eq!(show(Action::BindOperation(Op(0), Claim(0), Fence(1), Worker(0))), "BindOperation(o1, c1, f2, w1)");
+    assert_eq!(show(Action::CommitActivation(Claim(0))), "CommitActivation(c1)");
+    assert_eq!(show(Action::Done), "Done");
 }
 
 #[test]

@@ -5,12 +5,15 @@
 //!   one SQLite DO.
 //! - `claims` (`claims.rs`): activations of the claims service against the
 //!   same activation done in one SQLite transaction without the lease store.
+//! - `models` (`models.rs`): the Rust model checker against the TLA+ checker
+//!   on the same cfgs (no workerd).
 //!
-//! This file holds what both share: the arguments, closed-loop clients'
+//! This file holds what they share: the arguments, closed-loop clients'
 //! samples and their statistics, the HTTP agent, the machine description.
 
 mod claims;
 mod kv;
+mod models;
 
 use std::fs;
 use std::process::Command;
@@ -36,12 +39,16 @@ pub enum BenchWhat {
     /// Claim activations (durable store + leases in Handoff) vs one SQLite
     /// transaction without the lease store.
     Claims(claims::ClaimsArgs),
+    /// The Rust model checker (1 and 2 threads) against the TLA+ checker:
+    /// distinct states, seconds, states/s, peak RSS.
+    Models(models::ModelsArgs),
 }
 
 pub fn run(root: &std::path::Path, args: &BenchArgs) -> Result<bool> {
     match &args.what {
         BenchWhat::Kv(a) => kv::run(root, a),
         BenchWhat::Claims(a) => claims::run(root, a),
+        BenchWhat::Models(a) => models::run(root, a),
     }
 }
 

@@ -3,15 +3,15 @@
 //! TLA+ checker), and the snapshot stage (the workspace tests), then one
 //! summary table.
 
-mod checker_bin;
+pub(crate) mod checker_bin;
 mod fallback;
-mod outcome;
+pub(crate) mod outcome;
 mod rust_stage;
-mod stream;
+pub(crate) mod stream;
 mod summary;
 mod target;
-mod tla_rs;
-mod tlc;
+pub(crate) mod tla_rs;
+pub(crate) mod tlc;
 
 use std::path::{Path, PathBuf};
 
@@ -28,9 +28,14 @@ const MODELS_DIR: &str = "crates/checker/models";
 /// budget (`\* SEARCH simulation`).
 const SIMULATION_DIR: &str = "simulation";
 
-/// Larger bounds, under `tla/` and the models directory: checked with
-/// `--all` or `--cfg` only, because they take minutes to hours.
+/// The deep tier, under `tla/` and the models directory: the exhaustive
+/// implementation model and the larger bounds, checked with `--deep` or
+/// `--cfg` only, because they take minutes to hours.
 const LARGE_DIR: &str = "large";
+
+/// The simulations' time budget in the default check and with `--deep`.
+const QUICK_SIMULATION_SECONDS: u64 = 20;
+const DEEP_SIMULATION_SECONDS: u64 = 60;
 pub use checker_bin::{build as build_checker, describe as describe_cfg};
 pub use fallback::test as test_fallback;
 pub use target::{cfgs_in, declarations, resolve};
@@ -53,9 +58,10 @@ pub struct CheckArgs {
     /// Check one cfg (it may live outside tla/); default: every cfg in tla/.
     #[arg(long)]
     pub cfg: Option<PathBuf>,
-    /// Also check the large bounds in tla/large/ and crates/checker/models/large/ (long: minutes to hours).
-    #[arg(long, conflicts_with = "cfg")]
-    pub all: bool,
+    /// Also the deep tier: tla/large/ and crates/checker/models/large/ (the exhaustive implementation
+    /// model, larger bounds: minutes to hours), and longer simulations.
+    #[arg(long, alias = "all", conflicts_with = "cfg")]
+    pub deep: bool,
     /// Force a TLA+ checker (default: TLC when Java and the jar can be had, else tla).
     #[arg(long, value_enum)]
     pub checker: Option<CheckerChoice>,
@@ -68,9 +74,13 @@ pub struct CheckArgs {
     /// Print the summary as JSON on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Time budget of each simulation cfg (`\* SEARCH simulation`), in seconds.
-    #[arg(long, default_value_t = 60)]
-    pub simulation_seconds: u64,
+    /// Also print, per cfg, how often each action fired in the Rust checker and how many distinct
+    /// states it reached first (the JSON summary always has it).
+    #[arg(long)]
+    pub coverage: bool,
+    /// Time budget of each simulation cfg (`\* SEARCH simulation`), in seconds (default: 20, with --deep 60).
+    #[arg(long)]
+    pub simulation_seconds: Option<u64>,
 }
 
 /// Runs the check; `Ok(false)` when anything failed.
@@ -82,19 +92,23 @@ pub fn run(root: &Path, args: &CheckArgs) -> Result<bool> {
 /// snapshot stage ran).
 pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<crate::workspace_tests::TestsOutcome>)> {
     let tla_dir = root.join("tla");
+    let models = root.join(MODELS_DIR);
+    let deep_cfgs = || -> Result<Vec<PathBuf>> {
+        let mut deep = cfgs_in(&tla_dir.join(LARGE_DIR))?;
+        if models.join(LARGE_DIR).is_dir() {
+            deep.extend(cfgs_in(&models.join(LARGE_DIR))?);
+        }
+        Ok(deep)
+    };
     let cfgs = match &args.cfg {
         Some(c) => vec![c.clone()],
         None => {
             let mut all = cfgs_in(&tla_dir)?;
-            if args.all {
-                all.extend(cfgs_in(&tla_dir.join(LARGE_DIR))?);
-            }
-            let models = root.join(MODELS_DIR);
             if models.is_dir() {
                 all.extend(cfgs_in(&models)?);
             }
-            if args.all && models.join(LARGE_DIR).is_dir() {
-                all.extend(cfgs_in(&models.join(LARGE_DIR))?);
+            if args.deep {
+                all.extend(deep_cfgs()?);
             }
             let simulations = models.join(SIMULATION_DIR);
             if simulations.is_dir() {
@@ -103,6 +117,8 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
             all
         }
     };
+    let simulation_seconds =
+        args.simulation_seconds.unwrap_or(if args.deep { DEEP_SIMULATION_SECONDS } else { QUICK_SIMULATION_SECONDS });
     if cfgs.is_empty() {
         bail!("no .cfg files in {}", tla_dir.display());
     }
@@ -129,7 +145,7 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
     if !args.tla_only {
         eprintln!("Rust stage: stateright models");
         for (target, row) in targets.iter().zip(&mut rows) {
-            row.rust = Some(rust_stage::run(&bin, target, args.simulation_seconds)?);
+            row.rust = Some(rust_stage::run(&bin, target, simulation_seconds)?);
             summary::print_rust_line(target, row.rust.as_ref());
         }
     }
@@ -143,7 +159,13 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
+        if args.coverage {
+            summary::print_coverage(&summary.rows);
+        }
         summary.print_table();
+    }
+    if args.cfg.is_none() && !args.deep {
+        print_deep_tier(root, &deep_cfgs()?);
     }
     Ok((summary.ok(), summary.tests.clone()))
 }
@@ -198,5 +220,17 @@ fn choose_checker(root: &Path, choice: Option<CheckerChoice>) -> Result<(Checker
             Ok(t) => Ok(tlc(t, "Java and tla2tools.jar found")),
             Err(e) => tla(format!("TLC unavailable: {e:#}")),
         },
+    }
+}
+
+/// What `--deep` would add to a default check.
+fn print_deep_tier(root: &Path, deep: &[PathBuf]) {
+    eprintln!(
+        "\n--deep would add {} cfgs (the exhaustive implementation model and larger bounds; minutes to hours) \
+         and {DEEP_SIMULATION_SECONDS} s instead of {QUICK_SIMULATION_SECONDS} s per simulation:",
+        deep.len()
+    );
+    for cfg in deep {
+        eprintln!("  {}", cfg.strip_prefix(root).unwrap_or(cfg).display());
     }
 }

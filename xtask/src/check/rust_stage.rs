@@ -5,21 +5,35 @@ use std::path::Path;
 use std::process::Command;
 
 use anyhow::{Context, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::stream;
 use super::target::Target;
 
 /// What the Rust checker said about one cfg.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct RustOutcome {
-    /// `"pass"`, `"violation"`, `"no model"` or `"error"`.
+    /// `"pass"`, `"violation"`, `"vacuous"` (an undeclared action never
+    /// fired), `"no model"` or `"error"`.
     pub verdict: String,
     pub unique_states: Option<u64>,
     pub max_depth: Option<u64>,
     pub seconds: Option<f64>,
     pub violated: Option<String>,
     pub message: Option<String>,
+    /// Per action: steps taken and distinct states reached first
+    /// (exhaustive searches only).
+    pub coverage: Option<Vec<ActionCoverage>>,
+    /// What made the verdict "vacuous".
+    pub unfired: Vec<String>,
+}
+
+/// One action's line of the checker's coverage.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ActionCoverage {
+    pub action: String,
+    pub fired: u64,
+    pub distinct: u64,
 }
 
 /// Runs the model of `target`'s module on its cfg, searched as the cfg
@@ -50,23 +64,11 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64) -> Result<RustO
                 seconds: v["seconds"].as_f64(),
                 violated: v["violated"].as_str().map(str::to_string),
                 message: None,
+                coverage: serde_json::from_value(v["coverage"].clone()).ok(),
+                unfired: serde_json::from_value(v["unfired"].clone()).unwrap_or_default(),
             }
         }
-        Some(3) => RustOutcome {
-            verdict: "no model".into(),
-            unique_states: None,
-            max_depth: None,
-            seconds: None,
-            violated: None,
-            message: Some(last_error()),
-        },
-        _ => RustOutcome {
-            verdict: "error".into(),
-            unique_states: None,
-            max_depth: None,
-            seconds: None,
-            violated: None,
-            message: Some(last_error()),
-        },
+        Some(3) => RustOutcome { verdict: "no model".into(), message: Some(last_error()), ..RustOutcome::default() },
+        _ => RustOutcome { verdict: "error".into(), message: Some(last_error()), ..RustOutcome::default() },
     })
 }

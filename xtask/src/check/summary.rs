@@ -151,6 +151,22 @@ pub fn print_rust_line(t: &Target, o: Option<&RustOutcome>) {
             opt(o.max_depth),
             o.seconds.unwrap_or(0.0)
         ),
+        "vacuous" => eprintln!("  {}: vacuous: {}", t.cfg_name(), o.unfired.join("; ")),
         _ => eprintln!("  {}: {}: {}", t.cfg_name(), o.verdict, o.message.as_deref().unwrap_or("")),
+    }
+}
+
+/// `--coverage`: per cfg, each action's steps and the distinct states it
+/// reached first, from the Rust checker's exhaustive runs.
+pub fn print_coverage(rows: &[Row]) {
+    for r in rows {
+        let Some(coverage) = r.rust.as_ref().and_then(|o| o.coverage.as_ref()) else { continue };
+        let width = coverage.iter().map(|c| c.action.len()).chain(["action".len()]).max().unwrap_or(0);
+        println!("\n{} ({})", r.cfg, r.spec);
+        println!("  {:<width$}  {:>12}  {:>12}", "action", "fired", "distinct");
+        for c in coverage {
+            let never = if c.fired == 0 { "  never fired" } else { "" };
+            println!("  {:<width$}  {:>12}  {:>12}{never}", c.action, c.fired, c.distinct);
+        }
     }
 }

@@ -25,6 +25,14 @@ pub fn locate(root: &Path) -> Result<tools::Installed> {
 /// Runs `tla` on one target, streaming its progress; with `liveness`, the
 /// cfg's liveness properties are checked too (under the spec's fairness).
 pub fn run(tla: &Path, spec: &Path, cfg: &Path, label: &str, liveness: bool) -> Result<Outcome> {
+    let cmd = command(tla, spec, cfg, liveness)?;
+    let started = Instant::now();
+    let out = stream::run(cmd, label, is_progress)?;
+    Ok(read_output(&out, started.elapsed().as_secs_f64()))
+}
+
+/// The `tla` command line for one cfg, run from the spec's directory.
+pub fn command(tla: &Path, spec: &Path, cfg: &Path, liveness: bool) -> Result<Command> {
     let mut cmd = Command::new(tla);
     cmd.arg(spec.canonicalize()?).arg("--config").arg(cfg.canonicalize()?).args([
         "--json",
@@ -39,12 +47,18 @@ pub fn run(tla: &Path, spec: &Path, cfg: &Path, label: &str, liveness: bool) -> 
     if let Some(dir) = spec.parent() {
         cmd.current_dir(dir);
     }
-    let started = Instant::now();
-    // Progress lines look like `  12000 states explored | 598/s | depth: 7 | queue: 5397`.
-    let out = stream::run(cmd, label, |line| line.contains("states explored |").then(|| line.trim().to_string()))?;
-    let seconds = started.elapsed().as_secs_f64();
+    Ok(cmd)
+}
+
+/// Progress lines look like `  12000 states explored | 598/s | depth: 7 | queue: 5397`.
+pub fn is_progress(line: &str) -> Option<String> {
+    line.contains("states explored |").then(|| line.trim().to_string())
+}
+
+/// Reads a finished `tla --json` run: its last JSON line, else its error.
+pub fn read_output(out: &stream::Output, seconds: f64) -> Outcome {
     let json = out.stdout.lines().rev().find(|l| l.trim_start().starts_with('{'));
-    Ok(match json.and_then(|l| serde_json::from_str::<Value>(l).ok()) {
+    match json.and_then(|l| serde_json::from_str::<Value>(l).ok()) {
         Some(v) => parse(&v, seconds),
         None => {
             let msg = out
@@ -57,7 +71,7 @@ pub fn run(tla: &Path, spec: &Path, cfg: &Path, label: &str, liveness: bool) -> 
                 .to_string();
             Outcome::error(msg, seconds)
         }
-    })
+    }
 }
 
 /// Reads `tla --json` output.

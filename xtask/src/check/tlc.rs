@@ -138,25 +138,42 @@ fn download(dest: &Path) -> Result<()> {
 
 /// Runs TLC on one target, streaming its progress lines.
 pub fn run(tlc: &Tlc, spec: &Path, cfg: &Path, label: &str) -> Result<Outcome> {
-    let meta = std::env::temp_dir().join(format!("handoff-tlc-{}-{}", std::process::id(), label.replace('/', "_")));
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).to_string();
+    let meta = meta_dir(label);
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cmd = command(tlc, spec, cfg, workers, &meta)?;
+    let started = Instant::now();
+    let output = stream::run(cmd, label, is_progress)?;
+    let _ = std::fs::remove_dir_all(&meta);
+    Ok(parse(&output.stdout, started.elapsed().as_secs_f64()))
+}
+
+/// A fresh directory for TLC's states and fingerprints of one run.
+pub fn meta_dir(label: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("handoff-tlc-{}-{}", std::process::id(), label.replace('/', "_")))
+}
+
+/// The TLC command line for one cfg with `workers` threads, run from the
+/// spec's directory (so it finds the modules the spec extends).
+pub fn command(tlc: &Tlc, spec: &Path, cfg: &Path, workers: usize, meta: &Path) -> Result<Command> {
     let mut cmd = Command::new(&tlc.java);
     cmd.arg("-XX:+UseParallelGC")
         .arg("-cp")
         .arg(&tlc.jar)
         .arg("tlc2.TLC")
-        .args(["-workers", &workers, "-noGenerateSpecTE", "-metadir"])
-        .arg(&meta)
+        .args(["-workers", &workers.to_string(), "-noGenerateSpecTE", "-metadir"])
+        .arg(meta)
         .arg("-config")
         .arg(cfg.canonicalize()?)
         .arg(spec.canonicalize()?);
     if let Some(dir) = spec.parent() {
         cmd.current_dir(dir);
     }
-    let started = Instant::now();
-    let output = stream::run(cmd, label, |line| line.starts_with("Progress(").then(|| line.to_string()))?;
-    let _ = std::fs::remove_dir_all(&meta);
-    Ok(parse(&output.stdout, started.elapsed().as_secs_f64()))
+    Ok(cmd)
+}
+
+/// TLC's progress lines, shown while it runs.
+pub fn is_progress(line: &str) -> Option<String> {
+    line.starts_with("Progress(").then(|| line.to_string())
 }
 
 /// Reads TLC's plain-text output.

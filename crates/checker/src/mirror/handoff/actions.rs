@@ -24,20 +24,52 @@ pub enum Action {
     Gossip(Replica, Replica),
 }
 
+impl Action {
+    /// The spec's actions, in `Next` order.
+    pub const NAMES: [&'static str; 11] = [
+        "ClientWrite",
+        "DeliverPush",
+        "CommitWrite",
+        "Evict",
+        "ReseedC",
+        "AnnounceTo",
+        "FinishRecoveryPeer",
+        "ChooseEpoch",
+        "FinishRecoveryC",
+        "ReseedPeer",
+        "Gossip",
+    ];
+
+    /// The position of this action's name in [`Action::NAMES`].
+    pub fn kind(&self) -> usize {
+        match self {
+            Action::ClientWrite(_) => 0,
+            Action::DeliverPush(_) => 1,
+            Action::CommitWrite(_) => 2,
+            Action::Evict(_) => 3,
+            Action::ReseedC(_) => 4,
+            Action::AnnounceTo(_) => 5,
+            Action::FinishRecoveryPeer(_) => 6,
+            Action::ChooseEpoch => 7,
+            Action::FinishRecoveryC => 8,
+            Action::ReseedPeer(..) => 9,
+            Action::Gossip(..) => 10,
+        }
+    }
+}
+
 impl Display for Action {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(Action::NAMES[self.kind()])?;
         match self {
-            Action::ClientWrite(k) => write!(f, "ClientWrite({k})"),
-            Action::DeliverPush(m) => write!(f, "DeliverPush({m})"),
-            Action::CommitWrite(pw) => write!(f, "CommitWrite({pw})"),
-            Action::Evict(r) => write!(f, "Evict({r})"),
-            Action::ReseedC(p) => write!(f, "ReseedC({p})"),
-            Action::AnnounceTo(p) => write!(f, "AnnounceTo({p})"),
-            Action::FinishRecoveryPeer(p) => write!(f, "FinishRecoveryPeer({p})"),
-            Action::ChooseEpoch => f.write_str("ChooseEpoch"),
-            Action::FinishRecoveryC => f.write_str("FinishRecoveryC"),
-            Action::ReseedPeer(p, q) => write!(f, "ReseedPeer({p}, {q})"),
-            Action::Gossip(a, b) => write!(f, "Gossip({a}, {b})"),
+            Action::ClientWrite(k) => write!(f, "({k})"),
+            Action::DeliverPush(m) => write!(f, "({m})"),
+            Action::CommitWrite(pw) => write!(f, "({pw})"),
+            Action::Evict(r) | Action::ReseedC(r) | Action::AnnounceTo(r) | Action::FinishRecoveryPeer(r) => {
+                write!(f, "({r})")
+            }
+            Action::ChooseEpoch | Action::FinishRecoveryC => Ok(()),
+            Action::ReseedPeer(a, b) | Action::Gossip(a, b) => write!(f, "({a}, {b})"),
         }
     }
 }

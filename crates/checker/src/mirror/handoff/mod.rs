@@ -161,6 +161,14 @@ impl<V: Version> Mirror for HandoffModel<V> {
             version: PhantomData,
         })
     }
+
+    fn action_names(&self) -> Vec<&'static str> {
+        Action::NAMES.to_vec()
+    }
+
+    fn action_kind(&self, action: &Action) -> usize {
+        action.kind()
+    }
 }
 
 /// The cfg may name the spec's formulas (`SPECIFICATION Spec`), but no

@@ -75,6 +75,57 @@ impl Display for ExtAction {
     }
 }
 
+impl ExtAction {
+    /// The position of this action's kind in the module's action names
+    /// ([`ExtModel::action_names`]): `UnfencedA`'s actions, the two that
+    /// HandoffZombie fences, then HandoffZombie's own.
+    pub fn kind(&self) -> usize {
+        match self {
+            ExtAction::ClientWrite(_) => 0,
+            ExtAction::CommitWrite(_) => 1,
+            ExtAction::Evict(_) => 2,
+            ExtAction::SnapC(_) => 3,
+            ExtAction::FinishRecoveryPeer(_) => 4,
+            ExtAction::ReseedC(_) => 5,
+            ExtAction::ReseedPeer(_) => 6,
+            ExtAction::ChooseEpoch => 7,
+            ExtAction::AnnounceAcked(_) => 8,
+            ExtAction::AnnounceRound => 9,
+            ExtAction::FinishRecoveryC => 10,
+            ExtAction::SnapPeer(..) => 11,
+            ExtAction::DeclinePeer(..) => 12,
+            ExtAction::GossipSend(_) => 13,
+            ExtAction::GossipRecv(_) => 14,
+            ExtAction::DeliverPush(_) => 15,
+            ExtAction::AnnounceTo(..) => 16,
+            ExtAction::Supersede => 17,
+            ExtAction::ZombieWrite(..) => 18,
+            ExtAction::ZombieCommit(..) => 19,
+            ExtAction::ZombieFenced(_) => 20,
+        }
+    }
+}
+
+/// The names of [`ExtAction::kind`]s, as the module spells them.
+pub(super) const UNFENCED_NAMES: [&str; 15] = [
+    "ClientWriteA",
+    "CommitWriteA",
+    "EvictA",
+    "SnapC",
+    "FinishRecoveryPeerA",
+    "ReseedCA",
+    "ReseedPeerA",
+    "ChooseEpochA",
+    "AnnounceAcked",
+    "AnnounceRound",
+    "FinishRecoveryCA",
+    "SnapPeer",
+    "DeclinePeer",
+    "GossipSend",
+    "GossipRecv",
+];
+pub(super) const ZOMBIE_NAMES: [&str; 4] = ["Supersede", "ZombieWrite", "ZombieCommit", "ZombieFenced"];
+
 impl<E: Extension> ExtModel<E> {
     /// The disjuncts of the module's Next with quantifiers unrolled, in a
     /// fixed order (stateright replays paths by index).

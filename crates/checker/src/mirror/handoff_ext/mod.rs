@@ -346,4 +346,21 @@ impl<E: Extension> Mirror for ExtModel<E> {
         check_mutation(E::MODULE, Self::MUTATIONS, mutation)?;
         ExtModel::new(cfg)
     }
+
+    /// HandoffAcks's `NextA` (HandoffZombie's `NextZ` fences the last two
+    /// and adds the zombies' actions).
+    fn action_names(&self) -> Vec<&'static str> {
+        let mut names = actions::UNFENCED_NAMES.to_vec();
+        if E::ZOMBIES {
+            names.extend(["DeliverPushZ", "AnnounceToZ"]);
+            names.extend(actions::ZOMBIE_NAMES);
+        } else {
+            names.extend(["DeliverPushA", "AnnounceToA"]);
+        }
+        names
+    }
+
+    fn action_kind(&self, action: &ExtAction) -> usize {
+        action.kind()
+    }
 }

@@ -1,14 +1,7 @@
 //! The disjuncts of `Next`: one variant per TLA+ action, with its
 //! parameters, printed as the action instance (`BindOperation(o1, c1, f1, w1)`).
 
-use std::fmt::{self, Display};
-
-use super::values::ModelValue;
-
-type Op = ModelValue;
-type Claim = ModelValue;
-type Fence = ModelValue;
-type Worker = ModelValue;
+use super::values::{Claim, Constants, Fence, Op, Worker};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
@@ -29,31 +22,69 @@ pub enum Action {
     Done,
 }
 
-impl Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Action {
+    /// The spec's actions, in `Next` order.
+    pub const NAMES: [&'static str; 15] = [
+        "BindOperation",
+        "RejectOperationReuse",
+        "StartActivation",
+        "CreateLease",
+        "AcquireActivationLock",
+        "LoseActivatorLock",
+        "CommitActivation",
+        "ReplayActivation",
+        "RejectPrecondition",
+        "ExpireReservation",
+        "ExpireLease",
+        "AcquireRecoveryLock",
+        "FinishRecovery",
+        "CompensateRejectedActivation",
+        "Done",
+    ];
+
+    /// The position of this action's name in [`Action::NAMES`].
+    pub fn kind(&self) -> usize {
         use Action::*;
-        let (name, args) = match *self {
-            BindOperation(op, c, fe, w) => ("BindOperation", vec![op, c, fe, w]),
-            RejectOperationReuse(op, c, fe, w) => ("RejectOperationReuse", vec![op, c, fe, w]),
-            StartActivation(op, c, fe, w) => ("StartActivation", vec![op, c, fe, w]),
-            CreateLease(c) => ("CreateLease", vec![c]),
-            AcquireActivationLock(c) => ("AcquireActivationLock", vec![c]),
-            LoseActivatorLock(c) => ("LoseActivatorLock", vec![c]),
-            CommitActivation(c) => ("CommitActivation", vec![c]),
-            ReplayActivation(op, c, fe, w) => ("ReplayActivation", vec![op, c, fe, w]),
-            RejectPrecondition(op, c, fe, w) => ("RejectPrecondition", vec![op, c, fe, w]),
-            ExpireReservation(c) => ("ExpireReservation", vec![c]),
-            ExpireLease(c) => ("ExpireLease", vec![c]),
-            AcquireRecoveryLock(c) => ("AcquireRecoveryLock", vec![c]),
-            FinishRecovery(c) => ("FinishRecovery", vec![c]),
-            CompensateRejectedActivation(c) => ("CompensateRejectedActivation", vec![c]),
-            Done => ("Done", vec![]),
-        };
-        f.write_str(name)?;
-        if !args.is_empty() {
-            let args: Vec<String> = args.iter().map(ModelValue::to_string).collect();
-            write!(f, "({})", args.join(", "))?;
+        match self {
+            BindOperation(..) => 0,
+            RejectOperationReuse(..) => 1,
+            StartActivation(..) => 2,
+            CreateLease(_) => 3,
+            AcquireActivationLock(_) => 4,
+            LoseActivatorLock(_) => 5,
+            CommitActivation(_) => 6,
+            ReplayActivation(..) => 7,
+            RejectPrecondition(..) => 8,
+            ExpireReservation(_) => 9,
+            ExpireLease(_) => 10,
+            AcquireRecoveryLock(_) => 11,
+            FinishRecovery(_) => 12,
+            CompensateRejectedActivation(_) => 13,
+            Done => 14,
         }
-        Ok(())
+    }
+
+    /// The action instance in TLA+ notation, with the cfg's names.
+    pub fn show(&self, k: &Constants) -> String {
+        use Action::*;
+        let args = match *self {
+            BindOperation(op, c, f, w)
+            | RejectOperationReuse(op, c, f, w)
+            | StartActivation(op, c, f, w)
+            | ReplayActivation(op, c, f, w)
+            | RejectPrecondition(op, c, f, w) => vec![k.name(op), k.name(c), k.name(f), k.name(w)],
+            CreateLease(c)
+            | AcquireActivationLock(c)
+            | LoseActivatorLock(c)
+            | CommitActivation(c)
+            | ExpireReservation(c)
+            | ExpireLease(c)
+            | AcquireRecoveryLock(c)
+            | FinishRecovery(c)
+            | CompensateRejectedActivation(c) => vec![k.name(c)],
+            Done => vec![],
+        };
+        let name = Action::NAMES[self.kind()];
+        if args.is_empty() { name.to_string() } else { format!("{name}({})", args.join(", ")) }
     }
 }

@@ -6,8 +6,9 @@ use stateright::Property;
 use super::RemoraClaimActivation;
 use super::mutation::{self, Mutation};
 use super::properties::{ACTION_PROPERTIES, INVARIANTS, deadlock_free};
-use super::values::{LockOwner, ModelValue, Request};
+use super::values::{CAP, Claim, Constants, Fence, Op, Worker};
 use crate::cfg::{CfgError, TlcConfig};
+use crate::compact::Names;
 use crate::spec::{Mirror, check_mutation};
 
 const CONSTANTS: &[&str] = &[
@@ -32,27 +33,7 @@ pub(super) fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Remora
     cfg.expect_definitions(module, &invariant_names, &property_names)?;
     check_specification(cfg)?;
 
-    let set = |name| Ok::<_, CfgError>(cfg.model_value_set(name)?.iter().map(|v| ModelValue::new(v)).collect());
-    let value = |name| cfg.model_value(name).map(|v| ModelValue::new(&v));
-    // ASSUME Claims # {} /\ Fences # {} /\ Workers # {} /\ Operations # {}:
-    // `model_value_set` refuses an empty set.
-    let claims: Vec<ModelValue> = set("Claims")?;
-    let fences = set("Fences")?;
-    let workers = set("Workers")?;
-    let operations = set("Operations")?;
-    let no_worker = value("NoWorker")?;
-    // ASSUME NoWorker \notin Workers
-    if workers.contains(&no_worker) {
-        return Err(CfgError::WrongType {
-            name: "NoWorker".into(),
-            expected: "a model value outside Workers (ASSUME NoWorker \\notin Workers)",
-            found: no_worker.to_string(),
-        });
-    }
-    // ASSUME NoRequest \notin RequestKeys holds for every model value: a
-    // model value is never a triple.
-    let no_request = Request::NoRequest(value("NoRequest")?);
-
+    let k = Names::leak(constants(cfg)?);
     let checked_invariants = cfg.invariants.iter().filter_map(|name| {
         let (name, holds) = INVARIANTS.iter().find(|(known, _)| known == name)?;
         Some(Property::always(name, *holds))
@@ -70,20 +51,50 @@ pub(super) fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Remora
         properties.push(Property::always("TRUE", |_, _| true));
     }
 
+    let mut instances = Vec::new();
+    RemoraClaimActivation::instances(k, &mut instances);
     Ok(RemoraClaimActivation {
+        k,
+        instances,
         properties,
         action_properties: listed_actions.iter().map(|(name, step, _)| (*name, *step)).collect(),
+        mutation: mutation.map(|m| Mutation::from_name(m).expect("every name in mutation::NAMES parses")),
+    })
+}
+
+/// The constants, with the spec's `ASSUME`s checked, and their names.
+pub fn constants(cfg: &TlcConfig) -> Result<Constants, CfgError> {
+    let mut names = Names::default();
+    // ASSUME Claims # {} /\ Fences # {} /\ Workers # {} /\ Operations # {}:
+    // `Names::set` refuses an empty set. Fences and workers are values, not
+    // domains: any number fits.
+    let claims = names.set::<Claim>(cfg, CAP)?;
+    let fences = names.set::<Fence>(cfg, usize::from(u8::MAX))?;
+    let workers = names.set::<Worker>(cfg, usize::from(u8::MAX))?;
+    let operations = names.set::<Op>(cfg, CAP)?;
+    // ASSUME NoWorker \notin Workers
+    let no_worker = cfg.model_value("NoWorker")?;
+    if names.find::<Worker>(&no_worker).is_some() {
+        return Err(CfgError::WrongType {
+            name: "NoWorker".into(),
+            expected: "a model value outside Workers (ASSUME NoWorker \\notin Workers)",
+            found: no_worker,
+        });
+    }
+    // ASSUME NoRequest \notin RequestKeys holds for every model value: a
+    // model value is never a triple.
+    Ok(Constants {
+        no_worker: names.intern(&no_worker),
+        no_owner: names.value(cfg, "NoOwner")?,
+        no_request: names.value(cfg, "NoRequest")?,
+        no_response: names.value(cfg, "NoResponse")?,
+        accepted: names.value(cfg, "Accepted")?,
+        rejected: names.value(cfg, "Rejected")?,
+        names,
         claims,
         fences,
         workers,
         operations,
-        no_worker,
-        no_owner: LockOwner::NoOwner(value("NoOwner")?),
-        no_request,
-        no_response: value("NoResponse")?,
-        accepted: value("Accepted")?,
-        rejected: value("Rejected")?,
-        mutation: mutation.map(|m| Mutation::from_name(m).expect("every name in mutation::NAMES parses")),
     })
 }
 

@@ -19,8 +19,11 @@ use stateright::{Model, Property};
 
 pub use action::Action;
 pub use mutation::Mutation;
-pub use state::State;
-pub use values::{ActivationStage, DurableState, Func, LockOwner, ModelValue, Request};
+pub use state::{State, Violations};
+pub use values::{
+    ActivationStage, CAP, Claim, ClaimFunc, Constants, DurableState, Fence, LockOwner, NO_WORKER, Op, OpFunc, Request,
+    Worker, WorkerOrNone,
+};
 
 use crate::cfg::{CfgError, TlcConfig};
 use crate::spec::Mirror;
@@ -28,16 +31,11 @@ use properties::StepPredicate;
 
 /// The model with the constants of one `.cfg`.
 pub struct RemoraClaimActivation {
-    claims: Vec<ModelValue>,
-    fences: Vec<ModelValue>,
-    workers: Vec<ModelValue>,
-    operations: Vec<ModelValue>,
-    no_worker: ModelValue,
-    no_owner: LockOwner,
-    no_request: Request,
-    no_response: ModelValue,
-    accepted: ModelValue,
-    rejected: ModelValue,
+    /// The constants and the names they print with (shared with every
+    /// state).
+    k: &'static Constants,
+    /// Every instance of every action (`Next`'s quantifiers unrolled).
+    instances: Vec<Action>,
     /// The cfg's invariants, an `always` reading the step marker for each
     /// of its action properties, and `Deadlock` if the cfg asks for it.
     properties: Vec<Property<Self>>,
@@ -50,6 +48,11 @@ impl RemoraClaimActivation {
     fn mutated(&self, mutation: Mutation) -> bool {
         self.mutation == Some(mutation)
     }
+
+    /// The constants of the cfg.
+    pub fn constants(&self) -> &'static Constants {
+        self.k
+    }
 }
 
 impl Mirror for RemoraClaimActivation {
@@ -58,6 +61,14 @@ impl Mirror for RemoraClaimActivation {
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         config::from_cfg(cfg, mutation)
+    }
+
+    fn action_names(&self) -> Vec<&'static str> {
+        Action::NAMES.to_vec()
+    }
+
+    fn action_kind(&self, action: &Action) -> usize {
+        action.kind()
     }
 }
 
@@ -70,7 +81,7 @@ impl Model for RemoraClaimActivation {
     }
 
     fn actions(&self, _: &State, actions: &mut Vec<Action>) {
-        self.instances(actions);
+        actions.extend_from_slice(&self.instances);
     }
 
     fn next_state(&self, s: &State, action: Action) -> Option<State> {
@@ -78,10 +89,11 @@ impl Model for RemoraClaimActivation {
         // `[][A]_vars` holds on a step when A holds or the variables are
         // unchanged (`n` is a copy of `s` with its marker, so `==` is
         // UNCHANGED vars).
+        let unchanged = n == *s;
         n.step_violations = self
             .action_properties
             .iter()
-            .filter(|(_, holds)| !(n == *s || holds(self, s, &n)))
+            .filter(|(_, holds)| !(unchanged || holds(self, s, &n)))
             .map(|(name, _)| *name)
             .collect();
         Some(n)
@@ -89,7 +101,7 @@ impl Model for RemoraClaimActivation {
 
     /// The web explorer lists actions as TLA+ action instances.
     fn format_action(&self, action: &Self::Action) -> String {
-        action.to_string()
+        action.show(self.k)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {

@@ -4,7 +4,8 @@ use super::RemoraClaimActivation as M;
 use super::state::State;
 use super::values::ActivationStage::*;
 use super::values::DurableState::*;
-use super::values::{LockOwner, ModelValue, Request};
+use super::values::{LockOwner, NO_WORKER, Request, Worker};
+use crate::compact::{Elem, Func};
 
 /// A state predicate (`INVARIANT`).
 pub type Invariant = fn(&M, &State) -> bool;
@@ -28,59 +29,61 @@ pub const INVARIANTS: &[(&str, Invariant)] = &[
 /// the marker `next_state` leaves on a state reached by a step violating `A`.
 pub const ACTION_PROPERTIES: &[(&str, StepPredicate, Invariant)] = &[
     ("ActivationAppliesAtMostOnce", activation_applies_at_most_once_action, |_, s| {
-        !s.step_violations.contains(&"ActivationAppliesAtMostOnce")
+        !s.step_violations.contains("ActivationAppliesAtMostOnce")
     }),
     ("OperationRequestIsImmutable", operation_request_is_immutable_action, |_, s| {
-        !s.step_violations.contains(&"OperationRequestIsImmutable")
+        !s.step_violations.contains("OperationRequestIsImmutable")
     }),
 ];
 
 /// TLC's deadlock check (`CHECK_DEADLOCK TRUE`): some step of `Next` is
 /// enabled; `Done`'s stuttering step counts, as it does for TLC.
 pub fn deadlock_free(m: &M, s: &State) -> bool {
-    let mut actions = Vec::new();
-    m.instances(&mut actions);
-    actions.into_iter().any(|a| m.next(s, a).is_some())
+    m.instances.iter().any(|&a| m.next(s, a).is_some())
 }
 
 fn implies(a: bool, b: bool) -> bool {
     !a || b
 }
 
-/// The string-valued ranges (`DurableStates`, `ActivationStages`, the two
-/// strings of `LockOwners`) are Rust enums, so only the domains, the model
-/// values and the counter's bound can fail here.
+/// `f \in [domain -> range]`, with `range` as a membership test; the
+/// domain is right by construction (a function over the set's positions).
+fn maps_into<K: Elem, V: Copy + Default>(f: &Func<K, V>, domain: &[K], range: impl Fn(V) -> bool) -> bool {
+    f.on(domain).all(|(_, v)| range(v))
+}
+
+/// The string-valued ranges (`DurableStates`, `ActivationStages`,
+/// `LockOwners`) are Rust enums and the domains are the sets' positions, so
+/// only elements outside their sets (which only a bug of the mirror or of a
+/// refinement map could make) and the counter's bound can fail here.
 fn type_ok(m: &M, s: &State) -> bool {
-    let worker_or_none = |w: &ModelValue| m.workers.contains(w) || *w == m.no_worker;
-    let request_or_none = |r: &Request| match r {
-        Request::Key(c, f, w) => m.claims.contains(c) && m.fences.contains(f) && m.workers.contains(w),
-        Request::NoRequest(_) => *r == m.no_request,
+    let k = m.k;
+    let (claims, ops) = (&k.claims, &k.operations);
+    let within = |i: usize, n: usize| i < n;
+    let worker = |w: Worker| within(w.index(), k.workers.len());
+    let request = |r: Request| match r {
+        Request::Key(c, f, w) => within(c.index(), claims.len()) && within(f.index(), k.fences.len()) && worker(w),
+        Request::NoRequest => true,
     };
-    s.durable_state.is_in(&m.claims, |_| true)
-        && s.attempt_fence.is_in(&m.claims, |f| m.fences.contains(f))
-        && s.attempt_worker.is_in(&m.claims, |w| m.workers.contains(w))
-        && s.reservation.is_in(&m.claims, worker_or_none)
-        && s.lease.is_in(&m.claims, worker_or_none)
-        && s.activation_stage.is_in(&m.claims, |_| true)
-        && s.durable_lock.is_in(&m.claims, |o| match o {
-            LockOwner::NoOwner(_) => *o == m.no_owner,
-            LockOwner::Activator | LockOwner::Recovery => true,
-        })
-        && s.operation_request.is_in(&m.operations, request_or_none)
-        && s.operation_response.is_in(&m.operations, |r| [m.no_response, m.accepted, m.rejected].contains(r))
-        && s.conflict_request.is_in(&m.operations, request_or_none)
-        && s.activation_effect_count.is_in(&m.claims, |n| *n <= 1)
+    maps_into(&s.attempt_fence, claims, |f| within(f.index(), k.fences.len()))
+        && maps_into(&s.attempt_worker, claims, worker)
+        && maps_into(&s.reservation, claims, |w| w.get().is_none_or(worker))
+        && maps_into(&s.lease, claims, |w| w.get().is_none_or(worker))
+        && maps_into(&s.operation_request, ops, request)
+        && maps_into(&s.operation_response, ops, |r| [k.no_response, k.accepted, k.rejected].contains(&r))
+        && maps_into(&s.conflict_request, ops, request)
+        && maps_into(&s.activation_effect_count, claims, |n| n <= 1)
 }
 
 fn live_lease_matches_authority(m: &M, s: &State) -> bool {
-    m.claims.iter().all(|c| implies(s.lease[c] != m.no_worker, s.lease[c] == s.attempt_worker[c]))
+    m.k.claims.iter().all(|&c| implies(s.lease[c] != NO_WORKER, s.lease[c] == s.attempt_worker[c]))
 }
 
 fn executing_is_committed(m: &M, s: &State) -> bool {
-    m.claims.iter().all(|c| {
+    m.k.claims.iter().all(|&c| {
         implies(
             s.durable_state[c] == Executing,
-            s.reservation[c] == m.no_worker
+            s.reservation[c] == NO_WORKER
                 && matches!(s.activation_stage[c], Committed | Finished)
                 && s.activation_effect_count[c] == 1,
         )
@@ -88,48 +91,48 @@ fn executing_is_committed(m: &M, s: &State) -> bool {
 }
 
 fn accepted_response_is_exact_replay(m: &M, s: &State) -> bool {
-    m.operations.iter().all(|op| {
+    m.k.operations.iter().all(|&op| {
         implies(
-            s.operation_response[op] == m.accepted,
-            m.claims.iter().any(|&c| {
+            s.operation_response[op] == m.k.accepted,
+            m.k.claims.iter().any(|&c| {
                 s.operation_request[op] == s.exact_request(c)
-                    && s.durable_state[&c] == Executing
-                    && s.lease[&c] == s.attempt_worker[&c]
-                    && s.activation_effect_count[&c] == 1
+                    && s.durable_state[c] == Executing
+                    && s.lease[c] == s.attempt_worker[c]
+                    && s.activation_effect_count[c] == 1
             }),
         )
     })
 }
 
 fn conflict_is_changed_request(m: &M, s: &State) -> bool {
-    m.operations.iter().all(|op| {
+    m.k.operations.iter().all(|&op| {
         implies(
-            s.conflict_request[op] != m.no_request,
-            s.operation_request[op] != m.no_request && s.conflict_request[op] != s.operation_request[op],
+            s.conflict_request[op] != Request::NoRequest,
+            s.operation_request[op] != Request::NoRequest && s.conflict_request[op] != s.operation_request[op],
         )
     })
 }
 
 fn reaped_claim_has_no_activation_effect(m: &M, s: &State) -> bool {
-    m.claims.iter().all(|c| implies(s.durable_state[c] == Reaped, s.activation_effect_count[c] == 0))
+    m.k.claims.iter().all(|&c| implies(s.durable_state[c] == Reaped, s.activation_effect_count[c] == 0))
 }
 
 fn reaped_coordination_is_clean(m: &M, s: &State) -> bool {
-    m.claims
+    m.k.claims
         .iter()
-        .all(|c| implies(s.durable_state[c] == Reaped, s.reservation[c] == m.no_worker && s.lease[c] == m.no_worker))
+        .all(|&c| implies(s.durable_state[c] == Reaped, s.reservation[c] == NO_WORKER && s.lease[c] == NO_WORKER))
 }
 
 fn recovery_owns_inactive_claim(m: &M, s: &State) -> bool {
-    m.claims.iter().all(|c| implies(s.durable_lock[c] == LockOwner::Recovery, s.reservation[c] == m.no_worker))
+    m.k.claims.iter().all(|&c| implies(s.durable_lock[c] == LockOwner::Recovery, s.reservation[c] == NO_WORKER))
 }
 
 fn activation_applies_at_most_once_action(m: &M, s: &State, n: &State) -> bool {
-    m.claims.iter().all(|c| implies(s.activation_effect_count[c] == 1, n.activation_effect_count[c] == 1))
+    m.k.claims.iter().all(|&c| implies(s.activation_effect_count[c] == 1, n.activation_effect_count[c] == 1))
 }
 
 fn operation_request_is_immutable_action(m: &M, s: &State, n: &State) -> bool {
-    m.operations
-        .iter()
-        .all(|op| implies(s.operation_request[op] != m.no_request, n.operation_request[op] == s.operation_request[op]))
+    m.k.operations.iter().all(|&op| {
+        implies(s.operation_request[op] != Request::NoRequest, n.operation_request[op] == s.operation_request[op])
+    })
 }

@@ -1,116 +1,49 @@
-//! The values the RemoraClaimActivation variables range over, each printing
-//! itself in TLA+ notation.
+//! The values the RemoraClaimActivation variables range over, as small
+//! numbers: the elements of the constant sets as their positions in the
+//! cfg's sets, the spec's strings as enums, and the model values that stand
+//! alone (`NoResponse`, `Accepted`, `Rejected`) as indices in the model's
+//! name table, [`Constants`], through which everything prints.
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::fmt::{self, Display};
-use std::ops::{Index, IndexMut};
-use std::sync::{Mutex, PoisonError};
+use std::hash::{Hash, Hasher};
 
+use crate::compact::{Elem, Mv, Names, OrNone};
+use crate::elem;
+use crate::hash_as_byte;
 use crate::spec::tla;
 
-/// A TLC model value (`c1`, `w2`, `NoWorker`). As in TLC it equals only
-/// itself, so its name is its identity: a cfg that gives two constants the
-/// same model value (say `NoResponse = Accepted`) gets the same collision
-/// the spec would see.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ModelValue(&'static str);
+elem!(Claim, "Claims", "An element of `Claims`.");
+elem!(Fence, "Fences", "An element of `Fences`.");
+elem!(Worker, "Workers", "An element of `Workers`.");
+elem!(Op, "Operations", "An element of `Operations`.");
 
-impl ModelValue {
-    /// The model value called `name`.
-    pub fn new(name: &str) -> Self {
-        ModelValue(intern(name))
-    }
-}
+/// The most claims or operations a cfg may have: functions over them are
+/// arrays of this size.
+pub const CAP: usize = 4;
 
-/// States and actions must print themselves without the model at hand, so
-/// names live for the whole process; interning keeps one copy per distinct
-/// name however many models are built.
-fn intern(name: &str) -> &'static str {
-    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
-    let mut names = NAMES.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(interned) = names.get(name) {
-        return interned;
-    }
-    let leaked: &'static str = Box::leak(name.into());
-    names.insert(leaked);
-    leaked
-}
+/// A function over `Claims`.
+pub type ClaimFunc<V> = crate::compact::Func<Claim, V, CAP>;
+/// A function over `Operations`.
+pub type OpFunc<V> = crate::compact::Func<Op, V, CAP>;
 
-impl Display for ModelValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0)
-    }
-}
+/// An element of `Workers \cup {NoWorker}` (ASSUME NoWorker \notin Workers).
+pub type WorkerOrNone = OrNone<Worker>;
 
-impl fmt::Debug for ModelValue {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0)
-    }
-}
-
-/// A TLA+ function whose domain is one of the constant sets. Indexing
-/// outside the domain is a bug in the mirror, so it panics.
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Func<V>(BTreeMap<ModelValue, V>);
-
-impl<V: Clone> Func<V> {
-    /// `[x \in domain |-> value]`
-    pub fn constant(domain: &[ModelValue], value: V) -> Self {
-        Func(domain.iter().map(|x| (*x, value.clone())).collect())
-    }
-
-    /// Every function in `[domain -> range]`, in a fixed order.
-    pub fn all(domain: &[ModelValue], range: &[V]) -> Vec<Self> {
-        domain.iter().fold(vec![Func(BTreeMap::new())], |partial, x| {
-            partial
-                .iter()
-                .flat_map(|f| {
-                    range.iter().map(|v| {
-                        let mut g = f.clone();
-                        g.0.insert(*x, v.clone());
-                        g
-                    })
-                })
-                .collect()
-        })
-    }
-
-    /// `self \in [domain -> range]`, with `range` as a membership test.
-    pub fn is_in(&self, domain: &[ModelValue], range: impl Fn(&V) -> bool) -> bool {
-        self.0.len() == domain.len() && domain.iter().all(|x| self.0.get(x).is_some_and(&range))
-    }
-}
-
-impl<V> Index<&ModelValue> for Func<V> {
-    type Output = V;
-    fn index(&self, x: &ModelValue) -> &V {
-        self.0.get(x).unwrap_or_else(|| panic!("{x} is outside the function's domain"))
-    }
-}
-
-impl<V> IndexMut<&ModelValue> for Func<V> {
-    fn index_mut(&mut self, x: &ModelValue) -> &mut V {
-        self.0.get_mut(x).unwrap_or_else(|| panic!("{x} is outside the function's domain"))
-    }
-}
-
-impl<V: Display> Display for Func<V> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&tla::func(&self.0))
-    }
-}
+/// `NoWorker`.
+pub const NO_WORKER: WorkerOrNone = OrNone::NONE;
 
 /// An element of `DurableStates`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum DurableState {
+    #[default]
     Authorized,
     Executing,
     Reaped,
 }
 
 /// An element of `ActivationStages`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ActivationStage {
+    #[default]
     Idle,
     Validated,
     LeaseCreated,
@@ -118,11 +51,12 @@ pub enum ActivationStage {
     Finished,
 }
 
-/// An element of `LockOwners == {NoOwner, Activator, Recovery}`: the model
-/// value `NoOwner` or one of the two strings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// An element of `LockOwners == {NoOwner, "Activator", "Recovery"}`: the
+/// model value `NoOwner` (never equal to a string) or one of the strings.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LockOwner {
-    NoOwner(ModelValue),
+    #[default]
+    NoOwner,
     Activator,
     Recovery,
 }
@@ -130,49 +64,85 @@ pub enum LockOwner {
 /// An element of `RequestKeys \cup {NoRequest}`: a triple
 /// `Request(c, f, w) == <<c, f, w>>` or the model value `NoRequest` (which
 /// the spec assumes is not a triple, and a model value never is).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Request {
-    Key(ModelValue, ModelValue, ModelValue),
-    NoRequest(ModelValue),
+    #[default]
+    NoRequest,
+    Key(Claim, Fence, Worker),
+}
+
+hash_as_byte!(DurableState, ActivationStage, LockOwner);
+
+/// A request hashes as one word.
+impl Hash for Request {
+    #[inline]
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u32(match *self {
+            Request::NoRequest => 0,
+            Request::Key(c, f, w) => 1 << 24 | u32::from(c.0) << 16 | u32::from(f.0) << 8 | u32::from(w.0),
+        });
+    }
 }
 
 impl Request {
     /// `r[1]`: the claim of a request triple.
-    pub fn claim(&self) -> Option<ModelValue> {
+    pub fn claim(&self) -> Option<Claim> {
         match self {
             Request::Key(c, _, _) => Some(*c),
-            Request::NoRequest(_) => None,
+            Request::NoRequest => None,
         }
+    }
+}
+
+/// The constants of one cfg, and the names everything prints with.
+#[derive(Debug)]
+pub struct Constants {
+    pub names: Names,
+    pub claims: Vec<Claim>,
+    pub fences: Vec<Fence>,
+    pub workers: Vec<Worker>,
+    pub operations: Vec<Op>,
+    pub no_worker: Mv,
+    pub no_owner: Mv,
+    pub no_request: Mv,
+    pub no_response: Mv,
+    pub accepted: Mv,
+    pub rejected: Mv,
+}
+
+impl Constants {
+    pub fn name<E: Elem>(&self, e: E) -> &str {
+        self.names.name(e)
+    }
+
+    pub fn worker_or_none(&self, w: WorkerOrNone) -> String {
+        match w.get() {
+            Some(w) => self.name(w).to_string(),
+            None => self.names.model_value(self.no_worker).to_string(),
+        }
+    }
+
+    pub fn lock_owner(&self, o: LockOwner) -> String {
+        match o {
+            LockOwner::NoOwner => self.names.model_value(self.no_owner).to_string(),
+            LockOwner::Activator => tla::string("Activator"),
+            LockOwner::Recovery => tla::string("Recovery"),
+        }
+    }
+
+    pub fn request(&self, r: Request) -> String {
+        match r {
+            Request::Key(c, f, w) => format!("<<{}, {}, {}>>", self.name(c), self.name(f), self.name(w)),
+            Request::NoRequest => self.names.model_value(self.no_request).to_string(),
+        }
+    }
+
+    pub fn response(&self, r: Mv) -> String {
+        self.names.model_value(r).to_string()
     }
 }
 
 /// The spec's string constants print as TLA+ strings (`"Authorized"`).
-macro_rules! display_as_tla_string {
-    ($($t:ty),*) => {$(
-        impl Display for $t {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(&tla::string(&format!("{self:?}")))
-            }
-        }
-    )*};
-}
-display_as_tla_string!(DurableState, ActivationStage);
-
-impl Display for LockOwner {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LockOwner::NoOwner(m) => write!(f, "{m}"),
-            LockOwner::Activator => f.write_str(&tla::string("Activator")),
-            LockOwner::Recovery => f.write_str(&tla::string("Recovery")),
-        }
-    }
-}
-
-impl Display for Request {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Request::Key(c, fence, w) => write!(f, "<<{c}, {fence}, {w}>>"),
-            Request::NoRequest(m) => write!(f, "{m}"),
-        }
-    }
+pub fn string_of(value: impl std::fmt::Debug) -> String {
+    tla::string(&format!("{value:?}"))
 }

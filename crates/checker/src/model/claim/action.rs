@@ -1,60 +1,90 @@
 //! The model's steps: one request of one procedure served by one store, a
 //! client sending a new request, or a deadline passing.
 
-use std::fmt::{self, Display};
-
-use crate::mirror::remora::ModelValue;
+use super::names::Names;
+use crate::mirror::remora::{Claim, Fence, Op, Worker};
 
 /// Where a deadline that can pass is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Deadline {
-    Reservation(ModelValue),
-    ActivatorLock(ModelValue),
-    Lease(ModelValue),
+    Reservation(Claim),
+    ActivatorLock(Claim),
+    Lease(Claim),
     /// Only in the activator of this operation (a copy whose original the
     /// stores no longer hold).
-    CarriedBy(ModelValue),
+    CarriedBy(Op),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
     /// The client of `op` sends activate(c, f, w): a new activator, whose
     /// first request (binding the id) is served in the same step.
-    Activate(ModelValue, ModelValue, ModelValue, ModelValue),
+    Activate(Op, Claim, Fence, Worker),
     /// While the activate request of `op` is in flight, its client sends
     /// another request (c, f, w) under the same id: a one-step activator
     /// that is answered at the binding (409).
-    Reuse(ModelValue, ModelValue, ModelValue, ModelValue),
+    Reuse(Op, Claim, Fence, Worker),
     /// The activator of an operation sends the request of its current step.
-    Activator(ModelValue, &'static str),
+    Activator(Op, &'static str),
     /// The reaper sends the request of its current step.
     Reaper(&'static str),
     /// A worker sends a heartbeat for (c, f, w); its first request (the
     /// durable check) is served in the same step.
-    Heartbeat(ModelValue, ModelValue, ModelValue),
+    Heartbeat(Claim, Fence, Worker),
     /// The heartbeat in flight for a claim renews the lease.
-    HeartbeatRenew(ModelValue),
+    HeartbeatRenew(Claim),
     /// Time passes a deadline.
     Elapse(Deadline),
 }
 
-impl Display for Action {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Action {
+    /// The kinds of step, for the coverage counts (a deadline per place).
+    pub const NAMES: [&'static str; 10] = [
+        "Activate",
+        "Reuse",
+        "Activator",
+        "Reaper",
+        "Heartbeat",
+        "HeartbeatRenew",
+        "Elapse(reservation)",
+        "Elapse(activator lock)",
+        "Elapse(lease)",
+        "Elapse(carried)",
+    ];
+
+    /// The position of this step's kind in [`Action::NAMES`].
+    pub fn kind(&self) -> usize {
         match self {
-            Action::Activate(op, c, fence, w) => write!(f, "Activate({op}, {c}, {fence}, {w})"),
-            Action::Reuse(op, c, fence, w) => write!(f, "Reuse({op}, {c}, {fence}, {w})"),
-            Action::Activator(op, step) => write!(f, "Activator({op}).{step}"),
-            Action::Reaper(step) => write!(f, "Reaper.{step}"),
-            Action::Heartbeat(c, fence, w) => write!(f, "Heartbeat({c}, {fence}, {w})"),
-            Action::HeartbeatRenew(c) => write!(f, "HeartbeatRenew({c})"),
-            Action::Elapse(Deadline::Reservation(c)) => write!(f, "Elapse(reservation of {c})"),
-            Action::Elapse(Deadline::ActivatorLock(c)) => {
-                write!(f, "Elapse(activator lock of {c})")
-            }
-            Action::Elapse(Deadline::Lease(c)) => write!(f, "Elapse(lease of {c})"),
-            Action::Elapse(Deadline::CarriedBy(op)) => {
-                write!(f, "Elapse(deadline carried by {op})")
-            }
+            Action::Activate(..) => 0,
+            Action::Reuse(..) => 1,
+            Action::Activator(..) => 2,
+            Action::Reaper(_) => 3,
+            Action::Heartbeat(..) => 4,
+            Action::HeartbeatRenew(_) => 5,
+            Action::Elapse(Deadline::Reservation(_)) => 6,
+            Action::Elapse(Deadline::ActivatorLock(_)) => 7,
+            Action::Elapse(Deadline::Lease(_)) => 8,
+            Action::Elapse(Deadline::CarriedBy(_)) => 9,
+        }
+    }
+}
+
+impl Action {
+    /// The step, with the cfg's names.
+    pub fn show(&self, names: &Names) -> String {
+        let (claim, op) = (|c: Claim| names.k.name(c).to_string(), |o: Op| names.k.name(o).to_string());
+        let (fence, worker) = (|f: Fence| names.k.name(f).to_string(), |w: Worker| names.k.name(w).to_string());
+        match *self {
+            Action::Activate(o, c, f, w) => format!("Activate({}, {}, {}, {})", op(o), claim(c), fence(f), worker(w)),
+            Action::Reuse(o, c, f, w) => format!("Reuse({}, {}, {}, {})", op(o), claim(c), fence(f), worker(w)),
+            Action::Activator(o, step) => format!("Activator({}).{step}", op(o)),
+            Action::Reaper(step) => format!("Reaper.{step}"),
+            Action::Heartbeat(c, f, w) => format!("Heartbeat({}, {}, {})", claim(c), fence(f), worker(w)),
+            Action::HeartbeatRenew(c) => format!("HeartbeatRenew({})", claim(c)),
+            Action::Elapse(Deadline::Reservation(c)) => format!("Elapse(reservation of {})", claim(c)),
+            Action::Elapse(Deadline::ActivatorLock(c)) => format!("Elapse(activator lock of {})", claim(c)),
+            Action::Elapse(Deadline::Lease(c)) => format!("Elapse(lease of {})", claim(c)),
+            Action::Elapse(Deadline::CarriedBy(o)) => format!("Elapse(deadline carried by {})", op(o)),
         }
     }
 }

@@ -2,13 +2,13 @@
 //! guard of RenewLease and three action properties, transcribed here (the
 //! base spec is not: it comes from the mirror). The names are the module's.
 
-use crate::mirror::remora::{DurableState, ModelValue, State};
+use crate::mirror::remora::{Claim, DurableState, NO_WORKER, State, Worker};
 
 use super::names::Names;
 
 /// `RenewLease(c, w)`'s guard; its effect on the variables is none.
-pub fn renew_lease(s: &State, c: ModelValue, w: ModelValue) -> bool {
-    s.durable_state[&c] == DurableState::Executing && w == s.attempt_worker[&c] && s.lease[&c] == w
+pub fn renew_lease(s: &State, c: Claim, w: Worker) -> bool {
+    s.durable_state[c] == DurableState::Executing && w == s.attempt_worker[c] && s.lease[c] == w
 }
 
 /// The action `A` of a `[][A]_vars`, on a step from the first state to the second.
@@ -29,17 +29,17 @@ fn implies(a: bool, b: bool) -> bool {
 }
 
 fn lease_is_never_revived(n: &Names, s: &State, t: &State) -> bool {
-    n.claims.iter().all(|c| {
-        implies(s.durable_state[c] != DurableState::Authorized && s.lease[c] == n.no_worker, t.lease[c] == n.no_worker)
+    n.k.claims.iter().all(|&c| {
+        implies(s.durable_state[c] != DurableState::Authorized && s.lease[c] == NO_WORKER, t.lease[c] == NO_WORKER)
     })
 }
 
 fn lease_holder_is_stable(n: &Names, s: &State, t: &State) -> bool {
-    n.claims.iter().all(|c| implies(s.lease[c] != n.no_worker, t.lease[c] == s.lease[c] || t.lease[c] == n.no_worker))
+    n.k.claims.iter().all(|&c| implies(s.lease[c] != NO_WORKER, t.lease[c] == s.lease[c] || t.lease[c] == NO_WORKER))
 }
 
 fn rejection_is_final(n: &Names, s: &State, t: &State) -> bool {
-    n.operations
+    n.k.operations
         .iter()
-        .all(|op| implies(s.operation_response[op] == n.rejected, t.operation_response[op] == n.rejected))
+        .all(|&op| implies(s.operation_response[op] == n.k.rejected, t.operation_response[op] == n.k.rejected))
 }

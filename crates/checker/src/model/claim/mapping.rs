@@ -30,7 +30,8 @@ use protocol::claim::{ActivationStage, ClaimState, DurableLock, MemoryDurable, M
 use super::ClaimImpl;
 use super::state::{Client, ImplState};
 use super::time::{NOW, is_live};
-use crate::mirror::remora::{self, Func, LockOwner};
+use crate::compact::Ctx;
+use crate::mirror::remora::{self, ClaimFunc, Fence, LockOwner, NO_WORKER, OpFunc, Request, Worker};
 
 impl ClaimImpl {
     pub(super) fn map(&self, s: &ImplState) -> remora::State {
@@ -45,41 +46,45 @@ impl ClaimImpl {
         clients: &[Client],
     ) -> remora::State {
         let n = &self.names;
+        let k = n.k;
+        // A claim without a row has no attempt: elements outside their sets
+        // stand for that, and fail TypeOK.
         let mut m = remora::State {
-            durable_state: Func::constant(&n.claims, remora::DurableState::Authorized),
-            attempt_fence: Func::constant(&n.claims, n.no_worker),
-            attempt_worker: Func::constant(&n.claims, n.no_worker),
-            reservation: Func::constant(&n.claims, n.no_worker),
-            lease: Func::constant(&n.claims, n.no_worker),
-            activation_stage: Func::constant(&n.claims, remora::ActivationStage::Idle),
-            durable_lock: Func::constant(&n.claims, n.no_owner),
-            operation_request: Func::constant(&n.operations, n.no_request),
-            operation_response: Func::constant(&n.operations, n.no_response),
-            conflict_request: Func::constant(&n.operations, n.no_request),
-            activation_effect_count: Func::constant(&n.claims, 0),
-            step_violations: Vec::new(),
+            k: Ctx(k),
+            durable_state: ClaimFunc::constant(&k.claims, remora::DurableState::Authorized),
+            attempt_fence: ClaimFunc::constant(&k.claims, Fence(u8::MAX)),
+            attempt_worker: ClaimFunc::constant(&k.claims, Worker(u8::MAX)),
+            reservation: ClaimFunc::constant(&k.claims, NO_WORKER),
+            lease: ClaimFunc::constant(&k.claims, NO_WORKER),
+            activation_stage: ClaimFunc::constant(&k.claims, remora::ActivationStage::Idle),
+            durable_lock: ClaimFunc::constant(&k.claims, LockOwner::NoOwner),
+            operation_request: OpFunc::constant(&k.operations, Request::NoRequest),
+            operation_response: OpFunc::constant(&k.operations, k.no_response),
+            conflict_request: OpFunc::constant(&k.operations, Request::NoRequest),
+            activation_effect_count: ClaimFunc::constant(&k.claims, 0),
+            step_violations: remora::Violations::default(),
         };
-        for &c in &n.claims {
+        for &c in &k.claims {
             let id = n.claim_id(c);
             let Some(row) = durable.claims.get(&id) else {
                 continue;
             };
-            m.durable_state[&c] = match row.state {
+            m.durable_state[c] = match row.state {
                 ClaimState::Authorized => remora::DurableState::Authorized,
                 ClaimState::Executing => remora::DurableState::Executing,
                 ClaimState::Reaped => remora::DurableState::Reaped,
             };
-            m.attempt_fence[&c] = n.fence_value(row.fence);
-            m.attempt_worker[&c] = n.worker(&row.worker);
+            m.attempt_fence[c] = n.fence_value(row.fence);
+            m.attempt_worker[c] = n.worker(&row.worker);
             if let Some(worker) = row.reserved_for(NOW) {
-                m.reservation[&c] = n.worker(worker);
+                m.reservation[c] = n.worker(worker).into();
             }
-            m.durable_lock[&c] = match row.live_lock(NOW) {
-                None => n.no_owner,
+            m.durable_lock[c] = match row.live_lock(NOW) {
+                None => LockOwner::NoOwner,
                 Some(DurableLock::Activator { .. }) => LockOwner::Activator,
                 Some(DurableLock::Recovery) => LockOwner::Recovery,
             };
-            m.activation_effect_count[&c] = u8::try_from(row.activations).unwrap_or(u8::MAX);
+            m.activation_effect_count[c] = u8::try_from(row.activations).unwrap_or(u8::MAX);
 
             let record = leases.leases.get(&id);
             let owes_compensation = clients.iter().filter_map(|cl| cl.run.as_ref()).any(|run| {
@@ -93,28 +98,28 @@ impl ClaimImpl {
                 ClaimState::Reaped => holder(record, NOW),
             };
             if let Some(lease) = lease {
-                m.lease[&c] = n.worker(&lease.worker);
+                m.lease[c] = n.worker(&lease.worker).into();
             }
         }
-        for (&op, client) in n.operations.iter().zip(clients) {
+        for (&op, client) in k.operations.iter().zip(clients) {
             let Some(row) = durable.operations.get(&n.operation_id(op)) else {
                 continue;
             };
             let claim = n.claim(&row.request.claim);
-            m.operation_request[&op] = n.request(&row.request);
+            m.operation_request[op] = n.request(&row.request);
             if let Some(conflict) = &row.conflict {
-                m.conflict_request[&op] = n.request(conflict);
+                m.conflict_request[op] = n.request(conflict);
             }
             let lease_in_force = leases.leases.get(&row.request.claim).is_some_and(|l| is_live(l.expires_at));
-            m.operation_response[&op] = if row.rejection.is_some() {
-                n.rejected
+            m.operation_response[op] = if row.rejection.is_some() {
+                k.rejected
             } else if client.accepted == Some(false) || (client.accepted == Some(true) && lease_in_force) {
-                n.accepted
+                k.accepted
             } else {
-                n.no_response
+                k.no_response
             };
-            if n.claims.contains(&claim) {
-                let stage = &mut m.activation_stage[&claim];
+            if k.claims.contains(&claim) {
+                let stage = &mut m.activation_stage[claim];
                 *stage = stage_max(*stage, client.progress);
             }
         }

@@ -42,7 +42,7 @@ pub use mutation::Mutation;
 pub use state::{Client, ImplState};
 
 use crate::cfg::{CfgError, TlcConfig};
-use crate::mirror::remora::{ModelValue, RemoraClaimActivation};
+use crate::mirror::remora::{Claim, Fence, Op, RemoraClaimActivation, Worker};
 use crate::spec::{Mirror, check_mutation};
 use host::Origin;
 use names::Names;
@@ -114,12 +114,20 @@ impl Mirror for ClaimImpl {
             return Err(CfgError::Unsupported(format!("ClaimImpl checks at most {} properties", SLOTS.len())));
         }
         Ok(ClaimImpl {
-            names: Names::from_cfg(cfg)?,
+            names: Names { k: refinement.constants() },
             refinement,
             checked,
             check_refinement,
             mutation: mutation.and_then(Mutation::from_name),
         })
+    }
+
+    fn action_names(&self) -> Vec<&'static str> {
+        Action::NAMES.to_vec()
+    }
+
+    fn action_kind(&self, action: &Action) -> usize {
+        action.kind()
     }
 }
 
@@ -127,7 +135,7 @@ const ACTIVATOR: ActivatorConfig = ActivatorConfig { lease_ttl: TTL, lock_ttl: T
 
 impl ClaimImpl {
     /// Each (fence, worker) assignment to the claims, in the cfg's order.
-    fn attempts(&self) -> Vec<Vec<(ModelValue, ModelValue)>> {
+    fn attempts(&self) -> Vec<Vec<(Fence, Worker)>> {
         let n = &self.names;
         n.claims.iter().fold(vec![Vec::new()], |partial, _| {
             partial
@@ -145,22 +153,17 @@ impl ClaimImpl {
         })
     }
 
-    fn operation_index(&self, op: ModelValue) -> Option<usize> {
-        self.names.operations.iter().position(|o| *o == op)
+    fn operation_index(&self, op: Op) -> Option<usize> {
+        self.names.k.operations.iter().position(|o| *o == op)
     }
 
-    fn claim_index(&self, c: ModelValue) -> Option<usize> {
-        self.names.claims.iter().position(|x| *x == c)
+    fn claim_index(&self, c: Claim) -> Option<usize> {
+        self.names.k.claims.iter().position(|x| *x == c)
     }
 
     /// Maps `s`, checks it (and the step from `prev`, if any) and records
     /// what it violates.
-    fn check(
-        &self,
-        prev: Option<&ImplState>,
-        mut s: ImplState,
-        renewal: Option<(ModelValue, ModelValue)>,
-    ) -> ImplState {
+    fn check(&self, prev: Option<&ImplState>, mut s: ImplState, renewal: Option<(Claim, Worker)>) -> ImplState {
         time::canonicalize(&mut s);
         let spec = self.refinement.intern(self.map(&s));
         let mut violated = std::mem::take(&mut s.step_violations);
@@ -228,7 +231,7 @@ impl ClaimImpl {
 
     /// Serves the next request of claim `i`'s heartbeat; returns the
     /// renewal it made, if any.
-    fn step_heartbeat(&self, s: &mut ImplState, i: usize, c: ModelValue) -> Option<(ModelValue, ModelValue)> {
+    fn step_heartbeat(&self, s: &mut ImplState, i: usize, c: Claim) -> Option<(Claim, Worker)> {
         let mut heartbeat = s.heartbeats.get_mut(i)?.take()?;
         self.step(s, &mut heartbeat, Origin::Heartbeat);
         match heartbeat.outcome() {
@@ -392,6 +395,11 @@ impl Model for ClaimImpl {
             }
         }
         Some(self.check(Some(prev), s, renewal))
+    }
+
+    /// Traces and the web explorer show actions with the cfg's names.
+    fn format_action(&self, action: &Self::Action) -> String {
+        action.show(&self.names)
     }
 
     fn properties(&self) -> Vec<Property<Self>> {

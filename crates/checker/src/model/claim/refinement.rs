@@ -31,6 +31,11 @@ pub struct Refinement {
 }
 
 impl Refinement {
+    /// The mirror's constants and names.
+    pub fn constants(&self) -> &'static remora::Constants {
+        self.mirror.constants()
+    }
+
     pub fn new(mirror: RemoraClaimActivation) -> Refinement {
         Refinement {
             properties: mirror.properties(),
@@ -74,7 +79,7 @@ impl Refinement {
     /// The mirror's properties that `n`, reached by a step violating the
     /// action properties `violated`, fails.
     pub fn failing(&self, n: &remora::State, violated: &[&'static str]) -> Vec<&'static str> {
-        let marked = remora::State { step_violations: violated.to_vec(), ..n.clone() };
+        let marked = remora::State { step_violations: violated.iter().copied().collect(), ..*n };
         self.properties.iter().filter(|p| !(p.condition)(&self.mirror, &marked)).map(|p| p.name).collect()
     }
 
@@ -91,11 +96,11 @@ impl Refinement {
                 .filter_map(|a| self.mirror.next_state(p, a))
                 .map(|mut s| {
                     let violated = std::mem::take(&mut s.step_violations);
-                    (s, violated)
+                    (s, violated.names())
                 })
                 .collect(),
         );
-        self.successors.lock().unwrap_or_else(PoisonError::into_inner).insert(p.clone(), successors.clone());
+        self.successors.lock().unwrap_or_else(PoisonError::into_inner).insert(*p, successors.clone());
         successors
     }
 }

@@ -278,6 +278,11 @@ impl Model for HandoffImpl {
         self.step(s, &action)
     }
 
+    /// Traces and the web explorer show actions as they print.
+    fn format_action(&self, action: &Self::Action) -> String {
+        action.to_string()
+    }
+
     fn properties(&self) -> Vec<Property<Self>> {
         let always = self.checks.iter().zip(HOLDS).map(|(&name, holds)| Property::always(name, holds));
         always.chain(self.eventually.iter().filter_map(|name| liveness::property(name))).collect()
@@ -297,5 +302,13 @@ impl Mirror for HandoffImpl {
             _ => None,
         });
         HandoffImpl::new(cfg, mutation)
+    }
+
+    fn action_names(&self) -> Vec<&'static str> {
+        ImplAction::NAMES.to_vec()
+    }
+
+    fn action_kind(&self, action: &ImplAction) -> usize {
+        action.kind()
     }
 }

@@ -112,6 +112,27 @@ pub enum ImplAction {
     Supersede,
 }
 
+impl ImplAction {
+    /// The kinds of step, for the coverage counts: the environment's, one
+    /// per timer.
+    pub const NAMES: [&'static str; 8] =
+        ["Put", "ZombiePut", "Deliver", "Timer(Retry)", "Timer(Heartbeat)", "Timer(Gossip)", "Evict", "Supersede"];
+
+    /// The position of this step's kind in [`ImplAction::NAMES`].
+    pub fn kind(&self) -> usize {
+        match self {
+            ImplAction::Put { .. } => 0,
+            ImplAction::ZombiePut { .. } => 1,
+            ImplAction::Deliver(_) => 2,
+            ImplAction::Timer(_, Timer::Retry) => 3,
+            ImplAction::Timer(_, Timer::Heartbeat) => 4,
+            ImplAction::Timer(_, Timer::Gossip) => 5,
+            ImplAction::Evict(_) => 6,
+            ImplAction::Supersede => 7,
+        }
+    }
+}
+
 impl Display for ImplAction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -1,0 +1,111 @@
+//! Breadth-first search, level by level: the threads share out the states
+//! of one level in chunks and each collects the new states it meets; the
+//! next level is what they collected. Every state of a level is at its
+//! least depth, so the first violating state met is at the least depth of
+//! any, and its parents lead back along a shortest path. The threads live
+//! for the whole search and meet at a barrier between levels.
+
+use std::hash::Hash;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Barrier, Mutex, PoisonError, RwLock};
+
+use stateright::Model;
+
+use super::{Fingerprint, Options, Outcome, Progress, Shared, Worker, merge};
+
+/// States a thread takes from the level at a time.
+const CHUNK: usize = 256;
+
+/// A level of the search: states and their fingerprints.
+type Level<S> = Vec<(S, Fingerprint)>;
+
+/// What the threads of a breadth-first search share.
+struct Levels<S> {
+    /// The level being expanded.
+    current: RwLock<Level<S>>,
+    /// The next position in `current` to hand out.
+    cursor: AtomicUsize,
+    /// What each thread collected of the next level.
+    collected: Vec<Mutex<Level<S>>>,
+    /// The depth of the states of `current`.
+    depth: AtomicUsize,
+    /// Set by the leader between levels: no level is left, or the run
+    /// stopped. Read only after the barrier, so every thread decides alike.
+    done: AtomicBool,
+    barrier: Barrier,
+}
+
+/// Explores `model` breadth-first. `kind` numbers an action's kind
+/// (`0..kinds`), for the coverage counts.
+pub fn bfs<M>(model: &M, kind: &(dyn Fn(&M::Action) -> usize + Sync), kinds: usize, opts: Options) -> Outcome
+where
+    M: Model + Sync,
+    M::State: Hash + PartialEq + Send + Sync,
+    M::Action: Send,
+{
+    let shared = Shared::new(model, kind, kinds);
+    let initial = shared.initial_states();
+    let generated = initial.len() as u64;
+    let threads = opts.threads.max(1);
+    let levels = Levels {
+        current: RwLock::new(initial),
+        cursor: AtomicUsize::new(0),
+        collected: (0..threads).map(|_| Mutex::default()).collect(),
+        depth: AtomicUsize::new(1),
+        done: AtomicBool::new(false),
+        barrier: Barrier::new(threads),
+    };
+    let mut progress = Progress::new(opts.progress_every);
+    let (shared_ref, levels_ref) = (&shared, &levels);
+    let workers: Vec<Worker<M::Action>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads).map(|t| scope.spawn(move || search(shared_ref, levels_ref, t))).collect();
+        progress.wait(&shared, || handles.iter().all(|h| h.is_finished()));
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+    });
+    let (steps, coverage) = merge(kinds, workers);
+    shared.outcome(generated + steps, coverage)
+}
+
+/// Thread `me`: expands its share of each level, then waits for the others;
+/// one of them (the barrier's leader) then makes the collected states the
+/// next level and decides whether the search is over.
+fn search<M>(shared: &Shared<'_, M>, levels: &Levels<M::State>, me: usize) -> Worker<M::Action>
+where
+    M: Model,
+    M::State: Hash + PartialEq,
+{
+    let mut worker = Worker::new(shared.kinds);
+    loop {
+        {
+            let current = levels.current.read().unwrap_or_else(PoisonError::into_inner);
+            let depth = levels.depth.load(Ordering::Relaxed);
+            let mut next = std::mem::take(&mut *levels.collected[me].lock().unwrap_or_else(PoisonError::into_inner));
+            loop {
+                let start = levels.cursor.fetch_add(CHUNK, Ordering::Relaxed);
+                if start >= current.len() || shared.stopped() {
+                    break;
+                }
+                for (state, fp) in &current[start..(start + CHUNK).min(current.len())] {
+                    worker.expand(shared, state, *fp, depth, |s, fp| next.push((s, fp)));
+                }
+            }
+            *levels.collected[me].lock().unwrap_or_else(PoisonError::into_inner) = next;
+        }
+        if levels.barrier.wait().is_leader() {
+            let mut current = levels.current.write().unwrap_or_else(PoisonError::into_inner);
+            // The vectors keep their memory from level to level: fresh
+            // pages cost the kernel's zeroing every time.
+            current.clear();
+            for part in &levels.collected {
+                current.append(&mut part.lock().unwrap_or_else(PoisonError::into_inner));
+            }
+            levels.cursor.store(0, Ordering::Relaxed);
+            levels.depth.fetch_add(1, Ordering::Relaxed);
+            levels.done.store(current.is_empty() || shared.stopped(), Ordering::Relaxed);
+        }
+        levels.barrier.wait();
+        if levels.done.load(Ordering::Relaxed) {
+            return worker;
+        }
+    }
+}
