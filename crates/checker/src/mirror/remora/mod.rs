@@ -19,12 +19,15 @@ use stateright::{Model, Property};
 
 pub use action::Action;
 pub use mutation::Mutation;
+/// For the extension's mirror (`mirror::remora_loss`), which checks the
+/// base module's invariants and action properties on its own steps.
+pub(crate) use properties::{ACTION_PROPERTIES, INVARIANTS};
 pub use state::State;
 pub use values::{ActivationStage, DurableState, Func, LockOwner, ModelValue, Request};
 
 use crate::cfg::{CfgError, TlcConfig};
 use crate::spec::Mirror;
-use properties::StepPredicate;
+pub(crate) use properties::StepPredicate;
 
 /// The model with the constants of one `.cfg`.
 pub struct RemoraClaimActivation {

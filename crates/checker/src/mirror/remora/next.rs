@@ -26,7 +26,7 @@ fn request(c: Claim, f: Fence, w: Worker) -> Request {
 }
 
 impl RemoraClaimActivation {
-    pub(super) fn init(&self) -> Vec<State> {
+    pub(crate) fn init(&self) -> Vec<State> {
         let mut states = Vec::new();
         for attempt_fence in Func::all(&self.claims, &self.fences) {
             for attempt_worker in Func::all(&self.claims, &self.workers) {
@@ -51,7 +51,7 @@ impl RemoraClaimActivation {
 
     /// Every instance of every disjunct of `Next`, in the spec's order.
     /// Instances that are not enabled are dropped by `next` returning `None`.
-    pub(super) fn instances(&self, actions: &mut Vec<Action>) {
+    pub(crate) fn instances(&self, actions: &mut Vec<Action>) {
         // \E op \in Operations, c \in Claims, f \in Fences, w \in Workers
         let each_request = |a: fn(Op, Claim, Fence, Worker) -> Action| {
             self.operations.iter().flat_map(move |&op| {
@@ -79,7 +79,7 @@ impl RemoraClaimActivation {
         actions.push(Done);
     }
 
-    pub(super) fn next(&self, s: &State, action: Action) -> Option<State> {
+    pub(crate) fn next(&self, s: &State, action: Action) -> Option<State> {
         match action {
             BindOperation(op, c, f, w) => self.bind_operation(s, op, c, f, w),
             RejectOperationReuse(op, c, f, w) => self.reject_operation_reuse(s, op, c, f, w),

@@ -75,6 +75,11 @@ impl<V: Clone> Func<V> {
         })
     }
 
+    /// The pairs `x |-> f[x]`, in domain order.
+    pub fn iter(&self) -> impl Iterator<Item = (&ModelValue, &V)> {
+        self.0.iter()
+    }
+
     /// `self \in [domain -> range]`, with `range` as a membership test.
     pub fn is_in(&self, domain: &[ModelValue], range: impl Fn(&V) -> bool) -> bool {
         self.0.len() == domain.len() && domain.iter().all(|x| self.0.get(x).is_some_and(&range))

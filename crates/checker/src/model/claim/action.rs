@@ -11,9 +11,13 @@ pub enum Deadline {
     Reservation(ModelValue),
     ActivatorLock(ModelValue),
     Lease(ModelValue),
+    /// The lease deadline the durable store recorded for the claim.
+    RecordedLease(ModelValue),
     /// Only in the activator of this operation (a copy whose original the
     /// stores no longer hold).
     CarriedBy(ModelValue),
+    /// Only in the heartbeat in flight for this claim.
+    CarriedByHeartbeat(ModelValue),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -32,10 +36,13 @@ pub enum Action {
     /// A worker sends a heartbeat for (c, f, w); its first request (the
     /// durable check) is served in the same step.
     Heartbeat(ModelValue, ModelValue, ModelValue),
-    /// The heartbeat in flight for a claim renews the lease.
-    HeartbeatRenew(ModelValue),
+    /// The heartbeat in flight for a claim sends the request of its step.
+    HeartbeatStep(ModelValue, &'static str),
     /// Time passes a deadline.
     Elapse(Deadline),
+    /// The coordination store loses the claim's lease record (a deploy, the
+    /// loss of the replicas that held it).
+    LoseLease(ModelValue),
 }
 
 impl Display for Action {
@@ -46,12 +53,17 @@ impl Display for Action {
             Action::Activator(op, step) => write!(f, "Activator({op}).{step}"),
             Action::Reaper(step) => write!(f, "Reaper.{step}"),
             Action::Heartbeat(c, fence, w) => write!(f, "Heartbeat({c}, {fence}, {w})"),
-            Action::HeartbeatRenew(c) => write!(f, "HeartbeatRenew({c})"),
+            Action::HeartbeatStep(c, step) => write!(f, "Heartbeat({c}).{step}"),
+            Action::LoseLease(c) => write!(f, "LoseLease({c})"),
             Action::Elapse(Deadline::Reservation(c)) => write!(f, "Elapse(reservation of {c})"),
             Action::Elapse(Deadline::ActivatorLock(c)) => {
                 write!(f, "Elapse(activator lock of {c})")
             }
             Action::Elapse(Deadline::Lease(c)) => write!(f, "Elapse(lease of {c})"),
+            Action::Elapse(Deadline::RecordedLease(c)) => write!(f, "Elapse(recorded lease of {c})"),
+            Action::Elapse(Deadline::CarriedByHeartbeat(c)) => {
+                write!(f, "Elapse(deadline carried by the heartbeat of {c})")
+            }
             Action::Elapse(Deadline::CarriedBy(op)) => {
                 write!(f, "Elapse(deadline carried by {op})")
             }
