@@ -163,6 +163,17 @@ pub async fn evict(env: &Env, ns: &str, r: ReplicaName) -> HttpResult {
     Ok(http::json(&json!({ "evicted": r.as_str(), "namespace": ns, "before": before, "after": after }))?)
 }
 
+/// `POST /v1/{ns}/_test/evict/all`: the three resets at once, so that no
+/// replica is left to reseed the others: the namespace's memory is gone, as
+/// after a deploy.
+pub async fn evict_all(env: &Env, ns: &str) -> HttpResult {
+    let evicted = join_all(ReplicaName::ALL.map(|r| evict(env, ns, r))).await;
+    for result in evicted {
+        result?;
+    }
+    Ok(http::json(&json!({ "evicted": ["r0", "r1", "r2"], "namespace": ns }))?)
+}
+
 /// `POST /v1/{ns}/_test/pause/{replica}?ms=N`.
 pub async fn pause(env: &Env, ns: &str, r: ReplicaName, ms: u64) -> HttpResult {
     let secret = secret(env)?;

@@ -134,6 +134,8 @@ async fn handle(req: Request, env: &Env) -> HttpResult {
         Route::Kv { backend, ns, key, op } => api::kv(req, env, backend, &ns, &key, op).await,
         Route::Status { ns } => api::status(env, &ns).await,
         Route::Evict { ns, replica } => api::evict(env, &ns, replica).await,
+        Route::EvictAll { ns } => api::evict_all(env, &ns).await,
+        Route::Migrations { ns } => claims::api::migrations(env, &ns).await,
         Route::Pause { ns, replica, ms } => api::pause(env, &ns, replica, ms).await,
         Route::Raw { ns, replica, auth } => api::raw(req, env, &ns, replica, auth).await,
         Route::ClaimCreate { ns } => claims::api::create(req, env, &ns).await,

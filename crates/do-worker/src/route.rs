@@ -59,6 +59,11 @@ pub enum Route {
     Status { ns: String },
     /// `POST /v1/{ns}/_test/evict/{replica}` (test hooks only).
     Evict { ns: String, replica: ReplicaName },
+    /// `POST /v1/{ns}/_test/evict/all` (test hooks only): all three at once,
+    /// so that nothing of the namespace's memory survives.
+    EvictAll { ns: String },
+    /// `POST /v1/{ns}/_test/migrations` (test hooks only).
+    Migrations { ns: String },
     /// `POST /v1/{ns}/_test/pause/{replica}?ms=N` (test hooks only): the
     /// replica drops every peer message, in and out, for N ms.
     Pause { ns: String, replica: ReplicaName, ms: u64 },
@@ -144,6 +149,8 @@ impl Route {
             Route::Kv { ns, .. }
             | Route::ClaimActivate { ns, baseline: true, .. }
             | Route::Evict { ns, .. }
+            | Route::EvictAll { ns }
+            | Route::Migrations { ns }
             | Route::Pause { ns, .. }
             | Route::Raw { ns, .. }
             | Route::ClaimReap { ns }
@@ -237,6 +244,9 @@ fn v1(method: &str, rest: &str, query: Option<&str>, hooks: bool) -> Route {
             "reap" => Route::MethodNotAllowed { allow: "POST" },
             "replicas" if method == "GET" => with_ns(ns_raw, |ns| Route::Replicas { ns }),
             "replicas" => Route::MethodNotAllowed { allow: "GET" },
+            "migrations" if method == "POST" => with_ns(ns_raw, |ns| Route::Migrations { ns }),
+            "migrations" => Route::MethodNotAllowed { allow: "POST" },
+            "evict/all" if method == "POST" => with_ns(ns_raw, |ns| Route::EvictAll { ns }),
             "claims" => claims_hook(method, ns_raw, query),
             _ => test_hook(method, ns_raw, hook, query),
         };
@@ -642,6 +652,8 @@ mod tests {
         assert_eq!(code(route("POST", "/v1/s/_test/claims", Some("count=3"), true)), "bad_request");
         assert_eq!(r("GET", "/v1/s/_test/claims"), Route::ClaimCount { ns: "s".into() });
         assert_eq!(r("GET", "/v1/s/_test/replicas"), Route::Replicas { ns: "s".into() });
+        assert_eq!(r("POST", "/v1/s/_test/evict/all"), Route::EvictAll { ns: "s".into() });
+        assert_eq!(r("POST", "/v1/s/_test/migrations"), Route::Migrations { ns: "s".into() });
         for (m, p) in [("GET", "/v1/s/_test/claims"), ("GET", "/v1/s/_test/replicas")] {
             assert_eq!(route(m, p, None, false), Route::NotFound);
         }

@@ -42,13 +42,25 @@ pub fn transaction(storage: &Storage, body: impl FnOnce() -> worker::Result<()> 
 pub type Migration = fn(&SqlStorage) -> worker::Result<()>;
 
 /// Brings the schema whose history is `migrations` (migration `n` takes it
-/// from version `n` to `n + 1`) to its latest version, in one transaction.
-/// Fails, changing nothing, on a schema newer than this build knows.
+/// from version `n` to `n + 1`) to its latest version, in one transaction;
+/// the version is kept in the table `schema_version`. Fails, changing
+/// nothing, on a schema newer than this build knows.
 pub fn migrate(storage: &Storage, what: &'static str, migrations: &'static [Migration]) -> worker::Result<()> {
+    migrate_in(storage, what, "schema_version", migrations)
+}
+
+/// [`migrate`], keeping the version in `version_table` (the migration test
+/// hook uses a scratch schema beside the real one).
+pub fn migrate_in(
+    storage: &Storage,
+    what: &'static str,
+    version_table: &'static str,
+    migrations: &'static [Migration],
+) -> worker::Result<()> {
     let sql = storage.sql();
     transaction(storage, move || {
-        sql.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)", None)?;
-        let current = version(&sql)?;
+        sql.exec(&format!("CREATE TABLE IF NOT EXISTS {version_table} (version INTEGER NOT NULL)"), None)?;
+        let current = version(&sql, version_table)?;
         let latest = i64::try_from(migrations.len()).unwrap_or(i64::MAX);
         if current > latest {
             return Err(worker::Error::RustError(format!(
@@ -61,14 +73,14 @@ pub fn migrate(storage: &Storage, what: &'static str, migrations: &'static [Migr
         for migration in migrations.iter().skip(usize::try_from(current).unwrap_or(usize::MAX)) {
             migration(&sql)?;
         }
-        sql.exec("DELETE FROM schema_version", None)?;
-        sql.exec("INSERT INTO schema_version (version) VALUES (?)", vec![SqlStorageValue::Integer(latest)])?;
+        sql.exec(&format!("DELETE FROM {version_table}"), None)?;
+        sql.exec(&format!("INSERT INTO {version_table} (version) VALUES (?)"), vec![SqlStorageValue::Integer(latest)])?;
         Ok(())
     })
 }
 
-fn version(sql: &SqlStorage) -> worker::Result<i64> {
-    let cursor = sql.exec("SELECT version FROM schema_version", None)?;
+fn version(sql: &SqlStorage, version_table: &str) -> worker::Result<i64> {
+    let cursor = sql.exec(&format!("SELECT version FROM {version_table}"), None)?;
     Ok(match cursor.raw().next() {
         Some(Ok(row)) => match row.first() {
             Some(SqlStorageValue::Integer(v)) => *v,

@@ -107,6 +107,8 @@ ops! {
         Bulk = "POST" "/claims/bulk",
         /// How many claims are in each state (test hook).
         Count = "GET" "/claims/count",
+        /// Check that migrations are idempotent and atomic (test hook).
+        Migrations = "POST" "/claims/migrations",
     }
 }
 

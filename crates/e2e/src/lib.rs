@@ -198,6 +198,10 @@ impl Store {
             .no_proxy()
             .timeout(Duration::from_secs(30))
             .pool_max_idle_per_host(64)
+            // wrangler dev closes idle connections; one reused just as it
+            // does so fails the request before it reaches the Worker (seen
+            // after a 3 s sleep), so none idle that long is reused.
+            .pool_idle_timeout(Duration::from_secs(1))
             .build()
             .expect("HTTP client");
         Store { base: base_url(), token: Some(admin_token()), http }

@@ -52,6 +52,12 @@ pub async fn bulk(env: &Env, ns: &str, count: u64, reservation_ttl_ms: u64) -> H
     forward(env, ns, ClaimOp::Bulk, None, Some(&Bulk { count, reservation_ttl_ms })).await
 }
 
+/// `POST /v1/{ns}/_test/migrations` (test hooks only): the claim store's
+/// migrations are idempotent and run in one transaction.
+pub async fn migrations(env: &Env, ns: &str) -> HttpResult {
+    forward::<()>(env, ns, ClaimOp::Migrations, None, None).await
+}
+
 /// `GET /v1/{ns}/_test/claims` (test hooks only): claims by state.
 pub async fn count(env: &Env, ns: &str) -> HttpResult {
     forward::<()>(env, ns, ClaimOp::Count, None, None).await

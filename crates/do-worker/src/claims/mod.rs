@@ -223,6 +223,10 @@ impl ClaimStore {
                 Ok(http::json(&serde_json::json!({ "authorized": bulk.count, "reservation_expires_at": expires_at }))?)
             }
             ClaimOp::Count => Ok(http::json(&self.durable.count_by_state()?)?),
+            ClaimOp::Migrations => {
+                let (idempotent, rolled_back) = schema::check_migrations(&self.state.storage())?;
+                Ok(http::json(&serde_json::json!({ "idempotent": idempotent, "rolled_back": rolled_back }))?)
+            }
             ClaimOp::Drop => Err(ClaimError::Store(store::StoreError::Unexpected {
                 request: "drop".into(),
                 reply: "served before".into(),

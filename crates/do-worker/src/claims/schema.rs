@@ -21,6 +21,30 @@ pub fn migrate(storage: &Storage) -> worker::Result<()> {
     sqlite::migrate(storage, "claim store", MIGRATIONS)
 }
 
+/// The migration test hook (`POST /v1/{ns}/_test/migrations`): migrating a
+/// current schema again changes nothing, and a schema whose second
+/// migration fails keeps nothing of the first (they run in one
+/// transaction). What it found, as `(idempotent, rolled_back)`.
+pub fn check_migrations(storage: &Storage) -> worker::Result<(bool, bool)> {
+    let sql = storage.sql();
+    let tables = || sqlite::texts(&sql, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", vec![]);
+    let before = tables()?;
+    migrate(storage)?;
+    let idempotent = tables()? == before;
+    let failed = sqlite::migrate_in(storage, "scratch schema", "scratch_version", &[scratch_table, failing]);
+    let after = tables()?;
+    let rolled_back = failed.is_err() && !after.iter().any(|t| t.starts_with("scratch"));
+    Ok((idempotent, rolled_back))
+}
+
+fn scratch_table(sql: &SqlStorage) -> worker::Result<()> {
+    sqlite::exec_all(sql, &["CREATE TABLE scratch_table (x INTEGER)", "INSERT INTO scratch_table VALUES (1)"])
+}
+
+fn failing(sql: &SqlStorage) -> worker::Result<()> {
+    sql.exec("INSERT INTO no_such_table VALUES (1)", None).map(|_| ())
+}
+
 /// The first schema: claims and operations.
 fn v1(sql: &SqlStorage) -> worker::Result<()> {
     sqlite::exec_all(
