@@ -8,7 +8,9 @@
 //! ~/.cache/worker-build. After that, build, dev, dry-run and smoke work
 //! offline.
 
+mod bundle;
 pub(crate) mod http;
+pub(crate) mod schemathesis;
 mod tools;
 mod wrangler;
 
@@ -158,11 +160,17 @@ pub fn deploy(root: &Path, dry_run: bool, outdir: Option<PathBuf>) -> Result<()>
         let _ = fs::remove_file(file);
     }
     deployed?;
-    if dry_run { report_bundle(&outdir, started) } else { Ok(()) }
+    if dry_run {
+        let files = report_bundle(&outdir, started)?;
+        bundle::check(root, &tools.worker_dir.join("wrangler.toml"), &outdir, &files)?;
+        bundle::explain();
+    }
+    Ok(())
 }
 
-/// Prints the files the dry run wrote; fails if there is no bundle.
-fn report_bundle(outdir: &Path, since: SystemTime) -> Result<()> {
+/// Prints the files the dry run wrote, and returns them with their sizes;
+/// fails if there is no bundle.
+fn report_bundle(outdir: &Path, since: SystemTime) -> Result<Vec<(String, u64)>> {
     // Only files written by this run count (the directory may hold older
     // ones); two seconds of slack for coarse file-system timestamps.
     let since = since - Duration::from_secs(2);
@@ -188,7 +196,7 @@ fn report_bundle(outdir: &Path, since: SystemTime) -> Result<()> {
     for (name, len) in &files {
         println!("worker:   {name}  {}", kib(*len));
     }
-    Ok(())
+    Ok(files)
 }
 
 fn kib(bytes: u64) -> String {
@@ -245,24 +253,55 @@ pub fn e2e(root: &Path) -> Result<bool> {
         println!("worker: do-worker unit tests FAILED");
         return Ok(false);
     }
+    let parallel = e2e_suites(root)?;
     let mut server = serve_for_tests(root, "worker-e2e", "end-to-end tests")?;
-    println!("worker: cargo test -p e2e with HANDOFF_URL={}", server.base);
-    let status = Command::new(&cargo)
-        .current_dir(root)
-        .args(["test", "-p", "e2e", "--", "--test-threads", E2E_THREADS])
-        .env("HANDOFF_URL", &server.base)
-        .env("HANDOFF_TOKEN", &server.token)
-        .status()
-        .context("running cargo test -p e2e");
+    let run_suites = |suites: &[String], threads: &str| -> Result<bool> {
+        let mut cmd = Command::new(&cargo);
+        cmd.current_dir(root).args(["test", "-p", "e2e", "--no-fail-fast"]);
+        for suite in suites {
+            cmd.args(["--test", suite]);
+        }
+        println!("worker: cargo test -p e2e --test {} with HANDOFF_URL={}", suites.join(" --test "), server.base);
+        let status = cmd
+            .args(["--", "--test-threads", threads])
+            .env("HANDOFF_URL", &server.base)
+            .env("HANDOFF_TOKEN", &server.token)
+            .status()
+            .context("running cargo test -p e2e")?;
+        Ok(status.success())
+    };
+    // The serial suite runs after the others, alone and one test at a time.
+    let status = run_suites(&parallel, E2E_THREADS)
+        .and_then(|passed| Ok(run_suites(&[SERIAL_SUITE.to_string()], "1")? && passed));
     let panics = server.log_matches(&["panicked at", "RuntimeError: unreachable"]);
     server.stop()?;
     ensure!(!wrangler::interrupted(), "interrupted");
-    let passed = status?.success();
+    let passed = status?;
     if !panics.is_empty() {
         eprintln!("worker: the worker panicked during the end-to-end tests:\n{}", panics.join("\n"));
     }
     println!("worker: end-to-end tests {}", if passed && panics.is_empty() { "passed" } else { "FAILED" });
     Ok(passed && panics.is_empty())
+}
+
+/// The e2e suite whose tests must run alone (crates/e2e/tests/serial): it
+/// fills the deployment's namespace limit and measures latencies.
+const SERIAL_SUITE: &str = "serial";
+
+/// The e2e test binaries (crates/e2e/tests/*/main.rs) but the serial one.
+fn e2e_suites(root: &Path) -> Result<Vec<String>> {
+    let dir = root.join("crates/e2e/tests");
+    let mut suites = Vec::new();
+    for entry in fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.path().join("main.rs").is_file() && name != SERIAL_SUITE {
+            suites.push(name);
+        }
+    }
+    suites.sort();
+    ensure!(!suites.is_empty(), "no end-to-end suites in {}", dir.display());
+    Ok(suites)
 }
 
 /// Tests run in parallel (each in its own namespace); the idle test sleeps
