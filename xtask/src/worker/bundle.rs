@@ -186,4 +186,37 @@ mod tests {
         let src = "/// docs\npub const REPLICA_BINDING: &str = \"REPLICA\";\npub const OTHER: &str = \"x\";\n";
         assert_eq!(used_bindings(src), vec!["REPLICA"]);
     }
+
+    /// A bundle in a fresh directory under target/, checked against
+    /// `toml`; the error, if any.
+    fn check_with(name: &str, toml: &str, js: &str, code: &str) -> Option<String> {
+        let dir = std::path::absolute(format!("../target/xtask-bundle-test/{name}")).expect("path");
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("crates/do-worker/src")).expect("dir");
+        fs::write(dir.join("wrangler.toml"), toml).expect("toml");
+        fs::write(dir.join("index.js"), js).expect("js");
+        fs::write(dir.join("w.wasm"), [0u8; 64]).expect("wasm");
+        fs::write(dir.join(BINDINGS_SOURCE), code).expect("code");
+        let files = vec![("index.js".to_string(), 0), ("w.wasm".to_string(), 64)];
+        check(&dir, &dir.join("wrangler.toml"), &dir, &files).err().map(|e| e.to_string())
+    }
+
+    #[test]
+    fn refuses_unexported_or_uncreated_classes_unknown_bindings_and_test_hooks() {
+        let toml = |hooks: &str, class: &str, migrated: &str| {
+            format!(
+                "[vars]\nHANDOFF_TEST_HOOKS = \"{hooks}\"\n[[durable_objects.bindings]]\nname = \"A\"\n\
+                 class_name = \"{class}\"\n[[migrations]]\ntag = \"v1\"\nnew_sqlite_classes = [\"{migrated}\"]\n"
+            )
+        };
+        let js = "export {\n  x as Alpha,\n  y as default\n};";
+        let code = "pub const A_BINDING: &str = \"A\";\n";
+        assert_eq!(check_with("ok", &toml("0", "Alpha", "Alpha"), js, code), None);
+        let err = |name, t: &str, c: &str| check_with(name, t, js, c).unwrap_or_default();
+        assert!(err("unexported", &toml("0", "Beta", "Beta"), code).contains("exports no class Beta"));
+        assert!(err("uncreated", &toml("0", "Alpha", "Other"), code).contains("no migration creates Alpha"));
+        assert!(err("hooks", &toml("1", "Alpha", "Alpha"), code).contains("HANDOFF_TEST_HOOKS"));
+        let unknown = "pub const B_BINDING: &str = \"B\";\n";
+        assert!(err("unknown", &toml("0", "Alpha", "Alpha"), unknown).contains("binding B"));
+    }
 }
