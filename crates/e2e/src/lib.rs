@@ -232,9 +232,20 @@ impl Store {
         ns
     }
 
-    /// Any request; `path` is sent as given (already encoded).
+    /// Any request; `path` is sent as given (already encoded). A GET, PUT
+    /// or DELETE (idempotent) that fails before any answer is sent once
+    /// more: wrangler dev's proxy now and then drops a pooled connection
+    /// as it is reused, and such a request never reaches the Worker.
     pub async fn request(&self, method: &str, path: &str, body: Option<Vec<u8>>, headers: &[(&str, &str)]) -> Resp {
-        self.try_request(method, path, body, headers).await.unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+        let first = self.try_request(method, path, body.clone(), headers).await;
+        let result = match first {
+            Err(e) if matches!(method, "GET" | "PUT" | "DELETE") && e.is_request() => {
+                eprintln!("{method} {path}: {e:?}; sending it again");
+                self.try_request(method, path, body, headers).await
+            }
+            other => other,
+        };
+        result.unwrap_or_else(|e| panic!("{method} {path}: {e:?}"))
     }
 
     pub async fn try_request(
