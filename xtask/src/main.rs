@@ -12,6 +12,7 @@
 //! | `build`   | build the Worker to wasm |
 //! | `dev`     | run the Worker locally on workerd (wrangler dev) |
 //! | `deploy`  | `wrangler deploy` (or `--dry-run`: bundle only) |
+//! | `e2e`     | the Worker stage of `test` alone: bundle, smoke and end-to-end tests |
 //! | `bench`   | benchmarks on workerd; `bench models`: the model checkers |
 
 mod bench;
@@ -68,6 +69,9 @@ enum Cmd {
         #[arg(long, default_value_t = 8787)]
         port: u16,
     },
+    /// The Worker stage of `test` alone: bundle (dry run), smoke and
+    /// end-to-end tests on workerd.
+    E2e,
     /// Benchmarks on workerd (`bench kv`: the replicated store against single-DO
     /// baselines; `bench claims`: activations against one SQLite transaction;
     /// `bench models`: the Rust model checker against the TLA+ checker).
@@ -103,6 +107,7 @@ fn run() -> Result<bool> {
         Cmd::Explore(args) => explore::run(&root, &args).map(|()| true),
         Cmd::ExplorerTest { screenshots } => explorer_test::run(&root, screenshots.as_deref()),
         Cmd::Build => worker::build(&root).map(|()| true),
+        Cmd::E2e => worker_stage(&root),
         Cmd::Bench(args) => bench::run(&root, &args),
         Cmd::Dev { port } => worker::dev(&root, port).map(|()| true),
         Cmd::Deploy { dry_run, outdir } => worker::deploy(&root, dry_run, outdir).map(|()| true),
@@ -137,16 +142,23 @@ fn test(root: &Path) -> Result<bool> {
     };
     let fallback = stage("fallback", check::test_fallback(root));
     let explorers = stage("explorer", explorer_test::run(root, None));
-    eprintln!("Worker stage: build, deploy bundle (dry run), run on workerd, smoke and end-to-end tests");
-    worker::deploy(root, true, None)?;
-    worker::smoke(root)?;
-    let e2e = worker::e2e(root)?;
+    let e2e = worker_stage(root)?;
     // A closing line for CI: the workspace test totals (the end-to-end
     // suite reports its own above).
     if let Some(t) = tests {
         println!("tests: {} passed, {} failed", t.passed, t.failed);
     }
     Ok(checked && fallback && explorers && e2e)
+}
+
+/// The Worker stage: build, the deploy bundle (dry run), then the Worker on
+/// workerd: smoke and end-to-end tests, then schemathesis.
+fn worker_stage(root: &Path) -> Result<bool> {
+    eprintln!("Worker stage: build, deploy bundle (dry run), run on workerd, smoke and end-to-end tests");
+    worker::deploy(root, true, None)?;
+    worker::smoke(root)?;
+    let e2e = worker::e2e(root)?;
+    Ok(worker::schemathesis::run(root)? && e2e)
 }
 
 fn project_root() -> Result<PathBuf> {

@@ -4,9 +4,10 @@
 //! and timed: rustfmt and clippy, the pinned cargo tools (the `tla`
 //! checker, worker-build, wasm-bindgen-cli: built once per user into the
 //! shared tools cache, `crate::tools`), the npm packages from
-//! `package-lock.json` (wrangler, playwright-core), Chromium, then one build
-//! of the Worker and of the release model checker, so that `cargo xtask
-//! dev` and `check` start at once.
+//! `package-lock.json` (wrangler, playwright-core), Chromium, schemathesis
+//! from PyPI into a virtual environment in `.tools/`, then one build of the
+//! Worker and of the release model checker, so that `cargo xtask dev` and
+//! `check` start at once.
 
 use std::path::Path;
 use std::time::Instant;
@@ -23,11 +24,13 @@ pub fn run(root: &Path) -> Result<()> {
     let tools =
         step("the Worker's tools (wasm target, worker-build, wasm-bindgen-cli)", || worker::ensure_tools(root))?;
     step("Chromium (the explorer's browser test)", chromium::ensure)?;
+    let st = step("schemathesis (a Python virtual environment in .tools/)", || worker::schemathesis::ensure(root))?;
     step("building the Worker", || worker::build_with(&tools))?;
     step("building the model checker (release)", || check::build_checker(root))?;
     println!("setup: done in {:.0} s", started.elapsed().as_secs_f64());
     println!("  tla:       {}", tla.display());
     println!("  wrangler:  {}", tools.wrangler.display());
+    println!("  st:        {}", st.display());
     println!("next: `cargo xtask dev` (the store on 127.0.0.1:8787), `cargo xtask check`, `cargo xtask test`");
     Ok(())
 }

@@ -8,7 +8,9 @@
 //! ~/.cache/worker-build. After that, build, dev, dry-run and smoke work
 //! offline.
 
-mod http;
+mod bundle;
+pub(crate) mod http;
+pub(crate) mod schemathesis;
 mod tools;
 mod wrangler;
 
@@ -49,39 +51,61 @@ pub fn build_with(tools: &Tools) -> Result<()> {
 }
 
 /// Serves the worker on 127.0.0.1:`port` until Ctrl-C, with the dev-only
-/// variables from `.dev.vars` (HANDOFF_TEST_HOOKS=1).
+/// variables from `.dev.vars` (HANDOFF_TEST_HOOKS=1) and a fresh admin
+/// token, printed on the ready line and written to `target/worker-dev/token`.
 pub fn dev(root: &Path, port: u16) -> Result<()> {
     // Fail before building, with a clearer message than workerd's bind error.
     TcpListener::bind(("127.0.0.1", port))
         .with_context(|| format!("127.0.0.1:{port} is not free; pick another port"))?;
     let tools = ensure_tools(root)?;
     build_with(&tools)?;
-    let env_files = dev_env_files(&tools, &root.join("target/worker-dev"))?;
+    let dir = root.join("target/worker-dev");
+    let (env_files, token) = dev_env_files(&tools, &dir, &[])?;
+    let token_file = dir.join("token");
+    write_secret_file(&token_file, &format!("{token}\n"))?;
     let mut server = Dev::start(&tools, port, None, Output::Inherit, &env_files)?;
     server.wait_ready(READY_TIMEOUT)?;
+    let base = &server.base;
     println!(
-        "worker: ready on {} (HANDOFF_TEST_HOOKS=1 from .dev.vars, a fresh internal key); Ctrl-C stops it",
-        server.base
+        "worker: ready on {base}, admin token {token} (also in {}); HANDOFF_TEST_HOOKS=1 from .dev.vars; \
+         Ctrl-C stops it",
+        token_file.display()
     );
-    println!("worker: try  curl -s -X PUT --data-binary 'hello' {0}/v1/demo/kv/greeting", server.base);
-    println!("worker:      curl -si {0}/v1/demo/kv/greeting      curl -s {0}/v1/demo/status", server.base);
+    println!("worker: try  TOKEN=$(cat {})", token_file.display());
+    println!("worker:      curl -s -X PUT -H \"Authorization: Bearer $TOKEN\" {base}/v1/demo");
+    println!(
+        "worker:      curl -s -X PUT -H \"Authorization: Bearer $TOKEN\" --data-binary 'hello' {base}/v1/demo/kv/greeting"
+    );
+    println!("worker:      curl -si -H \"Authorization: Bearer $TOKEN\" {base}/v1/demo/kv/greeting");
     server.wait()
 }
 
 /// The `--env-file`s for `wrangler dev`: the worker's `.dev.vars` (test
 /// hooks on), then a fresh file in `dir` holding a random
-/// `HANDOFF_INTERNAL_KEY` for this run only (0600; never in a command line,
-/// which other users of the machine could read in `ps`).
-pub(crate) fn dev_env_files(tools: &Tools, dir: &Path) -> Result<Vec<PathBuf>> {
+/// `HANDOFF_INTERNAL_KEY` and a random `HANDOFF_ADMIN_TOKEN` for this run
+/// only, and `extra` variables (0600; never in a command line, which other
+/// users of the machine could read in `ps`). Also returns the admin token.
+pub(crate) fn dev_env_files(tools: &Tools, dir: &Path, extra: &[(&str, &str)]) -> Result<(Vec<PathBuf>, String)> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let key_file = dir.join("internal-key.env");
-    write_secret_file(&key_file, &format!("{INTERNAL_KEY_VAR}={}\n", random_key()?))?;
-    Ok(vec![tools.worker_dir.join(".dev.vars"), key_file])
+    let key_file = dir.join("secrets.env");
+    let token = random_key()?;
+    let mut vars = format!("{INTERNAL_KEY_VAR}={}\n{ADMIN_TOKEN_VAR}={token}\n", random_key()?);
+    for (name, value) in extra {
+        vars.push_str(&format!("{name}={value}\n"));
+    }
+    write_secret_file(&key_file, &vars)?;
+    Ok((vec![tools.worker_dir.join(".dev.vars"), key_file], token))
 }
 
 /// The Worker secret that authenticates Worker → object and replica →
 /// replica requests (crates/do-worker/src/auth.rs).
 const INTERNAL_KEY_VAR: &str = "HANDOFF_INTERNAL_KEY";
+/// The Worker secret that is the deployment's admin token
+/// (crates/do-worker/src/tokens.rs); set once per deployment, by hand.
+pub(crate) const ADMIN_TOKEN_VAR: &str = "HANDOFF_ADMIN_TOKEN";
+/// The limit on namespaces in the Worker the tests run: low enough that the
+/// limit test reaches it quickly, far above what the other tests create.
+const TEST_MAX_NAMESPACES: &str = "300";
 
 /// 256 random bits as 64 hex digits.
 fn random_key() -> Result<String> {
@@ -136,11 +160,17 @@ pub fn deploy(root: &Path, dry_run: bool, outdir: Option<PathBuf>) -> Result<()>
         let _ = fs::remove_file(file);
     }
     deployed?;
-    if dry_run { report_bundle(&outdir, started) } else { Ok(()) }
+    if dry_run {
+        let files = report_bundle(&outdir, started)?;
+        bundle::check(root, &tools.worker_dir.join("wrangler.toml"), &outdir, &files)?;
+        bundle::explain();
+    }
+    Ok(())
 }
 
-/// Prints the files the dry run wrote; fails if there is no bundle.
-fn report_bundle(outdir: &Path, since: SystemTime) -> Result<()> {
+/// Prints the files the dry run wrote, and returns them with their sizes;
+/// fails if there is no bundle.
+fn report_bundle(outdir: &Path, since: SystemTime) -> Result<Vec<(String, u64)>> {
     // Only files written by this run count (the directory may hold older
     // ones); two seconds of slack for coarse file-system timestamps.
     let since = since - Duration::from_secs(2);
@@ -166,7 +196,7 @@ fn report_bundle(outdir: &Path, since: SystemTime) -> Result<()> {
     for (name, len) in &files {
         println!("worker:   {name}  {}", kib(*len));
     }
-    Ok(())
+    Ok(files)
 }
 
 fn kib(bytes: u64) -> String {
@@ -187,8 +217,9 @@ pub fn smoke(root: &Path) -> Result<()> {
 }
 
 /// Builds the worker and serves it with `wrangler dev` on a free port, with
-/// fresh local state and a log under `target/<name>/`, test hooks on and a
-/// fresh internal key. For `smoke`, `e2e` and `bench`.
+/// fresh local state and a log under `target/<name>/`, test hooks on, a
+/// fresh internal key and admin token (`Dev::token`), and a limit of
+/// [`TEST_MAX_NAMESPACES`] namespaces. For `smoke`, `e2e` and `bench`.
 pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str) -> Result<Dev> {
     let tools = ensure_tools(root)?;
     build_with(&tools)?;
@@ -199,11 +230,12 @@ pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str) -> Result<Dev
         fs::remove_dir_all(&state).with_context(|| format!("removing {}", state.display()))?;
     }
     fs::create_dir_all(&dir)?;
-    let env_files = dev_env_files(&tools, &dir)?;
+    let (env_files, token) = dev_env_files(&tools, &dir, &[("HANDOFF_MAX_NAMESPACES", TEST_MAX_NAMESPACES)])?;
     let port = wrangler::free_port()?;
     let log = dir.join("wrangler.log");
     println!("worker: {what}: wrangler dev on 127.0.0.1:{port} (log {})", log.display());
     let mut server = Dev::start(&tools, port, Some(&state), Output::File(log), &env_files)?;
+    server.token = token;
     server.wait_ready(READY_TIMEOUT)?;
     Ok(server)
 }
@@ -221,23 +253,55 @@ pub fn e2e(root: &Path) -> Result<bool> {
         println!("worker: do-worker unit tests FAILED");
         return Ok(false);
     }
+    let parallel = e2e_suites(root)?;
     let mut server = serve_for_tests(root, "worker-e2e", "end-to-end tests")?;
-    println!("worker: cargo test -p e2e with HANDOFF_URL={}", server.base);
-    let status = Command::new(&cargo)
-        .current_dir(root)
-        .args(["test", "-p", "e2e", "--", "--test-threads", E2E_THREADS])
-        .env("HANDOFF_URL", &server.base)
-        .status()
-        .context("running cargo test -p e2e");
+    let run_suites = |suites: &[String], threads: &str| -> Result<bool> {
+        let mut cmd = Command::new(&cargo);
+        cmd.current_dir(root).args(["test", "-p", "e2e", "--no-fail-fast"]);
+        for suite in suites {
+            cmd.args(["--test", suite]);
+        }
+        println!("worker: cargo test -p e2e --test {} with HANDOFF_URL={}", suites.join(" --test "), server.base);
+        let status = cmd
+            .args(["--", "--test-threads", threads])
+            .env("HANDOFF_URL", &server.base)
+            .env("HANDOFF_TOKEN", &server.token)
+            .status()
+            .context("running cargo test -p e2e")?;
+        Ok(status.success())
+    };
+    // The serial suite runs after the others, alone and one test at a time.
+    let status = run_suites(&parallel, E2E_THREADS)
+        .and_then(|passed| Ok(run_suites(&[SERIAL_SUITE.to_string()], "1")? && passed));
     let panics = server.log_matches(&["panicked at", "RuntimeError: unreachable"]);
     server.stop()?;
     ensure!(!wrangler::interrupted(), "interrupted");
-    let passed = status?.success();
+    let passed = status?;
     if !panics.is_empty() {
         eprintln!("worker: the worker panicked during the end-to-end tests:\n{}", panics.join("\n"));
     }
     println!("worker: end-to-end tests {}", if passed && panics.is_empty() { "passed" } else { "FAILED" });
     Ok(passed && panics.is_empty())
+}
+
+/// The e2e suite whose tests must run alone (crates/e2e/tests/serial): it
+/// fills the deployment's namespace limit and measures latencies.
+const SERIAL_SUITE: &str = "serial";
+
+/// The e2e test binaries (crates/e2e/tests/*/main.rs) but the serial one.
+fn e2e_suites(root: &Path) -> Result<Vec<String>> {
+    let dir = root.join("crates/e2e/tests");
+    let mut suites = Vec::new();
+    for entry in fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.path().join("main.rs").is_file() && name != SERIAL_SUITE {
+            suites.push(name);
+        }
+    }
+    suites.sort();
+    ensure!(!suites.is_empty(), "no end-to-end suites in {}", dir.display());
+    Ok(suites)
 }
 
 /// Tests run in parallel (each in its own namespace); the idle test sleeps
@@ -248,6 +312,8 @@ const E2E_THREADS: &str = "6";
 struct Check {
     method: &'static str,
     path: &'static str,
+    /// Whether the request carries the admin token.
+    token: bool,
     status: u16,
     /// (JSON pointer, expected value) pairs.
     expect: fn() -> Vec<(&'static str, Value)>,
@@ -257,48 +323,82 @@ const SMOKE_CHECKS: &[Check] = &[
     Check {
         method: "GET",
         path: "/health",
+        token: false,
         status: 200,
-        // test_hooks: proves .dev.vars reached the worker.
+        // test_hooks: proves .dev.vars reached the worker; the keys, the
+        // env file.
         expect: || {
             vec![
                 ("/ok", json!(true)),
                 ("/service", json!("handoff")),
                 ("/test_hooks", json!(true)),
                 ("/internal_key", json!(true)),
+                ("/admin_token", json!(true)),
             ]
         },
     },
     Check {
         method: "GET",
         path: "/health?deep=1",
+        token: true,
         status: 200,
         // Worker → Durable Object stub → Replica and back.
         expect: || vec![("/ok", json!(true)), ("/replica/ok", json!(true)), ("/replica/object", json!("Replica"))],
     },
-    Check { method: "GET", path: "/no-such-route", status: 404, expect: || vec![("/error/code", json!("not_found"))] },
+    Check {
+        method: "GET",
+        path: "/health?deep=1",
+        token: false,
+        status: 401,
+        expect: || vec![("/error/code", json!("unauthorized"))],
+    },
+    Check {
+        method: "GET",
+        path: "/no-such-route",
+        token: true,
+        status: 404,
+        expect: || vec![("/error/code", json!("not_found"))],
+    },
+    Check {
+        method: "GET",
+        path: "/no-such-route",
+        token: false,
+        status: 401,
+        expect: || vec![("/error/code", json!("unauthorized"))],
+    },
     Check {
         method: "POST",
         path: "/health",
+        token: true,
         status: 405,
         expect: || vec![("/error/code", json!("method_not_allowed"))],
+    },
+    Check {
+        method: "GET",
+        path: "/v1/openapi.json",
+        token: true,
+        status: 200,
+        expect: || vec![("/openapi", json!("3.1.0"))],
     },
 ];
 
 impl Check {
     fn run(&self, server: &Dev) -> Result<()> {
         let url = format!("{}{}", server.base, self.path);
+        let token = self.token.then_some(server.token.as_str());
         let (status, body) = match self.method {
-            "POST" => http::post(&url)?,
-            _ => http::get(&url)?,
+            "POST" => http::post(&url, token)?,
+            _ => http::get(&url, token)?,
         };
-        let what = format!("{} {}", self.method, self.path);
+        let what = format!("{} {}{}", self.method, self.path, if self.token { "" } else { " (no token)" });
         ensure!(status == self.status, "{what}: expected {}, got {status}: {body}", self.status);
         let json: Value = serde_json::from_str(&body).with_context(|| format!("{what}: body is not JSON: {body}"))?;
         for (pointer, want) in (self.expect)() {
             let got = json.pointer(pointer);
             ensure!(got == Some(&want), "{what}: expected {pointer} = {want}, got {got:?} in {body}");
         }
-        println!("worker: ok  {what} -> {status} {body}");
+        let shown: String = body.chars().take(200).collect();
+        println!("worker: ok  {what} -> {status} {shown}");
         Ok(())
     }
 }

@@ -15,8 +15,16 @@ pub trait MirrorVisitor {
 }
 
 /// Every module that has a Rust model, by TLA+ module name.
-pub const MODULES: &[&str] =
-    &["Handoff", "HandoffV2", "HandoffAcks", "HandoffZombie", "HandoffImpl", "RemoraClaimActivation", "ClaimImpl"];
+pub const MODULES: &[&str] = &[
+    "Handoff",
+    "HandoffV2",
+    "HandoffAcks",
+    "HandoffZombie",
+    "HandoffImpl",
+    "RemoraClaimActivation",
+    "RemoraClaimLeaseLoss",
+    "ClaimImpl",
+];
 
 /// Calls `visitor` with the mirror of `module`; `None` when no Rust model
 /// checks that module.
@@ -28,6 +36,7 @@ pub fn dispatch<V: MirrorVisitor>(module: &str, visitor: V) -> Option<V::Output>
         "HandoffZombie" => Some(visitor.visit::<crate::mirror::handoff_ext::HandoffZombie>()),
         "HandoffImpl" => Some(visitor.visit::<crate::model::handoff::HandoffImpl>()),
         "RemoraClaimActivation" => Some(visitor.visit::<crate::mirror::remora::RemoraClaimActivation>()),
+        "RemoraClaimLeaseLoss" => Some(visitor.visit::<crate::mirror::remora_loss::RemoraClaimLeaseLoss>()),
         "ClaimImpl" => Some(visitor.visit::<crate::model::claim::ClaimImpl>()),
         _ => None,
     }

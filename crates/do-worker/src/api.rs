@@ -12,6 +12,7 @@ use crate::error::{HttpError, HttpResult};
 use crate::http::{self, WRITE_ID_HEADER};
 use crate::internal::{self, MEM_BINDING, REPLICA_BINDING, SQL_BINDING, secret};
 use crate::names::ReplicaName;
+use crate::namespaces::{self, calls};
 use crate::route::{Backend, KvOp, MAX_VALUE_BYTES};
 use crate::wire::{ReplicaOp, Target};
 
@@ -79,15 +80,44 @@ fn too_large(len: u64) -> HttpError {
     )
 }
 
-/// `GET /v1/{ns}/status`: the three replicas' lines, asked in parallel.
+/// `GET /v1/{ns}/status`: the namespace as the registry knows it, and the
+/// three replicas' lines, asked in parallel (asking starts none of them: a
+/// replica that is not running says so). `idle_expires_at` (unix ms) is
+/// when the namespace stops its replicas if no client request comes first:
+/// its data then goes.
 pub async fn status(env: &Env, ns: &str) -> HttpResult {
     let secret = secret(env)?;
+    let info = calls::get(env, &secret, ns).await?.ok_or_else(|| namespaces::not_found(ns))?;
     let lines = join_all(ReplicaName::ALL.map(|r| {
         let secret = secret.clone();
         async move {
             match replica_json(env, ns, r, ReplicaOp::Status, &secret).await {
                 Ok(line) => line,
                 Err(e) => json!({ "name": r.as_str(), "status": "unreachable", "error": e.to_string() }),
+            }
+        }
+    }))
+    .await;
+    let idle_expires_at = lines.first().and_then(|r0| r0.get("idle_expires_at")).cloned().unwrap_or(Value::Null);
+    Ok(http::json(&json!({
+        "namespace": ns,
+        "state": info.state,
+        "settings": info.settings,
+        "idle_expires_at": idle_expires_at,
+        "replicas": lines,
+    }))?)
+}
+
+/// `GET /v1/{ns}/_test/replicas`: whether each replica object runs, asked
+/// without starting it.
+pub async fn replicas(env: &Env, ns: &str) -> HttpResult {
+    let secret = secret(env)?;
+    let lines = join_all(ReplicaName::ALL.map(|r| {
+        let secret = secret.clone();
+        async move {
+            match replica_json(env, ns, r, ReplicaOp::Whoami, &secret).await {
+                Ok(line) => line,
+                Err(e) => json!({ "name": r.as_str(), "error": e.to_string() }),
             }
         }
     }))
@@ -131,6 +161,17 @@ pub async fn evict(env: &Env, ns: &str, r: ReplicaName) -> HttpResult {
         return Err(failed(format!("{ns}:{r} is the same instance after the reset ({outcome})")));
     }
     Ok(http::json(&json!({ "evicted": r.as_str(), "namespace": ns, "before": before, "after": after }))?)
+}
+
+/// `POST /v1/{ns}/_test/evict/all`: the three resets at once, so that no
+/// replica is left to reseed the others: the namespace's memory is gone, as
+/// after a deploy.
+pub async fn evict_all(env: &Env, ns: &str) -> HttpResult {
+    let evicted = join_all(ReplicaName::ALL.map(|r| evict(env, ns, r))).await;
+    for result in evicted {
+        result?;
+    }
+    Ok(http::json(&json!({ "evicted": ["r0", "r1", "r2"], "namespace": ns }))?)
 }
 
 /// `POST /v1/{ns}/_test/pause/{replica}?ms=N`.

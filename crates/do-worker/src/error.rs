@@ -19,7 +19,7 @@ pub enum HttpError {
         code: &'static str,
         /// Free text for humans; not part of the contract.
         message: String,
-        /// `Retry-After` on a 503, `Allow` on a 405.
+        /// `Retry-After` on a 503, `Allow` on a 405, `WWW-Authenticate` on a 401.
         header: Option<(&'static str, String)>,
     },
     /// The runtime failed (a body that cannot be read, a stub that cannot
@@ -50,6 +50,24 @@ impl HttpError {
         }
     }
 
+    /// The status of an answer (`None` for a runtime error).
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            HttpError::Answer { status, .. } => Some(*status),
+            HttpError::Runtime(_) => None,
+        }
+    }
+
+    /// The same answer with `header` (a 401's `WWW-Authenticate`).
+    pub fn with_header(self, name: &'static str, value: &str) -> HttpError {
+        match self {
+            HttpError::Answer { status, code, message, .. } => {
+                HttpError::Answer { status, code, message, header: Some((name, value.to_string())) }
+            }
+            runtime => runtime,
+        }
+    }
+
     /// A 405 naming the allowed methods.
     pub fn method_not_allowed(method: &str, path: &str, allow: &'static str) -> HttpError {
         HttpError::Answer {
@@ -72,6 +90,15 @@ impl HttpError {
             headers.set(name, &value)?;
         }
         Ok(Response::from_json(&ErrorBody::new(code, &message))?.with_status(status).with_headers(headers))
+    }
+}
+
+impl std::fmt::Display for HttpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            HttpError::Answer { status, code, message, .. } => write!(f, "{status} {code}: {message}"),
+            HttpError::Runtime(e) => write!(f, "{e}"),
+        }
     }
 }
 

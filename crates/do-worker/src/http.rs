@@ -7,6 +7,10 @@ use worker::{Headers, Response, Result};
 pub const EPOCH_HEADER: &str = "handoff-epoch";
 pub const VERSION_HEADER: &str = "handoff-version";
 pub const WRITE_ID_HEADER: &str = "handoff-write-id";
+/// Internal: on a client request to a replica that is not running, answer
+/// 410 instead of starting the namespace (a purge deleting lease records
+/// must not wake an idle namespace).
+pub const NO_WAKE_HEADER: &str = "handoff-no-wake";
 
 /// A JSON body with `status` 200.
 pub fn json<T: serde::Serialize>(value: &T) -> Result<Response> {

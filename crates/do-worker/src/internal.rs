@@ -12,6 +12,7 @@ pub const REPLICA_BINDING: &str = "REPLICA";
 pub const MEM_BINDING: &str = "MEM_BASELINE";
 pub const SQL_BINDING: &str = "SQL_BASELINE";
 pub const CLAIMS_BINDING: &str = "CLAIMS";
+pub const REGISTRY_BINDING: &str = "REGISTRY";
 
 /// The deployment's internal secret, if usable.
 pub fn internal_key(env: &Env) -> std::result::Result<String, KeyProblem> {

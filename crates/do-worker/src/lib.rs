@@ -4,21 +4,27 @@
 //! Built for `wasm32-unknown-unknown` by worker-build (driven by
 //! `cargo xtask dev|deploy|test|bench`) and run on workerd by wrangler.
 //!
-//! Public API (see [`route`] for the exact decisions):
+//! Public API (see [`route`] for the exact decisions; docs/openapi.json is
+//! the contract, served at `GET /v1/openapi.json`). Every route but `GET
+//! /health` needs `Authorization: Bearer <token>` ([`tokens`]):
 //!
+//! - namespaces ([`namespaces`]): `PUT|GET|DELETE /v1/{ns}`, `GET /v1`;
+//!   `POST /v1/_tokens` mints scoped tokens;
 //! - `PUT|GET|DELETE /v1/{ns}/kv/{key}`, `GET /v1/{ns}/status`;
 //! - the claims service ([`claims`]): `POST /v1/{ns}/claims`, `GET
 //!   /v1/{ns}/claims/{claim}`, `POST /v1/{ns}/claims/{claim}/{activate|heartbeat}`;
 //! - `GET /health` (`?deep=1` adds a round trip through a `Replica` stub);
 //! - with `HANDOFF_TEST_HOOKS=1` (local dev only): `POST
-//!   /v1/{ns}/_test/{evict|pause|raw}/{replica}`, `POST /v1/{ns}/_test/reap`
-//!   and the benchmark baselines `/_bench/{mem|sql}/{ns}/kv/{key}`,
+//!   /v1/{ns}/_test/{evict|pause|raw}/{replica}`, `POST /v1/{ns}/_test/reap`,
+//!   `GET /v1/{ns}/_test/replicas`, `GET|POST /v1/{ns}/_test/claims` and the
+//!   benchmark baselines `/_bench/{mem|sql}/{ns}/kv/{key}`,
 //!   `/_bench/claims/{ns}/claims/{claim}/activate`.
 //!
-//! Objects: [`Replica`] (one per namespace and replica: `{ns}:r0` is the
-//! coordinator, `{ns}:r1`, `{ns}:r2` the peers), [`ClaimStore`] (one per
-//! namespace: the claims' durable store, SQLite), [`MemBaseline`] and
-//! [`SqlBaseline`] (benchmark baselines). The objects' endpoints are
+//! Objects: [`Registry`] (one: the namespaces), [`Replica`] (one per
+//! namespace and replica: `{ns}:r0` is the coordinator, `{ns}:r1`,
+//! `{ns}:r2` the peers), [`ClaimStore`] (one per namespace: the claims'
+//! durable store, SQLite), [`MemBaseline`] and [`SqlBaseline`] (benchmark
+//! baselines). The objects' endpoints are
 //! internal ([`wire`], authenticated by [`auth`]); no public route reaches
 //! them.
 //!
@@ -46,17 +52,23 @@ pub mod error;
 mod http;
 mod internal;
 pub mod names;
+pub mod namespaces;
+pub mod openapi;
 mod replica;
 pub mod route;
+mod sqlite;
+pub mod tokens;
 pub mod wire;
 
 pub use baseline::{MemBaseline, SqlBaseline};
 pub use claims::ClaimStore;
+pub use namespaces::Registry;
 pub use replica::Replica;
 
 use error::{HttpError, HttpResult};
-use route::Route;
+use route::{Access, NsOp, Route};
 use serde::Serialize;
+use tokens::Bearer;
 use worker::{Context, Env, Request, Response, Result, console_error, event};
 
 /// Name the service reports in `/health`.
@@ -75,6 +87,8 @@ struct Health {
     test_hooks: bool,
     /// Whether the internal secret is configured and usable.
     internal_key: bool,
+    /// Whether the admin token (client authentication) is configured.
+    admin_token: bool,
     /// The replica's own answer, present for `?deep=1`.
     #[serde(skip_serializing_if = "Option::is_none")]
     replica: Option<serde_json::Value>,
@@ -97,11 +111,31 @@ async fn handle(req: Request, env: &Env) -> HttpResult {
     let url = req.url()?;
     let method = req.method();
     let hooks = test_hooks(env);
-    match route::route(method.as_ref(), url.path(), url.query(), hooks) {
+    let route = route::route(method.as_ref(), url.path(), url.query(), hooks);
+    let (bearer, admin_token) = match route.access() {
+        Access::Public => (None, None),
+        access => {
+            let (bearer, admin) = authenticate(&req, env)?;
+            authorize(&bearer, &access)?;
+            (Some(bearer), Some(admin))
+        }
+    };
+    match route {
         Route::Health { deep } => health(env, deep).await,
+        Route::OpenApi => Ok(openapi::response()?),
+        Route::NamespaceList => namespaces::api::list(env).await,
+        Route::Namespace { ns, op: NsOp::Put } => namespaces::api::put(req, env, &ns).await,
+        Route::Namespace { ns, op: NsOp::Get } => namespaces::api::get(env, &ns).await,
+        Route::Namespace { ns, op: NsOp::Delete } => namespaces::api::delete(env, &ns).await,
+        Route::TokenMint => match (bearer, admin_token) {
+            (Some(bearer), Some(admin)) => namespaces::api::mint(req, &bearer, &admin).await,
+            _ => Err(HttpError::internal("minting without a bearer")),
+        },
         Route::Kv { backend, ns, key, op } => api::kv(req, env, backend, &ns, &key, op).await,
         Route::Status { ns } => api::status(env, &ns).await,
         Route::Evict { ns, replica } => api::evict(env, &ns, replica).await,
+        Route::EvictAll { ns } => api::evict_all(env, &ns).await,
+        Route::Migrations { ns } => claims::api::migrations(env, &ns).await,
         Route::Pause { ns, replica, ms } => api::pause(env, &ns, replica, ms).await,
         Route::Raw { ns, replica, auth } => api::raw(req, env, &ns, replica, auth).await,
         Route::ClaimCreate { ns } => claims::api::create(req, env, &ns).await,
@@ -109,11 +143,42 @@ async fn handle(req: Request, env: &Env) -> HttpResult {
         Route::ClaimActivate { ns, claim, baseline } => claims::api::activate(req, env, &ns, claim, baseline).await,
         Route::ClaimHeartbeat { ns, claim } => claims::api::heartbeat(req, env, &ns, claim).await,
         Route::ClaimReap { ns } => claims::api::reap(env, &ns).await,
+        Route::ClaimBulk { ns, count, reservation_ttl_ms } => {
+            claims::api::bulk(env, &ns, count, reservation_ttl_ms).await
+        }
+        Route::ClaimCount { ns } => claims::api::count(env, &ns).await,
+        Route::Replicas { ns } => api::replicas(env, &ns).await,
         Route::Forbidden { code, message } => Err(HttpError::new(403, code, message)),
         Route::MethodNotAllowed { allow } => Err(HttpError::method_not_allowed(method.as_ref(), url.path(), allow)),
         Route::BadRequest { code, message } => Err(HttpError::new(400, code, message)),
         Route::NotFound => Err(HttpError::new(404, "not_found", format!("no route for {method} {}", url.path()))),
     }
+}
+
+/// Who the request speaks for (401 without a valid token; 500 if the
+/// deployment has no admin token: it fails closed), and the admin token.
+fn authenticate(req: &Request, env: &Env) -> HttpResult<(Bearer, String)> {
+    let configured = env.var(tokens::ADMIN_BINDING).ok().map(|v| v.to_string());
+    let refused = |e: tokens::AuthError| {
+        let (status, code) = e.status();
+        let error = HttpError::new(status, code, e.to_string());
+        if status == 401 { error.with_header("www-authenticate", "Bearer") } else { error }
+    };
+    let admin = tokens::admin_token(configured.as_deref()).map_err(refused)?;
+    let header = req.headers().get("authorization").ok().flatten();
+    let bearer = tokens::authenticate(admin, header.as_deref(), internal::now_ms() / 1000).map_err(refused)?;
+    Ok((bearer, admin.to_string()))
+}
+
+/// 403 unless `bearer` has what `access` asks.
+fn authorize(bearer: &Bearer, access: &Access) -> HttpResult<()> {
+    let Access::Rights { ns, any_of } = access else { return Ok(()) };
+    if any_of.iter().any(|&right| bearer.allows(ns.as_deref(), right)) {
+        return Ok(());
+    }
+    let rights: Vec<&str> = any_of.iter().map(|r| r.name()).collect();
+    let on = ns.as_deref().map_or("every namespace".to_string(), |ns| format!("namespace {ns:?}"));
+    Err(HttpError::new(403, "forbidden", format!("this token lacks the {} right on {on}", rights.join(" or "))))
 }
 
 async fn health(env: &Env, deep: bool) -> HttpResult {
@@ -134,6 +199,7 @@ async fn health(env: &Env, deep: bool) -> HttpResult {
         version: env!("CARGO_PKG_VERSION"),
         test_hooks: test_hooks(env),
         internal_key: internal::internal_key(env).is_ok(),
+        admin_token: tokens::admin_token(env.var(tokens::ADMIN_BINDING).ok().map(|v| v.to_string()).as_deref()).is_ok(),
         replica,
     })?)
 }

@@ -5,12 +5,17 @@
 //! percent-decoding, a key 1 to [`MAX_KEY_BYTES`] (the protocol's
 //! [`Key::MAX_LEN`]: one limit), both without control characters (C0, DEL,
 //! C1); a namespace also has no `/` (it is one path segment; `%2F` does not
-//! smuggle one in). A key may contain `/`: it is the rest of the path.
+//! smuggle one in), does not start with `_` and is not `openapi.json`
+//! (those are the API's own paths under `/v1/`). A key may contain `/`: it
+//! is the rest of the path.
 
 use std::fmt;
 
 use percent_encoding::percent_decode_str;
 use protocol::handoff::Key;
+
+/// The path segment of the API document, `GET /v1/openapi.json`.
+pub const OPENAPI_SEGMENT: &str = "openapi.json";
 
 /// Longest namespace, in bytes of UTF-8.
 pub const MAX_NAMESPACE_BYTES: usize = 512;
@@ -25,6 +30,7 @@ pub enum NameError {
     NotUtf8,
     Control { at: usize },
     Slash,
+    Reserved,
 }
 
 impl fmt::Display for NameError {
@@ -35,6 +41,9 @@ impl fmt::Display for NameError {
             NameError::NotUtf8 => f.write_str("is not valid UTF-8 once percent-decoded"),
             NameError::Control { at } => write!(f, "contains a control character at byte {at}"),
             NameError::Slash => f.write_str("must not contain '/' (nor %2F)"),
+            NameError::Reserved => {
+                write!(f, "must not start with '_' nor be {OPENAPI_SEGMENT:?}: those paths are the API's own")
+            }
         }
     }
 }
@@ -59,6 +68,9 @@ pub fn valid_namespace(ns: &str) -> Result<(), NameError> {
     check(ns, MAX_NAMESPACE_BYTES)?;
     if ns.contains('/') {
         return Err(NameError::Slash);
+    }
+    if ns.starts_with('_') || ns == OPENAPI_SEGMENT {
+        return Err(NameError::Reserved);
     }
     Ok(())
 }
@@ -182,6 +194,11 @@ mod tests {
         assert_eq!(key("%0A"), Err(NameError::Control { at: 0 }));
         assert_eq!(key("%FF"), Err(NameError::NotUtf8));
         assert_eq!(key("%C3"), Err(NameError::NotUtf8));
+        assert_eq!(namespace("_tokens"), Err(NameError::Reserved));
+        assert_eq!(namespace("%5Fx"), Err(NameError::Reserved));
+        assert_eq!(namespace("openapi.json"), Err(NameError::Reserved));
+        assert_eq!(namespace("a_b"), Ok("a_b".into()));
+        assert_eq!(key("_remora/lease/c"), Ok("_remora/lease/c".into()), "keys may start with '_'");
     }
 
     #[test]

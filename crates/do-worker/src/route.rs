@@ -9,7 +9,8 @@
 use protocol::claim::ClaimId;
 
 use crate::claims::request::claim_from_path;
-use crate::names::{self, ReplicaName};
+use crate::names::{self, OPENAPI_SEGMENT, ReplicaName};
+use crate::tokens::Right;
 
 /// Which store serves a KV route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,11 +31,27 @@ pub enum KvOp {
     Delete,
 }
 
+/// An operation on a namespace itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NsOp {
+    Put,
+    Get,
+    Delete,
+}
+
 /// What the worker should do with a request.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Route {
     /// `GET /health`; `deep` also pings a `Replica` Durable Object.
     Health { deep: bool },
+    /// `GET /v1/openapi.json`: the API's OpenAPI document.
+    OpenApi,
+    /// `GET /v1`: every namespace.
+    NamespaceList,
+    /// `PUT|GET|DELETE /v1/{ns}`.
+    Namespace { ns: String, op: NsOp },
+    /// `POST /v1/_tokens`: mint a scoped token.
+    TokenMint,
     /// `GET|PUT|DELETE /v1/{ns}/kv/{key}` (and the benchmark baselines'
     /// `/_bench/{mem|sql}/{ns}/kv/{key}`, test hooks only).
     Kv { backend: Backend, ns: String, key: String, op: KvOp },
@@ -42,6 +59,11 @@ pub enum Route {
     Status { ns: String },
     /// `POST /v1/{ns}/_test/evict/{replica}` (test hooks only).
     Evict { ns: String, replica: ReplicaName },
+    /// `POST /v1/{ns}/_test/evict/all` (test hooks only): all three at once,
+    /// so that nothing of the namespace's memory survives.
+    EvictAll { ns: String },
+    /// `POST /v1/{ns}/_test/migrations` (test hooks only).
+    Migrations { ns: String },
     /// `POST /v1/{ns}/_test/pause/{replica}?ms=N` (test hooks only): the
     /// replica drops every peer message, in and out, for N ms.
     Pause { ns: String, replica: ReplicaName, ms: u64 },
@@ -60,6 +82,14 @@ pub enum Route {
     ClaimHeartbeat { ns: String, claim: ClaimId },
     /// `POST /v1/{ns}/_test/reap` (test hooks only): run the reaper now.
     ClaimReap { ns: String },
+    /// `POST /v1/{ns}/_test/claims?count=N&reservation_ttl_ms=M` (test
+    /// hooks only): authorize N claims at once.
+    ClaimBulk { ns: String, count: u64, reservation_ttl_ms: u64 },
+    /// `GET /v1/{ns}/_test/claims` (test hooks only): claims by state.
+    ClaimCount { ns: String },
+    /// `GET /v1/{ns}/_test/replicas` (test hooks only): whether each replica
+    /// object is running, asked without starting it.
+    Replicas { ns: String },
     /// A write to a key the service reserves for itself (403).
     Forbidden { code: &'static str, message: String },
     /// A known path with a method it does not serve.
@@ -81,6 +111,59 @@ pub const RESERVED_PREFIX: &str = "_remora/";
 /// Longest pause the test hook accepts.
 pub const MAX_PAUSE_MS: u64 = 30_000;
 
+/// Most claims the bulk test hook authorizes at once.
+pub const MAX_BULK_CLAIMS: u64 = 20_000;
+
+/// What a request must show to be served ([`Route::access`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Access {
+    /// Nothing: `GET /health` (the shallow liveness check) only.
+    Public,
+    /// Any valid token (the handler may ask more, as minting does).
+    Token,
+    /// One of `any_of` on namespace `ns` (`None`: on every namespace).
+    Rights { ns: Option<String>, any_of: &'static [Right] },
+}
+
+impl Route {
+    /// What the request must show. Requests the router refuses (404, 405,
+    /// 400, 403 for a reserved key) still need a valid token: an
+    /// unauthenticated client learns nothing but 401.
+    pub fn access(&self) -> Access {
+        use Right::*;
+        let on = |ns: &String, any_of: &'static [Right]| Access::Rights { ns: Some(ns.clone()), any_of };
+        match self {
+            Route::Health { deep: false } => Access::Public,
+            Route::Health { deep: true } | Route::OpenApi | Route::TokenMint => Access::Token,
+            Route::NamespaceList => Access::Rights { ns: None, any_of: &[Admin] },
+            Route::Namespace { ns, op: NsOp::Get } => on(ns, &[Read]),
+            Route::Namespace { ns, op: NsOp::Put | NsOp::Delete } => on(ns, &[Admin]),
+            Route::Kv { backend: Backend::Replicated, ns, op: KvOp::Get, .. } => on(ns, &[Read]),
+            Route::Kv { backend: Backend::Replicated, ns, op: KvOp::Put | KvOp::Delete, .. } => on(ns, &[Write]),
+            Route::Status { ns } => on(ns, &[Read]),
+            Route::ClaimGet { ns, .. } => on(ns, &[Read, Claims]),
+            Route::ClaimCreate { ns }
+            | Route::ClaimActivate { ns, baseline: false, .. }
+            | Route::ClaimHeartbeat { ns, .. } => on(ns, &[Claims]),
+            // Test hooks and benchmark baselines (only with the hooks on).
+            Route::Kv { ns, .. }
+            | Route::ClaimActivate { ns, baseline: true, .. }
+            | Route::Evict { ns, .. }
+            | Route::EvictAll { ns }
+            | Route::Migrations { ns }
+            | Route::Pause { ns, .. }
+            | Route::Raw { ns, .. }
+            | Route::ClaimReap { ns }
+            | Route::ClaimBulk { ns, .. }
+            | Route::ClaimCount { ns }
+            | Route::Replicas { ns } => on(ns, &[Admin]),
+            Route::Forbidden { .. } | Route::MethodNotAllowed { .. } | Route::BadRequest { .. } | Route::NotFound => {
+                Access::Token
+            }
+        }
+    }
+}
+
 /// Decides the route. `query` is the raw query string without `?`; `hooks`
 /// is whether `HANDOFF_TEST_HOOKS` is "1" (otherwise every test-only path
 /// is a plain 404, whatever the method).
@@ -92,6 +175,12 @@ pub fn route(method: &str, path: &str, query: Option<&str>, hooks: bool) -> Rout
         return match deep_flag(query) {
             Ok(deep) => Route::Health { deep },
             Err(bad_request) => bad_request,
+        };
+    }
+    if path == "/v1" {
+        return match method {
+            "GET" => Route::NamespaceList,
+            _ => Route::MethodNotAllowed { allow: "GET" },
         };
     }
     if let Some(rest) = path.strip_prefix("/v1/") {
@@ -123,7 +212,7 @@ pub fn route(method: &str, path: &str, query: Option<&str>, hooks: bool) -> Rout
 
 /// `/v1/{ns}/...` with the `/v1/` stripped.
 fn v1(method: &str, rest: &str, query: Option<&str>, hooks: bool) -> Route {
-    let Some((ns_raw, tail)) = rest.split_once('/') else { return Route::NotFound };
+    let Some((ns_raw, tail)) = rest.split_once('/') else { return v1_segment(method, rest) };
     if let Some(key_raw) = tail.strip_prefix("kv/") {
         return kv(method, Backend::Replicated, ns_raw, key_raw);
     }
@@ -150,15 +239,59 @@ fn v1(method: &str, rest: &str, query: Option<&str>, hooks: bool) -> Route {
         if !hooks {
             return Route::NotFound;
         }
-        if hook == "reap" {
-            if method != "POST" {
-                return Route::MethodNotAllowed { allow: "POST" };
-            }
-            return with_ns(ns_raw, |ns| Route::ClaimReap { ns });
-        }
-        return test_hook(method, ns_raw, hook, query);
+        return match hook {
+            "reap" if method == "POST" => with_ns(ns_raw, |ns| Route::ClaimReap { ns }),
+            "reap" => Route::MethodNotAllowed { allow: "POST" },
+            "replicas" if method == "GET" => with_ns(ns_raw, |ns| Route::Replicas { ns }),
+            "replicas" => Route::MethodNotAllowed { allow: "GET" },
+            "migrations" if method == "POST" => with_ns(ns_raw, |ns| Route::Migrations { ns }),
+            "migrations" => Route::MethodNotAllowed { allow: "POST" },
+            "evict/all" if method == "POST" => with_ns(ns_raw, |ns| Route::EvictAll { ns }),
+            "claims" => claims_hook(method, ns_raw, query),
+            _ => test_hook(method, ns_raw, hook, query),
+        };
     }
     Route::NotFound
+}
+
+/// `/v1/{segment}`: the API document, minting tokens, or a namespace.
+fn v1_segment(method: &str, segment: &str) -> Route {
+    match segment {
+        OPENAPI_SEGMENT if method == "GET" => Route::OpenApi,
+        OPENAPI_SEGMENT => Route::MethodNotAllowed { allow: "GET" },
+        "_tokens" if method == "POST" => Route::TokenMint,
+        "_tokens" => Route::MethodNotAllowed { allow: "POST" },
+        "" => Route::NotFound,
+        _ => {
+            let op = match method {
+                "PUT" => NsOp::Put,
+                "GET" => NsOp::Get,
+                "DELETE" => NsOp::Delete,
+                _ => return Route::MethodNotAllowed { allow: "GET, PUT, DELETE" },
+            };
+            with_ns(segment, |ns| Route::Namespace { ns, op })
+        }
+    }
+}
+
+/// `/v1/{ns}/_test/claims`: bulk-authorize (POST) or count (GET).
+fn claims_hook(method: &str, ns_raw: &str, query: Option<&str>) -> Route {
+    match method {
+        "GET" => with_ns(ns_raw, |ns| Route::ClaimCount { ns }),
+        "POST" => {
+            let number = |name| param(query, name).and_then(|v| v.parse::<u64>().ok());
+            match (number("count"), number("reservation_ttl_ms")) {
+                (Some(count), Some(ttl)) if (1..=MAX_BULK_CLAIMS).contains(&count) && ttl >= 1 => {
+                    with_ns(ns_raw, |ns| Route::ClaimBulk { ns, count, reservation_ttl_ms: ttl })
+                }
+                _ => bad(
+                    "bad_request",
+                    format!("query parameters `count` (1 to {MAX_BULK_CLAIMS}) and `reservation_ttl_ms` are required"),
+                ),
+            }
+        }
+        _ => Route::MethodNotAllowed { allow: "GET, POST" },
+    }
 }
 
 /// `/claims/{claim}` (`action` empty: GET) or `/claims/{claim}/{action}` (POST).
@@ -440,7 +573,6 @@ mod tests {
             "/v1/s/r0/msg",
             "/v1/s:r0/kv",
             "/v1/s/kv",
-            "/v1/s",
             "/v1/",
             "/claims/create",
             "/claims/activate",
@@ -449,6 +581,81 @@ mod tests {
             for m in ["GET", "POST", "PUT"] {
                 assert_eq!(r(m, p), Route::NotFound, "{m} {p}");
             }
+        }
+    }
+
+    #[test]
+    fn namespace_routes_and_the_api_document() {
+        let ns = |op| Route::Namespace { ns: "shop".into(), op };
+        assert_eq!(r("PUT", "/v1/shop"), ns(NsOp::Put));
+        assert_eq!(r("GET", "/v1/shop"), ns(NsOp::Get));
+        assert_eq!(r("DELETE", "/v1/shop"), ns(NsOp::Delete));
+        assert_eq!(r("POST", "/v1/shop"), Route::MethodNotAllowed { allow: "GET, PUT, DELETE" });
+        assert_eq!(r("GET", "/v1"), Route::NamespaceList);
+        assert_eq!(r("PUT", "/v1"), Route::MethodNotAllowed { allow: "GET" });
+        assert_eq!(r("GET", "/v1/openapi.json"), Route::OpenApi);
+        assert_eq!(r("PUT", "/v1/openapi.json"), Route::MethodNotAllowed { allow: "GET" });
+        assert_eq!(r("POST", "/v1/_tokens"), Route::TokenMint);
+        assert_eq!(r("GET", "/v1/_tokens"), Route::MethodNotAllowed { allow: "POST" });
+        assert_eq!(code(r("PUT", "/v1/_other")), "invalid_namespace");
+        assert_eq!(code(r("PUT", "/v1/_x/kv/k")), "invalid_namespace");
+        assert_eq!(code(r("PUT", "/v1/openapi.json/kv/k")), "invalid_namespace");
+        assert_eq!(code(r("PUT", "/v1/a%2Fb")), "invalid_namespace");
+    }
+
+    #[test]
+    fn every_route_says_what_it_needs() {
+        use Right::*;
+        let rights = |ns: &str, any_of: &'static [Right]| Access::Rights { ns: Some(ns.into()), any_of };
+        assert_eq!(r("GET", "/health").access(), Access::Public);
+        assert_eq!(route("GET", "/health", Some("deep=1"), true).access(), Access::Token);
+        assert_eq!(r("GET", "/v1/openapi.json").access(), Access::Token);
+        assert_eq!(r("POST", "/v1/_tokens").access(), Access::Token);
+        assert_eq!(r("GET", "/v1").access(), Access::Rights { ns: None, any_of: &[Admin] });
+        assert_eq!(r("PUT", "/v1/s").access(), rights("s", &[Admin]));
+        assert_eq!(r("DELETE", "/v1/s").access(), rights("s", &[Admin]));
+        assert_eq!(r("GET", "/v1/s").access(), rights("s", &[Read]));
+        assert_eq!(r("GET", "/v1/s/kv/k").access(), rights("s", &[Read]));
+        assert_eq!(r("PUT", "/v1/s/kv/k").access(), rights("s", &[Write]));
+        assert_eq!(r("DELETE", "/v1/s/kv/k").access(), rights("s", &[Write]));
+        assert_eq!(r("GET", "/v1/s/status").access(), rights("s", &[Read]));
+        assert_eq!(r("POST", "/v1/s/claims").access(), rights("s", &[Claims]));
+        assert_eq!(r("GET", "/v1/s/claims/c").access(), rights("s", &[Read, Claims]));
+        assert_eq!(r("POST", "/v1/s/claims/c/activate").access(), rights("s", &[Claims]));
+        assert_eq!(r("POST", "/v1/s/claims/c/heartbeat").access(), rights("s", &[Claims]));
+        for (m, p) in [
+            ("POST", "/v1/s/_test/evict/r0"),
+            ("POST", "/v1/s/_test/reap"),
+            ("GET", "/v1/s/_test/replicas"),
+            ("GET", "/v1/s/_test/claims"),
+            ("PUT", "/_bench/mem/s/kv/k"),
+            ("POST", "/_bench/claims/s/claims/c/activate"),
+        ] {
+            assert_eq!(route(m, p, Some("ms=5"), true).access(), rights("s", &[Admin]), "{m} {p}");
+        }
+        for (m, p) in [("GET", "/nope"), ("POST", "/v1/s/status"), ("PUT", "/v1/s/kv/_remora/x"), ("GET", "/v1//kv/k")]
+        {
+            assert_eq!(r(m, p).access(), Access::Token, "{m} {p}");
+        }
+    }
+
+    #[test]
+    fn the_claims_and_replicas_test_hooks() {
+        assert_eq!(
+            route("POST", "/v1/s/_test/claims", Some("count=3&reservation_ttl_ms=50"), true),
+            Route::ClaimBulk { ns: "s".into(), count: 3, reservation_ttl_ms: 50 }
+        );
+        assert_eq!(
+            code(route("POST", "/v1/s/_test/claims", Some("count=0&reservation_ttl_ms=50"), true)),
+            "bad_request"
+        );
+        assert_eq!(code(route("POST", "/v1/s/_test/claims", Some("count=3"), true)), "bad_request");
+        assert_eq!(r("GET", "/v1/s/_test/claims"), Route::ClaimCount { ns: "s".into() });
+        assert_eq!(r("GET", "/v1/s/_test/replicas"), Route::Replicas { ns: "s".into() });
+        assert_eq!(r("POST", "/v1/s/_test/evict/all"), Route::EvictAll { ns: "s".into() });
+        assert_eq!(r("POST", "/v1/s/_test/migrations"), Route::Migrations { ns: "s".into() });
+        for (m, p) in [("GET", "/v1/s/_test/claims"), ("GET", "/v1/s/_test/replicas")] {
+            assert_eq!(route(m, p, None, false), Route::NotFound);
         }
     }
 

@@ -9,8 +9,8 @@
 //! `query_pairs` decodes). Objects re-validate them (`crate::names`).
 //!
 //! Each object class has its own enum of operations ([`ReplicaOp`],
-//! [`ClaimOp`], and [`KvOp`] for the two baselines): an object parses only
-//! its own paths, anything else is a 404.
+//! [`ClaimOp`], [`RegistryOp`], and [`KvOp`] for the two baselines): an
+//! object parses only its own paths, anything else is a 404.
 
 use std::fmt;
 
@@ -78,6 +78,9 @@ ops! {
         Evict = "POST" "/evict",
         /// Drop all peer messages for a while (`ms=`, test hook).
         Pause = "POST" "/pause",
+        /// Stop this replica: reset it if it runs (its memory goes). The
+        /// namespace is being deleted or has gone idle.
+        Stop = "POST" "/stop",
     }
 }
 
@@ -97,6 +100,36 @@ ops! {
         Get = "GET" "/claims/get",
         /// Run one recovery pass now (test hook).
         Reap = "POST" "/claims/reap",
+        /// Delete everything: the namespace is being deleted.
+        Drop = "POST" "/claims/drop",
+        /// Authorize `ms=` claims at once (test hook: many claims quickly;
+        /// body: `claims::request::Bulk`).
+        Bulk = "POST" "/claims/bulk",
+        /// How many claims are in each state (test hook).
+        Count = "GET" "/claims/count",
+        /// Check that migrations are idempotent and atomic (test hook).
+        Migrations = "POST" "/claims/migrations",
+    }
+}
+
+ops! {
+    /// What the Worker and the namespaces' objects ask of the `Registry`
+    /// (the namespace concerned travels as `ns=`).
+    RegistryOp {
+        /// Create the namespace (body: its settings).
+        Create = "POST" "/registry/create",
+        /// The namespace's info.
+        Get = "GET" "/registry/get",
+        /// Every namespace's info (`ns=*`).
+        List = "GET" "/registry/list",
+        /// Start deleting the namespace: its objects may no longer start.
+        Delete = "POST" "/registry/delete",
+        /// Forget a namespace whose objects are stopped.
+        Forget = "POST" "/registry/forget",
+        /// May replica `r=` start? (body: `{"client": bool}`)
+        Boot = "POST" "/registry/boot",
+        /// The namespace's replicas are stopping after its idle expiry.
+        Idle = "POST" "/registry/idle",
     }
 }
 
@@ -216,6 +249,7 @@ mod tests {
     fn every_op_round_trips_with_awkward_names() {
         every_op_round_trips::<ReplicaOp>();
         every_op_round_trips::<ClaimOp>();
+        every_op_round_trips::<RegistryOp>();
         every_op_round_trips::<KvOp>();
     }
 

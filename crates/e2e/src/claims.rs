@@ -14,8 +14,19 @@ pub struct Claims {
 }
 
 impl Claims {
+    /// The claims of namespace `ns` (which must exist).
     pub fn new(ns: &str) -> Claims {
         Claims { store: Store::from_env(), ns: ns.to_string() }
+    }
+
+    /// The claims of a fresh namespace named after `prefix`.
+    pub async fn fresh(prefix: &str) -> Claims {
+        Claims::new(&crate::new_ns(prefix).await)
+    }
+
+    /// The claims of a fresh namespace created with `settings`.
+    pub async fn fresh_with(prefix: &str, settings: &str) -> Claims {
+        Claims::new(&Store::from_env().new_ns_with(prefix, settings).await)
     }
 
     pub fn path(&self, claim: &str, action: &str) -> String {

@@ -1,8 +1,8 @@
 //! A small client for the Handoff HTTP API, for the end-to-end tests in
 //! `tests/`. They run against a real Worker on workerd, whose base URL is
-//! `HANDOFF_URL` (`cargo xtask test` starts `wrangler dev` and sets it).
-//! Without `HANDOFF_URL` every test FAILS: a skipped end-to-end test would
-//! pass without proving anything.
+//! `HANDOFF_URL` and whose admin token is `HANDOFF_TOKEN` (`cargo xtask test`
+//! starts `wrangler dev` and sets both). Without them every test FAILS: a
+//! skipped end-to-end test would pass without proving anything.
 
 pub mod claims;
 pub mod history;
@@ -23,9 +23,25 @@ pub fn base_url() -> String {
     }
 }
 
-/// A namespace no other test (or earlier run) uses.
+/// The deployment's admin token.
+pub fn admin_token() -> String {
+    match std::env::var("HANDOFF_TOKEN") {
+        Ok(token) if !token.trim().is_empty() => token.trim().to_string(),
+        _ => panic!(
+            "HANDOFF_TOKEN is not set: these tests need the Worker's admin token. Run them with `cargo xtask test` \
+             (or start `cargo xtask dev` and set HANDOFF_TOKEN=$(cat target/worker-dev/token))"
+        ),
+    }
+}
+
+/// A namespace name no other test (or earlier run) uses (not created).
 pub fn unique_ns(prefix: &str) -> String {
     format!("{prefix}-{:016x}", random_u64())
+}
+
+/// A fresh namespace, created with the default settings.
+pub async fn new_ns(prefix: &str) -> String {
+    Store::from_env().new_ns(prefix).await
 }
 
 pub fn random_u64() -> u64 {
@@ -166,6 +182,8 @@ impl Found {
 #[derive(Clone)]
 pub struct Store {
     pub base: String,
+    /// Sent as `Authorization: Bearer ..` unless a request sets its own.
+    pub token: Option<String>,
     http: reqwest::Client,
 }
 
@@ -181,14 +199,54 @@ impl Store {
             .no_proxy()
             .timeout(Duration::from_secs(30))
             .pool_max_idle_per_host(64)
+            // wrangler dev closes idle connections; one reused just as it
+            // does so fails the request before it reaches the Worker (seen
+            // after a 3 s sleep), so none idle that long is reused.
+            .pool_idle_timeout(Duration::from_secs(1))
             .build()
             .expect("HTTP client");
-        Store { base: base_url(), http }
+        Store { base: base_url(), token: Some(admin_token()), http }
     }
 
-    /// Any request; `path` is sent as given (already encoded).
+    /// The same store, speaking with `token` (`None`: no Authorization).
+    pub fn with_token(&self, token: Option<&str>) -> Store {
+        Store { token: token.map(str::to_string), ..self.clone() }
+    }
+
+    /// `PUT /v1/{ns}` with `settings` (a JSON object, or empty).
+    pub async fn create_ns(&self, ns: &str, settings: &str) -> Resp {
+        let body = (!settings.is_empty()).then(|| settings.as_bytes().to_vec());
+        self.request("PUT", &format!("/v1/{}", enc(ns)), body, &[("content-type", "application/json")]).await
+    }
+
+    /// A fresh namespace named after `prefix`, created with the default
+    /// settings (fails the test unless 201).
+    pub async fn new_ns(&self, prefix: &str) -> String {
+        self.new_ns_with(prefix, "").await
+    }
+
+    /// A fresh namespace created with `settings`.
+    pub async fn new_ns_with(&self, prefix: &str, settings: &str) -> String {
+        let ns = unique_ns(prefix);
+        let resp = self.create_ns(&ns, settings).await;
+        assert_eq!(resp.status, 201, "creating namespace {ns}: {}", resp.text());
+        ns
+    }
+
+    /// Any request; `path` is sent as given (already encoded). A GET, PUT
+    /// or DELETE (idempotent) that fails before any answer is sent once
+    /// more: wrangler dev's proxy now and then drops a pooled connection
+    /// as it is reused, and such a request never reaches the Worker.
     pub async fn request(&self, method: &str, path: &str, body: Option<Vec<u8>>, headers: &[(&str, &str)]) -> Resp {
-        self.try_request(method, path, body, headers).await.unwrap_or_else(|e| panic!("{method} {path}: {e}"))
+        let first = self.try_request(method, path, body.clone(), headers).await;
+        let result = match first {
+            Err(e) if matches!(method, "GET" | "PUT" | "DELETE") && e.is_request() => {
+                eprintln!("{method} {path}: {e:?}; sending it again");
+                self.try_request(method, path, body, headers).await
+            }
+            other => other,
+        };
+        result.unwrap_or_else(|e| panic!("{method} {path}: {e:?}"))
     }
 
     pub async fn try_request(
@@ -200,6 +258,10 @@ impl Store {
     ) -> Result<Resp, reqwest::Error> {
         let method = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
         let mut req = self.http.request(method, format!("{}{path}", self.base));
+        let own_authorization = headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("authorization"));
+        if let Some(token) = self.token.as_deref().filter(|_| !own_authorization) {
+            req = req.header("authorization", format!("Bearer {token}"));
+        }
         for (k, v) in headers {
             req = req.header(*k, *v);
         }

@@ -27,8 +27,8 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::{
-    MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, closed_loop, machine, rand_u32, ratio, ratio_table,
-    write_report,
+    MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, closed_loop, create_namespace, machine, rand_u32,
+    ratio, ratio_table, write_report,
 };
 use crate::worker;
 
@@ -98,8 +98,12 @@ pub(super) fn run(root: &Path, args: &ClaimsArgs) -> Result<bool> {
     let machine = machine();
     let mut server = worker::serve_for_tests(root, "bench", "benchmark")?;
     let base = server.base.clone();
+    let token = server.token.clone();
     let run_id = format!("{:08x}", rand_u32()?);
     let ns = |b: Backend| format!("bench-claims-{}-{run_id}", b.name());
+    for backend in Backend::ALL {
+        create_namespace(&base, &token, &ns(backend))?;
+    }
     println!(
         "bench: {} clients, {} s per backend in {} rounds, namespaces {} and {}",
         args.clients,
@@ -113,7 +117,7 @@ pub(super) fn run(root: &Path, args: &ClaimsArgs) -> Result<bool> {
     for backend in Backend::ALL {
         println!("bench: warm-up {} ({} s)", backend.name(), args.warmup);
         phase += 1;
-        let _ = load(&base, &ns(backend), backend, args.clients, phase, Duration::from_secs(args.warmup));
+        let _ = load(&base, &token, &ns(backend), backend, args.clients, phase, Duration::from_secs(args.warmup));
     }
     let mut samples: Vec<(Backend, Samples)> = Backend::ALL.map(|b| (b, Samples::default())).into();
     let per_phase = Duration::from_secs(args.duration).div_f64(args.rounds as f64);
@@ -123,7 +127,7 @@ pub(super) fn run(root: &Path, args: &ClaimsArgs) -> Result<bool> {
         println!("bench: round {}/{} ({})", round + 1, args.rounds, order.map(Backend::name).join(", "));
         for backend in order {
             phase += 1;
-            let got = load(&base, &ns(backend), backend, args.clients, phase, per_phase);
+            let got = load(&base, &token, &ns(backend), backend, args.clients, phase, per_phase);
             if let Some((_, s)) = samples.iter_mut().find(|(b, _)| *b == backend) {
                 s.merge(got);
             }
@@ -171,15 +175,16 @@ pub(super) fn run(root: &Path, args: &ClaimsArgs) -> Result<bool> {
 
 /// `clients` closed-loop threads, each creating and activating claims on
 /// `backend` for `dur`; only accepted activations count.
-fn load(base: &str, ns: &str, backend: Backend, clients: usize, phase: u64, dur: Duration) -> Samples {
+fn load(base: &str, token: &str, ns: &str, backend: Backend, clients: usize, phase: u64, dur: Duration) -> Samples {
     closed_loop(clients, dur, |c| {
         let (base, ns, worker) = (base.to_string(), ns.to_string(), format!("w{c}"));
+        let token = token.to_string();
         let mut i = 0u64;
         move |agent: &ureq::Agent, s: &mut Samples| {
             i += 1;
             let claim = format!("p{phase}-c{c}-{i}");
             let create = json!({ "claim": claim, "fence": 1, "worker": worker, "reservation_ttl_ms": 60_000 });
-            let (status, body) = post(agent, &format!("{base}/v1/{ns}/claims"), &create, None);
+            let (status, body) = post(agent, &token, &format!("{base}/v1/{ns}/claims"), &create, None);
             if status != 201 {
                 s.error(format!("create: {status} {body}"));
                 return;
@@ -187,7 +192,7 @@ fn load(base: &str, ns: &str, backend: Backend, clients: usize, phase: u64, dur:
             let activate = json!({ "fence": 1, "worker": worker, "lease_ttl_ms": 60_000 });
             let t = Instant::now();
             let url = backend.activate_url(&base, &ns, &claim);
-            let (status, body) = post(agent, &url, &activate, Some(&claim));
+            let (status, body) = post(agent, &token, &url, &activate, Some(&claim));
             if status == 200 && body.contains("\"accepted\"") {
                 s.record(t.elapsed());
             } else {
@@ -198,8 +203,9 @@ fn load(base: &str, ns: &str, backend: Backend, clients: usize, phase: u64, dur:
 }
 
 /// A JSON POST → (status, body text); transport errors are status 0.
-fn post(agent: &ureq::Agent, url: &str, body: &serde_json::Value, key: Option<&str>) -> (u16, String) {
-    let mut req = agent.post(url).header("content-type", "application/json");
+fn post(agent: &ureq::Agent, token: &str, url: &str, body: &serde_json::Value, key: Option<&str>) -> (u16, String) {
+    let mut req =
+        agent.post(url).header("content-type", "application/json").header("authorization", &format!("Bearer {token}"));
     if let Some(key) = key {
         req = req.header("idempotency-key", key);
     }

@@ -23,8 +23,8 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{
-    MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, agent, closed_loop, machine, rand_u32, ratio,
-    ratio_table, write_report,
+    MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, agent, closed_loop, create_namespace, machine,
+    rand_u32, ratio, ratio_table, write_report,
 };
 use crate::worker;
 
@@ -115,7 +115,9 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
     let machine = machine();
     let mut server = worker::serve_for_tests(root, "bench", "benchmark")?;
     let base = server.base.clone();
+    let token = server.token.clone();
     let ns = format!("bench-{:08x}", rand_u32()?);
+    create_namespace(&base, &token, &ns)?;
     println!(
         "bench: {} clients, {} s per (backend, op) in {} rounds, {} keys, {} B values, namespace {ns}",
         args.clients, args.duration, args.rounds, args.keys, args.value_bytes
@@ -127,14 +129,14 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
         let value = value(args.value_bytes, 0);
         for k in 0..args.keys {
             let url = format!("{base}{}{}", backend.prefix(&ns), key(k));
-            let (status, body) = request(&agent, Op::Put, &url, &value);
+            let (status, body) = request(&agent, &token, Op::Put, &url, &value);
             if status != 200 {
                 bail!("warm-up PUT {url}: {status} {body}{}", server.log_tail());
             }
         }
         let warm = Duration::from_secs(args.warmup) / 2;
-        load(&base, &ns, backend, Op::Put, args, warm);
-        load(&base, &ns, backend, Op::Get, args, warm);
+        load(&base, &token, &ns, backend, Op::Put, args, warm);
+        load(&base, &token, &ns, backend, Op::Get, args, warm);
     }
 
     let mut samples: Vec<((Backend, Op), Samples)> = Vec::new();
@@ -150,7 +152,7 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
         println!("bench: round {}/{} ({})", round + 1, args.rounds, order.map(Backend::name).join(", "));
         for backend in order {
             for op in [Op::Put, Op::Get] {
-                let got = load(&base, &ns, backend, op, args, per_phase);
+                let got = load(&base, &token, &ns, backend, op, args, per_phase);
                 if let Some((_, s)) = samples.iter_mut().find(|(k, _)| *k == (backend, op)) {
                     s.merge(got);
                 }
@@ -222,17 +224,17 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
 }
 
 /// `clients` closed-loop threads doing `op` on `backend` for `dur`.
-fn load(base: &str, ns: &str, backend: Backend, op: Op, args: &KvArgs, dur: Duration) -> Samples {
+fn load(base: &str, token: &str, ns: &str, backend: Backend, op: Op, args: &KvArgs, dur: Duration) -> Samples {
     let prefix = format!("{base}{}", backend.prefix(ns));
     let keys = args.keys;
     closed_loop(args.clients, dur, |c| {
-        let (prefix, value) = (prefix.clone(), value(args.value_bytes, c));
+        let (prefix, value, token) = (prefix.clone(), value(args.value_bytes, c), token.to_string());
         let mut i = c * 7919;
         move |agent: &ureq::Agent, s: &mut Samples| {
             i = i.wrapping_add(1);
             let url = format!("{prefix}{}", key(i % keys));
             let t = Instant::now();
-            let (status, body) = request(agent, op, &url, &value);
+            let (status, body) = request(agent, &token, op, &url, &value);
             if status == 200 {
                 s.record(t.elapsed());
             } else {
@@ -278,10 +280,11 @@ fn value(len: usize, client: usize) -> Vec<u8> {
 }
 
 /// One request → (status, body text); transport errors are status 0.
-fn request(agent: &ureq::Agent, op: Op, url: &str, value: &[u8]) -> (u16, String) {
+fn request(agent: &ureq::Agent, token: &str, op: Op, url: &str, value: &[u8]) -> (u16, String) {
+    let bearer = format!("Bearer {token}");
     let resp = match op {
-        Op::Put => agent.put(url).send(value),
-        Op::Get => agent.get(url).call(),
+        Op::Put => agent.put(url).header("authorization", &bearer).send(value),
+        Op::Get => agent.get(url).header("authorization", &bearer).call(),
     };
     match resp {
         Ok(mut r) => {

@@ -202,6 +202,13 @@ where
     all
 }
 
+/// Creates namespace `ns` (admin `token`), for the load that follows.
+fn create_namespace(base: &str, token: &str, ns: &str) -> Result<()> {
+    let (status, body) = crate::worker::http::send("PUT", &format!("{base}/v1/{ns}"), Some(token), None)?;
+    anyhow::ensure!(status == 201 || status == 200, "creating namespace {ns}: {status} {body}");
+    Ok(())
+}
+
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
         .proxy(None)

@@ -40,6 +40,8 @@ pub(crate) struct Dev {
     child: Child,
     /// Base URL, `http://127.0.0.1:<port>`.
     pub base: String,
+    /// The admin token it was started with (empty if the caller kept it).
+    pub token: String,
     log: Option<PathBuf>,
     /// Set by [`Dev::stop`], so Drop does not signal a group id that may
     /// since have been reused.
@@ -85,7 +87,7 @@ impl Dev {
         own_group(&mut cmd);
         let child = cmd.spawn().with_context(|| format!("starting {}", tools.wrangler.display()))?;
         GROUP.store(child_pid(&child), Ordering::SeqCst);
-        Ok(Self { child, base: format!("http://127.0.0.1:{port}"), log, stopped: false })
+        Ok(Self { child, base: format!("http://127.0.0.1:{port}"), token: String::new(), log, stopped: false })
     }
 
     /// Polls `GET /health` until it answers 200, wrangler exits, or `timeout`.
@@ -99,7 +101,7 @@ impl Dev {
             if INTERRUPTED.load(Ordering::SeqCst) {
                 bail!("interrupted while waiting for {url}");
             }
-            if matches!(super::http::get(&url), Ok((200, _))) {
+            if matches!(super::http::get(&url, None), Ok((200, _))) {
                 return Ok(());
             }
             if start.elapsed() > timeout {

@@ -5,8 +5,11 @@
 //! - [`handoff`] mirrors `tla/Handoff.tla` and `tla/HandoffV2.tla`;
 //! - [`handoff_ext`] mirrors the extensions `tla/HandoffAcks.tla` and
 //!   `tla/HandoffZombie.tla`, built on the HandoffV2 mirror;
-//! - [`remora`] mirrors `tla/RemoraClaimActivation.tla`.
+//! - [`remora`] mirrors `tla/RemoraClaimActivation.tla`;
+//! - [`remora_loss`] mirrors the extension `tla/RemoraClaimLeaseLoss.tla`,
+//!   built on the [`remora`] mirror.
 
 pub mod handoff;
 pub mod handoff_ext;
 pub mod remora;
+pub mod remora_loss;

@@ -7,7 +7,7 @@ use protocol::claim::ClaimId;
 use serde::Serialize;
 use worker::{Env, Request};
 
-use super::request::{self, Activate, Create, Heartbeat, IDEMPOTENCY_KEY, MAX_BODY_BYTES};
+use super::request::{self, Activate, Bulk, Create, Heartbeat, IDEMPOTENCY_KEY, MAX_BODY_BYTES};
 use crate::error::{HttpError, HttpResult};
 use crate::internal::{self, CLAIMS_BINDING};
 use crate::wire::{ClaimOp, Target};
@@ -44,6 +44,23 @@ pub async fn get(env: &Env, ns: &str, claim: &ClaimId) -> HttpResult {
 /// `POST /v1/{ns}/_test/reap` (test hooks only): one recovery pass now.
 pub async fn reap(env: &Env, ns: &str) -> HttpResult {
     forward::<()>(env, ns, ClaimOp::Reap, None, None).await
+}
+
+/// `POST /v1/{ns}/_test/claims?count=N&reservation_ttl_ms=M` (test hooks
+/// only): authorize N claims in one request.
+pub async fn bulk(env: &Env, ns: &str, count: u64, reservation_ttl_ms: u64) -> HttpResult {
+    forward(env, ns, ClaimOp::Bulk, None, Some(&Bulk { count, reservation_ttl_ms })).await
+}
+
+/// `POST /v1/{ns}/_test/migrations` (test hooks only): the claim store's
+/// migrations are idempotent and run in one transaction.
+pub async fn migrations(env: &Env, ns: &str) -> HttpResult {
+    forward::<()>(env, ns, ClaimOp::Migrations, None, None).await
+}
+
+/// `GET /v1/{ns}/_test/claims` (test hooks only): claims by state.
+pub async fn count(env: &Env, ns: &str) -> HttpResult {
+    forward::<()>(env, ns, ClaimOp::Count, None, None).await
 }
 
 /// The body, at most [`MAX_BODY_BYTES`] (413 otherwise: checked on

@@ -8,10 +8,18 @@
 //! coordinator `{ns}:r0` (the same authenticated internal `get`/`put`/
 //! `delete` calls the Worker makes for clients):
 //!
-//! 1. take the claim's lock in this object ([`ClaimLocks`]),
+//! 1. the caller holds the claim's lock in this object ([`Leases::lock`]),
 //! 2. read the record (`GET`),
-//! 3. run `lease::update` on it, synchronously, at this object's `now`,
+//! 3. run `lease::update` on it and on the claim's durable row (read in the
+//!    same synchronous step: a lease is created only for an attempt awaiting
+//!    activation, restored only from the durable record of its deadline), at
+//!    this object's `now`,
 //! 4. write the record it returns back if it changed (`PUT`, or `DELETE`).
+//!
+//! The caller holds the lock from a lease request to the durable request
+//! that records what it found (`RecordLease`, `RecordRejection`), so that
+//! what the durable store records is never behind the lease store's record
+//! (`procedures.rs`).
 //!
 //! Why that is atomic: this object (one per namespace) is the only writer of
 //! the prefix, and it never runs two requests for one claim's record at once;
@@ -39,13 +47,15 @@
 use std::time::Duration;
 
 use protocol::claim::lease;
-use protocol::claim::{ClaimId, Lease, LeaseReply, LeaseRequest};
+use protocol::claim::{ClaimId, ClaimRow, Lease, LeaseReply, LeaseRequest};
 use protocol::handoff::WriteId;
 use worker::{Delay, Env};
 
-use super::locks::ClaimLocks;
+use super::error::ClaimError;
+use super::locks::{ClaimLocks, Held};
+use super::store::StoreError;
 use crate::auth::KeyProblem;
-use crate::http::WRITE_ID_HEADER;
+use crate::http::{NO_WAKE_HEADER, WRITE_ID_HEADER};
 use crate::internal::{self, REPLICA_BINDING, now_ms, random_u128};
 use crate::names::ReplicaName;
 use crate::wire::{ReplicaOp as Op, Target};
@@ -97,16 +107,39 @@ pub struct Leases<'a> {
 }
 
 impl Leases<'_> {
-    /// Serves one lease request (module docs: lock, read, apply, write).
-    pub async fn apply(&self, request: &LeaseRequest) -> Result<LeaseReply, LeaseStoreError> {
+    /// Waits for `claim`'s lease lock; held until the [`Held`] is dropped.
+    pub async fn lock(&self, claim: &ClaimId) -> Result<Held, LeaseStoreError> {
+        self.store.locks.acquire(claim).await.ok_or(LeaseStoreError::Busy)
+    }
+
+    /// Serves one lease request, the claim's lock held by the caller
+    /// (module docs: read, apply, write). `authority` reads the claim's
+    /// durable row.
+    pub async fn apply(
+        &self,
+        request: &LeaseRequest,
+        authority: impl Fn(&ClaimId) -> Result<Option<ClaimRow>, StoreError>,
+    ) -> Result<LeaseReply, ClaimError> {
         let claim = request.claim();
-        let _held = self.store.locks.acquire(claim).await.ok_or(LeaseStoreError::Busy)?;
         let stored = self.read(claim).await?;
-        let (reply, updated) = lease::update(stored.as_ref(), request, now_ms());
+        let row = authority(claim)?;
+        let (reply, updated) = lease::update(stored.as_ref(), request, row.as_ref(), now_ms());
         if updated != stored {
             self.write(claim, updated.as_ref()).await?;
         }
         Ok(reply)
+    }
+
+    /// Deletes the claim's lease record (a purged claim's), unless the
+    /// namespace's replicas are not running: then the record went with them,
+    /// and this must not start them again.
+    pub async fn forget(&self, claim: &ClaimId) -> Result<(), LeaseStoreError> {
+        let _held = self.lock(claim).await?;
+        let (status, body) = self.call_with(Op::Delete, claim, None, &[(NO_WAKE_HEADER, "1")]).await?;
+        match status {
+            200 | 404 | 410 => Ok(()),
+            _ => Err(unexpected(status, &body)),
+        }
     }
 
     /// The claim's lease record, live or not (a plain read).
@@ -134,11 +167,24 @@ impl Leases<'_> {
     /// (the coordinator reset or recovering) for [`LEASE_STORE_WAIT`]. A
     /// write keeps its write id across retries.
     async fn call(&self, op: Op, claim: &ClaimId, body: Option<Vec<u8>>) -> Result<(u16, Vec<u8>), LeaseStoreError> {
+        self.call_with(op, claim, body, &[]).await
+    }
+
+    async fn call_with(
+        &self,
+        op: Op,
+        claim: &ClaimId,
+        body: Option<Vec<u8>>,
+        extra: &[(&str, &str)],
+    ) -> Result<(u16, Vec<u8>), LeaseStoreError> {
         let secret = self.store.secret.as_ref().map_err(|p| LeaseStoreError::Key(p.clone()))?;
         let object = ReplicaName::R0.object_name(self.ns);
         let target = Target::new(op, self.ns, Some(ReplicaName::R0)).with_key(&lease_key(claim));
         let wid = WriteId(random_u128()).to_string();
-        let headers: Vec<(&str, &str)> = if op == Op::Get { Vec::new() } else { vec![(WRITE_ID_HEADER, wid.as_str())] };
+        let mut headers: Vec<(&str, &str)> = extra.to_vec();
+        if op != Op::Get {
+            headers.push((WRITE_ID_HEADER, wid.as_str()));
+        }
         let give_up = now_ms().saturating_add(LEASE_STORE_WAIT.as_millis() as u64);
         let mut backoff = FIRST_BACKOFF_MS;
         loop {

@@ -26,6 +26,13 @@ pub struct Held {
     claim: ClaimId,
 }
 
+impl Held {
+    /// The claim whose lock this is.
+    pub fn claim(&self) -> &ClaimId {
+        &self.claim
+    }
+}
+
 impl ClaimLocks {
     /// Waits for `claim`'s lock. `None` only if the queue is unusable (a
     /// re-entrant borrow: a bug), which the caller reports as a 500.

@@ -3,7 +3,8 @@
 //! - [`ClaimStore`] (one object per namespace, named `{ns}`, SQLite-backed):
 //!   the durable store (`store.rs`, the authority: claims, attempts, the
 //!   durable lock, operations) and the host of the procedures
-//!   (`procedures.rs`). Its alarm runs the reaper.
+//!   (`procedures.rs`). Its alarm runs the reaper and the purge of finished
+//!   claims, in bounded batches.
 //! - The coordination store (`leases.rs`): leases in the namespace's Handoff
 //!   KV under `_remora/lease/`, reached through the coordinator `{ns}:r0`.
 //! - `api.rs`: the public handlers in the Worker (validate, forward to the
@@ -11,8 +12,12 @@
 //!   requests and their limits; `views.rs`: the answers; `error.rs`: the
 //!   JSON errors.
 //!
+//! The object serves a namespace only once the registry says it exists (a
+//! request for an unknown namespace is a 404 and creates no table); it
+//! learns the namespace's settings (the retention of finished claims) then.
+//!
 //! docs/remora.md section 6 explains the design and maps every await to the
-//! spec (tla/RemoraClaimActivation.tla).
+//! spec (tla/RemoraClaimActivation.tla, tla/RemoraClaimLeaseLoss.tla).
 
 pub mod api;
 mod error;
@@ -26,9 +31,10 @@ mod views;
 
 pub use leases::LEASE_PREFIX;
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 
-use protocol::claim::{ClaimId, Millis};
+use protocol::claim::types::deadline;
+use protocol::claim::{ClaimId, DurableReply, DurableRequest, Fence, Millis, WorkerId};
 use wasm_bindgen::JsValue;
 use worker::{DurableObject, Env, Request, Response, Result, ScheduledTime, State, durable_object};
 
@@ -37,21 +43,28 @@ use crate::error::{HttpError, HttpResult};
 use crate::http;
 use crate::internal::{self, now_ms};
 use crate::names;
+use crate::namespaces::{self, State as NamespaceState, calls, settings::Settings};
 use crate::wire::{ClaimOp, Ops, Target};
 use error::ClaimError;
 use leases::LeaseStore;
-use request::{Activate, Create, Heartbeat};
+use request::{Activate, Bulk, Create, Heartbeat};
 use store::DurableStore;
+
+/// Claims one alarm purges at most (each also deletes its lease record).
+const PURGE_BATCH: usize = 50;
 
 /// The claim store of one namespace.
 #[durable_object]
 pub struct ClaimStore {
     state: State,
+    env: Env,
     secret: std::result::Result<String, KeyProblem>,
     /// The namespace (the object's name), when the runtime tells it.
     name: Option<String>,
     durable: DurableStore,
     leases: LeaseStore,
+    /// The namespace's settings, once the registry said it exists.
+    settings: RefCell<Option<Settings>>,
     /// Whether the schema is known to be current in this instance.
     migrated: Cell<bool>,
 }
@@ -61,20 +74,32 @@ impl DurableObject for ClaimStore {
         let secret = internal::internal_key(&env);
         let name = state.id().name();
         let durable = DurableStore::new(state.storage().sql());
-        let leases = LeaseStore::new(env, secret.clone());
-        Self { state, secret, name, durable, leases, migrated: Cell::new(false) }
+        let leases = LeaseStore::new(env.clone(), secret.clone());
+        Self { state, env, secret, name, durable, leases, settings: RefCell::new(None), migrated: Cell::new(false) }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
         self.admit_and_serve(req).await.or_else(HttpError::respond)
     }
 
-    /// The reaper: one recovery pass, then the alarm for the next deadline.
-    /// An error fails the alarm, which the runtime retries.
+    /// One batch of the reaper and one of the purge, then the alarm for
+    /// what is left (at once if a batch was full). An error fails the
+    /// alarm, which the runtime retries.
     async fn alarm(&self) -> Result<Response> {
-        let reaped = self.migrate().and_then(|()| procedures::reap(&self.durable)).map_err(to_worker)?;
-        self.schedule_reaper(None).await.map_err(to_worker)?;
-        Response::ok(format!("reaped {}", reaped.len()))
+        let Some(ns) = self.name.clone() else { return Response::ok("no namespace") };
+        match self.open(&ns).await {
+            Ok(()) => {}
+            // The namespace is gone: nothing to reap, and nothing to keep.
+            Err(e) if e.status() == Some(404) => {
+                self.state.storage().delete_all().await?;
+                return Response::ok("namespace gone");
+            }
+            Err(e) => return Err(worker::Error::RustError(e.to_string())),
+        }
+        let (reaped, more_reaping) = procedures::reap(&self.durable).map_err(to_worker)?;
+        let (purged, more_purging) = self.purge(&ns).await.map_err(to_worker)?;
+        self.schedule(None, more_reaping || more_purging).await.map_err(to_worker)?;
+        Response::ok(format!("reaped {}, purged {}", reaped.len(), purged))
     }
 }
 
@@ -93,7 +118,10 @@ impl ClaimStore {
         }
         names::valid_namespace(&target.ns)
             .map_err(|e| HttpError::new(400, "invalid_namespace", format!("the namespace {e}")))?;
-        self.migrate()?;
+        if target.op == ClaimOp::Drop {
+            return self.drop_everything().await;
+        }
+        self.open(&target.ns).await?;
         let body = match target.op.method() {
             "POST" => {
                 req.bytes().await.map_err(|e| HttpError::new(400, "bad_request", format!("unreadable body: {e}")))?
@@ -103,12 +131,40 @@ impl ClaimStore {
         Ok(self.serve(&target, &body).await?)
     }
 
-    fn migrate(&self) -> std::result::Result<(), ClaimError> {
+    /// Makes sure the namespace exists (asking the registry once per object
+    /// instance) and the schema is current. A namespace that does not exist
+    /// gets a 404, before any table is created.
+    async fn open(&self, ns: &str) -> HttpResult<()> {
+        let known = self.settings.try_borrow().map(|s| s.is_some()).unwrap_or(false);
+        if !known {
+            let secret = internal::secret(&self.env)?;
+            let info = calls::get(&self.env, &secret, ns).await?;
+            let settings = match info {
+                Some(info) if info.state != NamespaceState::Deleting => info.settings,
+                _ => return Err(namespaces::not_found(ns)),
+            };
+            self.durable.set_retention(settings.claim_retention_ms());
+            if let Ok(mut slot) = self.settings.try_borrow_mut() {
+                *slot = Some(settings);
+            }
+        }
         if !self.migrated.get() {
-            schema::migrate(self.durable.sql()).map_err(store::StoreError::from)?;
+            schema::migrate(&self.state.storage()).map_err(store::StoreError::from).map_err(ClaimError::from)?;
             self.migrated.set(true);
         }
         Ok(())
+    }
+
+    /// `Drop`: the namespace is being deleted. Everything goes (rows, alarm);
+    /// the next request asks the registry again.
+    async fn drop_everything(&self) -> HttpResult {
+        self.state.storage().delete_all().await?;
+        self.state.storage().delete_alarm().await?;
+        if let Ok(mut slot) = self.settings.try_borrow_mut() {
+            *slot = None;
+        }
+        self.migrated.set(false);
+        Ok(http::json(&serde_json::json!({ "dropped": true }))?)
     }
 
     async fn serve(&self, target: &Target<ClaimOp>, body: &[u8]) -> std::result::Result<Response, ClaimError> {
@@ -118,12 +174,13 @@ impl ClaimStore {
                 let create = request::internal(body, Create::validated)?;
                 let now = now_ms();
                 let row = self.durable.authorize(&create, now)?;
-                self.schedule_reaper(row.reservation.as_ref().map(|r| r.expires_at)).await?;
+                self.schedule(row.reservation.as_ref().map(|r| r.expires_at), false).await?;
                 Ok(views::claim(201, &row, None, now)?)
             }
             ClaimOp::Activate => {
                 let call = request::internal(body, Activate::validated)?;
                 let answer = procedures::activate(&self.durable, &leases, &call).await?;
+                self.schedule_purge().await?;
                 Ok(views::activation(&call.operation, &call.request, &answer)?)
             }
             ClaimOp::ActivateBaseline => {
@@ -143,28 +200,81 @@ impl ClaimStore {
                 Ok(views::claim(200, &row, lease.as_ref(), now_ms())?)
             }
             ClaimOp::Reap => {
-                let reaped = procedures::reap(&self.durable)?;
-                self.schedule_reaper(None).await?;
+                let (reaped, more) = procedures::reap(&self.durable)?;
+                self.schedule(None, more).await?;
                 Ok(http::json(&serde_json::json!({ "reaped": reaped }))?)
             }
+            ClaimOp::Bulk => {
+                let bulk: Bulk = request::internal(body, Ok)?;
+                let now = now_ms();
+                let expires_at = deadline(now, bulk.reservation_ttl_ms);
+                for i in 0..bulk.count {
+                    let authorize = DurableRequest::Authorize {
+                        claim: ClaimId(format!("bulk-{i}")),
+                        fence: Fence(1),
+                        worker: WorkerId::from("w"),
+                        reservation_expires_at: expires_at,
+                    };
+                    if let DurableReply::AuthorizeRefused { refused } = self.durable.transition(&authorize, now)? {
+                        return Err(refused.into());
+                    }
+                }
+                self.schedule(Some(expires_at), false).await?;
+                Ok(http::json(&serde_json::json!({ "authorized": bulk.count, "reservation_expires_at": expires_at }))?)
+            }
+            ClaimOp::Count => Ok(http::json(&self.durable.count_by_state()?)?),
+            ClaimOp::Migrations => {
+                let (idempotent, rolled_back) = schema::check_migrations(&self.state.storage())?;
+                Ok(http::json(&serde_json::json!({ "idempotent": idempotent, "rolled_back": rolled_back }))?)
+            }
+            ClaimOp::Drop => Err(ClaimError::Store(store::StoreError::Unexpected {
+                request: "drop".into(),
+                reply: "served before".into(),
+            })),
         }
     }
 
-    /// Arms the alarm for the reaper: at `deadline` if that is earlier than
-    /// the alarm already set, or (`None`) recomputed from every claim
-    /// awaiting activation (cleared if there is none).
-    async fn schedule_reaper(&self, deadline: Option<Millis>) -> std::result::Result<(), ClaimError> {
+    /// One batch of the purge: the claims whose retention passed, deleted
+    /// with their operations, then their lease records (without starting
+    /// the namespace's replicas if they are not running). How many, and
+    /// whether the batch was full.
+    async fn purge(&self, ns: &str) -> std::result::Result<(usize, bool), ClaimError> {
+        let purged = self.durable.purge(now_ms(), PURGE_BATCH)?;
+        let leases = self.leases.of(ns);
+        for claim in &purged {
+            leases.forget(claim).await?;
+        }
+        Ok((purged.len(), purged.len() >= PURGE_BATCH))
+    }
+
+    /// After an activation, the claim may now have a purge time earlier
+    /// than the alarm (a first one, for a claim whose acceptance recorded
+    /// its lease).
+    async fn schedule_purge(&self) -> std::result::Result<(), ClaimError> {
+        let (_, purge) = self.durable.next_deadlines()?;
+        self.schedule(purge, false).await
+    }
+
+    /// Arms the alarm: at `deadline` if that is earlier than the alarm
+    /// already set; or (`None`) recomputed from the store: at once if a
+    /// batch left work (`more`), else the earliest reservation deadline or
+    /// purge (cleared if there is none).
+    async fn schedule(&self, deadline: Option<Millis>, more: bool) -> std::result::Result<(), ClaimError> {
         let storage = self.state.storage();
         let at = match deadline {
             Some(at) => match storage.get_alarm().await? {
                 Some(current) if u64::try_from(current).is_ok_and(|c| c <= at) => return Ok(()),
                 _ => Some(at),
             },
-            None => procedures::next_alarm(&self.durable.authorized()?, now_ms()),
+            None => {
+                let (due, purge) = self.durable.next_deadlines()?;
+                procedures::next_alarm(due, purge, now_ms(), more)
+            }
         };
         match at {
             Some(at) => storage.set_alarm(ScheduledTime::new(js_sys::Date::new(&JsValue::from_f64(at as f64)))).await?,
-            None => storage.delete_alarm().await?,
+            None if deadline.is_none() => storage.delete_alarm().await?,
+            None => {}
         }
         Ok(())
     }

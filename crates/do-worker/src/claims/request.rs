@@ -194,6 +194,15 @@ fn check_attempt(request: &RequestKey) -> Result<(), InvalidRequest> {
     check_id("worker", &request.worker.0)
 }
 
+/// The bulk test hook: `count` claims `bulk-{i}` (fence 1, worker `w`),
+/// reserved for `reservation_ttl_ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Bulk {
+    pub count: u64,
+    pub reservation_ttl_ms: Millis,
+}
+
 /// Parses an internal body (built by the Worker from a validated request)
 /// and validates it again.
 pub fn internal<T: for<'a> Deserialize<'a>>(

@@ -1,69 +1,92 @@
 //! The claim store's SQLite schema, created and migrated by the object
 //! itself on its first event (a fresh object, or one deployed with an older
-//! schema): `schema_version` holds the version the tables are at, and each
-//! migration moves it one step, in the same synchronous run of statements.
+//! schema), each migration in one transaction (`crate::sqlite::migrate`).
 //!
 //! Rows hold the protocol's own rows (`protocol::claim::ClaimRow`,
 //! `OperationRow`) as JSON, next to the columns queries need. JSON keeps
 //! every `u64` exact (a SQLite integer crosses into JavaScript as a double,
 //! which loses precision above 2^53: fences are full `u64`s) and means there
-//! is one definition of a row, the protocol's, not a second one here.
+//! is one definition of a row, the protocol's, not a second one here. The
+//! columns beside it are times in ms, far below 2^53.
 
-use worker::{SqlStorage, SqlStorageValue};
+use worker::{SqlStorage, Storage};
 
-/// The schema this build expects.
-pub const VERSION: i64 = 1;
+use crate::sqlite::{self, Migration};
 
 /// Migration `n` takes the schema from version `n` to `n + 1`.
-const MIGRATIONS: &[&[&str]] = &[&[
-    // claim → its current attempt, state, reservation, durable lock and
-    // effect count (the protocol's ClaimRow); `state` for the reaper's scan.
-    "CREATE TABLE claims (claim TEXT PRIMARY KEY, state TEXT NOT NULL, row TEXT NOT NULL)",
-    "CREATE INDEX claims_by_state ON claims (state)",
-    // operation id (Idempotency-Key) → the request it is bound to and its
-    // stored rejection (the protocol's OperationRow).
-    "CREATE TABLE operations (operation TEXT PRIMARY KEY, row TEXT NOT NULL)",
-]];
+const MIGRATIONS: &[Migration] = &[v1, v2];
 
-/// Creates or migrates the tables; a no-op once at [`VERSION`].
-pub fn migrate(sql: &SqlStorage) -> worker::Result<()> {
-    sql.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)", None)?;
-    let mut version = current(sql)?;
-    if version > VERSION {
-        return Err(worker::Error::RustError(format!(
-            "the claim store is at schema version {version}; this build knows up to {VERSION}"
-        )));
-    }
-    while let Some(steps) = usize::try_from(version).ok().and_then(|v| MIGRATIONS.get(v)) {
-        for step in *steps {
-            sql.exec(step, None)?;
-        }
-        version += 1;
-        sql.exec("DELETE FROM schema_version", None)?;
-        sql.exec("INSERT INTO schema_version (version) VALUES (?)", vec![SqlStorageValue::Integer(version)])?;
-    }
-    Ok(())
+/// Creates or migrates the tables; a no-op once current.
+pub fn migrate(storage: &Storage) -> worker::Result<()> {
+    sqlite::migrate(storage, "claim store", MIGRATIONS)
 }
 
-fn current(sql: &SqlStorage) -> worker::Result<i64> {
-    let cursor = sql.exec("SELECT version FROM schema_version", None)?;
-    Ok(match cursor.raw().next() {
-        Some(Ok(row)) => match row.first() {
-            Some(SqlStorageValue::Integer(v)) => *v,
-            Some(SqlStorageValue::Float(v)) => *v as i64,
-            _ => 0,
-        },
-        Some(Err(e)) => return Err(e),
-        None => 0,
-    })
+/// The migration test hook (`POST /v1/{ns}/_test/migrations`): migrating a
+/// current schema again changes nothing, and a schema whose second
+/// migration fails keeps nothing of the first (they run in one
+/// transaction). What it found, as `(idempotent, rolled_back)`.
+pub fn check_migrations(storage: &Storage) -> worker::Result<(bool, bool)> {
+    let sql = storage.sql();
+    let tables = || sqlite::texts(&sql, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", vec![]);
+    let before = tables()?;
+    migrate(storage)?;
+    let idempotent = tables()? == before;
+    let failed = sqlite::migrate_in(storage, "scratch schema", "scratch_version", &[scratch_table, failing]);
+    let after = tables()?;
+    let rolled_back = failed.is_err() && !after.iter().any(|t| t.starts_with("scratch"));
+    Ok((idempotent, rolled_back))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+fn scratch_table(sql: &SqlStorage) -> worker::Result<()> {
+    sqlite::exec_all(sql, &["CREATE TABLE scratch_table (x INTEGER)", "INSERT INTO scratch_table VALUES (1)"])
+}
 
-    #[test]
-    fn one_migration_per_version() {
-        assert_eq!(i64::try_from(MIGRATIONS.len()), Ok(VERSION));
-    }
+fn failing(sql: &SqlStorage) -> worker::Result<()> {
+    sql.exec("INSERT INTO no_such_table VALUES (1)", None).map(|_| ())
+}
+
+/// The first schema: claims and operations.
+fn v1(sql: &SqlStorage) -> worker::Result<()> {
+    sqlite::exec_all(
+        sql,
+        &[
+            // claim → its current attempt, state, reservation, durable lock
+            // and effect count (the protocol's ClaimRow).
+            "CREATE TABLE claims (claim TEXT PRIMARY KEY, state TEXT NOT NULL, row TEXT NOT NULL)",
+            "CREATE INDEX claims_by_state ON claims (state)",
+            // operation id (Idempotency-Key) → the request it is bound to
+            // and its stored rejection (the protocol's OperationRow).
+            "CREATE TABLE operations (operation TEXT PRIMARY KEY, row TEXT NOT NULL)",
+        ],
+    )
+}
+
+/// Operation ids scoped per claim; the reaper's and the purge's columns.
+fn v2(sql: &SqlStorage) -> worker::Result<()> {
+    sqlite::exec_all(
+        sql,
+        &[
+            // The reservation deadline of an authorized claim: the reaper
+            // reads the expired ones in deadline order from an index,
+            // work proportional to what it reaps.
+            "ALTER TABLE claims ADD COLUMN due_at INTEGER",
+            "UPDATE claims SET due_at = json_extract(row, '$.reservation.expires_at') WHERE state = 'authorized'",
+            "DROP INDEX claims_by_state",
+            "CREATE INDEX claims_due ON claims (state, due_at)",
+            // When a finished claim (reaped, or executing with its lease
+            // lapsed) is deleted with its operations; NULL while it is live.
+            // Rows from before this version get theirs at their next write,
+            // or from the first purge after the migration
+            // (`DurableStore::purge`).
+            "ALTER TABLE claims ADD COLUMN purge_at INTEGER",
+            "CREATE INDEX claims_purge ON claims (purge_at)",
+            // An operation id belongs to its claim.
+            "CREATE TABLE operations_by_claim (claim TEXT NOT NULL, operation TEXT NOT NULL, row TEXT NOT NULL, \
+             PRIMARY KEY (claim, operation))",
+            "INSERT INTO operations_by_claim (claim, operation, row) \
+             SELECT json_extract(row, '$.request.claim'), operation, row FROM operations",
+            "DROP TABLE operations",
+            "ALTER TABLE operations_by_claim RENAME TO operations",
+        ],
+    )
 }

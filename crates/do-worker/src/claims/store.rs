@@ -16,11 +16,20 @@
 //!   committed together by the runtime's write coalescing (the output gate
 //!   holds the response until they are durable), so a transition is never
 //!   half-applied, and its answer is never sent before it is durable;
-//! - workers-rs 0.8.7 has no binding for `ctx.storage.transactionSync`, and
-//!   `BEGIN`/`COMMIT` statements are refused by the runtime; the two points
-//!   above are why neither is needed here.
+//! - so a transition needs neither `ctx.storage.transactionSync` (which
+//!   schema migrations use, `crate::sqlite`) nor `BEGIN`/`COMMIT` (which the
+//!   runtime refuses).
+//!
+//! Beside the protocol's row, a claim's SQL row keeps two times the object
+//! needs without reading every row: `due_at`, the reservation deadline of an
+//! authorized claim (the reaper's scan reads the expired ones from an index,
+//! in deadline order), and `purge_at`, when a finished claim is deleted with
+//! its operations: a reaped claim `retention` after it was reaped, an
+//! executing one `retention` after the last lease deadline the store
+//! recorded for it (every acceptance and heartbeat records one), so a claim
+//! whose worker still heartbeats is never deleted.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 
 use protocol::claim::durable::apply;
@@ -33,6 +42,7 @@ use worker::{SqlStorage, SqlStorageValue};
 
 use super::error::ClaimError;
 use super::request::Create;
+use crate::sqlite;
 
 /// Why the store could not serve a request (500).
 #[derive(Debug, thiserror::Error)]
@@ -61,20 +71,23 @@ pub fn state_name(state: ClaimState) -> &'static str {
 /// The durable store of one namespace.
 pub struct DurableStore {
     sql: SqlStorage,
+    /// How long a finished claim is kept (the namespace's setting).
+    retention_ms: Cell<Millis>,
 }
 
 impl DurableStore {
     pub fn new(sql: SqlStorage) -> DurableStore {
-        DurableStore { sql }
+        DurableStore { sql, retention_ms: Cell::new(0) }
     }
 
-    pub fn sql(&self) -> &SqlStorage {
-        &self.sql
+    /// The namespace's retention of finished claims.
+    pub fn set_retention(&self, retention_ms: Millis) {
+        self.retention_ms.set(retention_ms);
     }
 
     /// Serves one protocol request at `now` as one transaction (module docs).
     pub fn transition(&self, request: &DurableRequest, now: Millis) -> Result<DurableReply, StoreError> {
-        let mut rows = SqlRows::new(&self.sql);
+        let mut rows = SqlRows::new(&self.sql, now, self.retention_ms.get());
         let reply = apply(&mut rows, request, now);
         rows.commit()?;
         Ok(reply)
@@ -101,18 +114,57 @@ impl DurableStore {
 
     /// One claim row (a read).
     pub fn claim(&self, claim: &ClaimId) -> Result<Option<ClaimRow>, StoreError> {
-        let rows = SqlRows::new(&self.sql);
+        let rows = SqlRows::new(&self.sql, 0, 0);
         let row = rows.claim(claim);
         rows.check()?;
         Ok(row)
     }
 
-    /// Every claim awaiting activation (a read, for the alarm's schedule).
-    pub fn authorized(&self) -> Result<Vec<ClaimRow>, StoreError> {
-        let rows = SqlRows::new(&self.sql);
-        let found = rows.claims_in(ClaimState::Authorized);
-        rows.check()?;
-        Ok(found)
+    /// The earliest reservation deadline of a claim awaiting activation,
+    /// and the earliest purge (reads of an index each).
+    pub fn next_deadlines(&self) -> Result<(Option<Millis>, Option<Millis>), StoreError> {
+        let due = sqlite::integers(&self.sql, "SELECT MIN(due_at) FROM claims WHERE state = 'authorized'", vec![])?;
+        let purge = sqlite::integers(&self.sql, "SELECT MIN(purge_at) FROM claims", vec![])?;
+        Ok((due.first().copied(), purge.first().copied()))
+    }
+
+    /// Deletes (at most `limit` of) the claims whose retention has passed at
+    /// `now`, with their operations; the claims deleted. Rows kept from
+    /// before `purge_at` existed get theirs here, `retention` from `now`.
+    /// Synchronous, hence one transaction (module docs).
+    pub fn purge(&self, now: Millis, limit: usize) -> Result<Vec<ClaimId>, StoreError> {
+        let limit = sqlite::int(limit as u64);
+        self.sql.exec(
+            "UPDATE claims SET purge_at = ? WHERE claim IN \
+             (SELECT claim FROM claims WHERE purge_at IS NULL AND state != 'authorized' LIMIT ?)",
+            vec![sqlite::int(now.saturating_add(self.retention_ms.get())), limit.clone()],
+        )?;
+        let due = sqlite::texts(
+            &self.sql,
+            "SELECT claim FROM claims WHERE purge_at <= ? ORDER BY purge_at LIMIT ?",
+            vec![sqlite::int(now), limit],
+        )?;
+        for claim in &due {
+            self.sql.exec("DELETE FROM operations WHERE claim = ?", vec![claim.as_str().into()])?;
+            self.sql.exec("DELETE FROM claims WHERE claim = ?", vec![claim.as_str().into()])?;
+        }
+        Ok(due.into_iter().map(ClaimId).collect())
+    }
+
+    /// How many claims are in each state (the test hook).
+    pub fn count_by_state(&self) -> Result<BTreeMap<String, u64>, StoreError> {
+        let mut counts = BTreeMap::new();
+        for state in [ClaimState::Authorized, ClaimState::Executing, ClaimState::Reaped] {
+            let n = sqlite::integers(
+                &self.sql,
+                "SELECT COUNT(*) FROM claims WHERE state = ?",
+                vec![state_name(state).into()],
+            )?;
+            counts.insert(state_name(state).to_string(), n.first().copied().unwrap_or(0));
+        }
+        let ops = sqlite::integers(&self.sql, "SELECT COUNT(*) FROM operations", vec![])?;
+        counts.insert("operations".to_string(), ops.first().copied().unwrap_or(0));
+        Ok(counts)
     }
 }
 
@@ -128,21 +180,38 @@ enum Write {
 /// commit, which then writes nothing.
 pub struct SqlRows<'a> {
     sql: &'a SqlStorage,
+    /// The transition's `now` and the namespace's retention, for `purge_at`.
+    now: Millis,
+    retention_ms: Millis,
     claims: BTreeMap<ClaimId, ClaimRow>,
-    operations: BTreeMap<OperationId, OperationRow>,
+    operations: BTreeMap<(ClaimId, OperationId), OperationRow>,
     writes: Vec<Write>,
     error: RefCell<Option<StoreError>>,
 }
 
 impl<'a> SqlRows<'a> {
-    fn new(sql: &'a SqlStorage) -> SqlRows<'a> {
+    fn new(sql: &'a SqlStorage, now: Millis, retention_ms: Millis) -> SqlRows<'a> {
         SqlRows {
             sql,
+            now,
+            retention_ms,
             claims: BTreeMap::new(),
             operations: BTreeMap::new(),
             writes: Vec::new(),
             error: RefCell::new(None),
         }
+    }
+
+    /// When `row` is to be deleted: never while it awaits activation;
+    /// `retention` after it was reaped, or after the last lease deadline
+    /// recorded for its executing attempt (or now, if none is).
+    fn purge_at(&self, row: &ClaimRow) -> Option<Millis> {
+        let since = match row.state {
+            ClaimState::Authorized => return None,
+            ClaimState::Reaped => self.now,
+            ClaimState::Executing => row.lease_until.map_or(self.now, |t| t.max(self.now)),
+        };
+        Some(since.saturating_add(self.retention_ms))
     }
 
     fn fail(&self, e: StoreError) {
@@ -187,26 +256,37 @@ impl<'a> SqlRows<'a> {
 
     /// Issues the buffered writes, unless a read failed.
     fn commit(self) -> Result<(), StoreError> {
-        let SqlRows { sql, writes, error, .. } = self;
-        if let Some(e) = error.into_inner() {
+        if let Some(e) = self.error.take() {
             return Err(e);
         }
-        for write in writes {
+        for write in &self.writes {
             match write {
                 Write::Claim(row) => {
-                    let json = encode(&row)?;
-                    sql.exec(
-                        "INSERT INTO claims (claim, state, row) VALUES (?, ?, ?) \
-                         ON CONFLICT(claim) DO UPDATE SET state = excluded.state, row = excluded.row",
-                        vec![row.claim.0.as_str().into(), state_name(row.state).into(), json.into()],
+                    let json = encode(row)?;
+                    let due_at = match row.state {
+                        ClaimState::Authorized => row.reservation.as_ref().map(|r| sqlite::int(r.expires_at)),
+                        _ => None,
+                    };
+                    let purge_at = self.purge_at(row).map(sqlite::int);
+                    self.sql.exec(
+                        "INSERT INTO claims (claim, state, row, due_at, purge_at) VALUES (?, ?, ?, ?, ?) \
+                         ON CONFLICT(claim) DO UPDATE SET state = excluded.state, row = excluded.row, \
+                         due_at = excluded.due_at, purge_at = excluded.purge_at",
+                        vec![
+                            row.claim.0.as_str().into(),
+                            state_name(row.state).into(),
+                            json.into(),
+                            due_at.unwrap_or(SqlStorageValue::Null),
+                            purge_at.unwrap_or(SqlStorageValue::Null),
+                        ],
                     )?;
                 }
                 Write::Operation(row) => {
-                    let json = encode(&row)?;
-                    sql.exec(
-                        "INSERT INTO operations (operation, row) VALUES (?, ?) \
-                         ON CONFLICT(operation) DO UPDATE SET row = excluded.row",
-                        vec![row.operation.0.as_str().into(), json.into()],
+                    let json = encode(row)?;
+                    self.sql.exec(
+                        "INSERT INTO operations (claim, operation, row) VALUES (?, ?, ?) \
+                         ON CONFLICT(claim, operation) DO UPDATE SET row = excluded.row",
+                        vec![row.request.claim.0.as_str().into(), row.operation.0.as_str().into(), json.into()],
                     )?;
                 }
             }
@@ -232,21 +312,28 @@ impl DurableRows for SqlRows<'_> {
         self.writes.push(Write::Claim(row));
     }
 
-    fn claims_in(&self, state: ClaimState) -> Vec<ClaimRow> {
+    fn awaiting_recovery(&self, now: Millis, limit: usize) -> Vec<ClaimRow> {
         // Only the reaper's scan calls this, in a transition that writes
         // nothing, so there are no buffered writes to merge.
-        self.select("SELECT row FROM claims WHERE state = ? ORDER BY claim", vec![state_name(state).into()])
+        self.select(
+            "SELECT row FROM claims WHERE state = 'authorized' AND due_at <= ? ORDER BY due_at LIMIT ?",
+            vec![sqlite::int(now), sqlite::int(limit as u64)],
+        )
     }
 
-    fn operation(&self, operation: &OperationId) -> Option<OperationRow> {
-        if let Some(row) = self.operations.get(operation) {
+    fn operation(&self, claim: &ClaimId, operation: &OperationId) -> Option<OperationRow> {
+        if let Some(row) = self.operations.get(&(claim.clone(), operation.clone())) {
             return Some(row.clone());
         }
-        self.select("SELECT row FROM operations WHERE operation = ?", vec![operation.0.as_str().into()]).pop()
+        self.select(
+            "SELECT row FROM operations WHERE claim = ? AND operation = ?",
+            vec![claim.0.as_str().into(), operation.0.as_str().into()],
+        )
+        .pop()
     }
 
     fn put_operation(&mut self, row: OperationRow) {
-        self.operations.insert(row.operation.clone(), row.clone());
+        self.operations.insert((row.request.claim.clone(), row.operation.clone()), row.clone());
         self.writes.push(Write::Operation(row));
     }
 }

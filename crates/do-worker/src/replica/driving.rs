@@ -7,11 +7,11 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use protocol::handoff::{Config, Driver, HandleError, Input, Message, Millis, Output, ReplicaId, Status};
+use protocol::handoff::{Driver, HandleError, Input, Message, Millis, Output, ReplicaId, Status};
 use worker::wasm_bindgen_futures::spawn_local;
 use worker::{Delay, console_warn};
 
-use super::Host;
+use super::{Host, lifecycle};
 use crate::error::{HttpError, HttpResult};
 use crate::internal::{now_ms, random_u64};
 
@@ -40,15 +40,17 @@ impl From<StepError> for HttpError {
 }
 
 impl Host {
-    /// Boots the protocol replica on the first request to this object.
+    /// Boots the protocol replica once the registry admitted it
+    /// (`lifecycle.rs`: the settings are known then); a no-op once booted.
     pub(super) fn ensure_booted(self: &Rc<Self>) -> HttpResult<()> {
         let busy = || HttpError::internal("replica busy");
         if self.driver.try_borrow().map_err(|_| busy())?.is_some() {
             return Ok(());
         }
         let (_, me) = self.me().ok_or_else(|| HttpError::internal("no identity"))?;
-        let config =
-            Config::new(ReplicaId(0), [ReplicaId(1), ReplicaId(2)]).map_err(|e| HttpError::internal(e.to_string()))?;
+        let settings = self.settings.try_borrow().map_err(|_| busy())?.clone();
+        let settings = settings.ok_or_else(|| HttpError::internal("replica not admitted by the registry"))?;
+        let config = lifecycle::replica_config(&settings).map_err(|e| HttpError::internal(e.to_string()))?;
         let (driver, outputs) = Driver::boot(config, ReplicaId(me.index()), Millis(now_ms()), random_u64())
             .map_err(|e| HttpError::internal(e.to_string()))?;
         self.instance.set(Some(driver.replica().instance()));
@@ -95,6 +97,7 @@ impl Host {
         }
         self.schedule_wake();
         self.after_step();
+        self.check_idle();
         inline
     }
 

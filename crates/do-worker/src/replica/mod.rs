@@ -17,7 +17,9 @@
 //! ([`ReplicaOp`]); `driving.rs` drives the protocol (boot, steps, timers,
 //! readiness); `transport.rs` carries messages between replicas (lanes,
 //! batching, deliveries); `client.rs` serves client reads and writes and
-//! holds every 503 a replica answers; `wake.rs` is the wake-up bookkeeping.
+//! holds every 503 a replica answers; `lifecycle.rs` starts a replica only
+//! when the registry admits it and stops it (idle expiry, deletion);
+//! `wake.rs` is the wake-up bookkeeping.
 //!
 //! Memory only: nothing is written to Durable Object storage. The pending
 //! `setTimeout` (heartbeat every `Config::heartbeat_ms`) and the heartbeats
@@ -30,6 +32,7 @@
 
 mod client;
 mod driving;
+mod lifecycle;
 mod transport;
 mod wake;
 
@@ -47,9 +50,10 @@ use worker::{DurableObject, Env, Request, Response, Result, State, durable_objec
 
 use crate::auth::KeyProblem;
 use crate::error::{HttpError, HttpResult};
-use crate::http;
+use crate::http::{self, NO_WAKE_HEADER};
 use crate::internal::{self, now_ms, random_u64};
 use crate::names::{self, ReplicaName};
+use crate::namespaces::settings::Settings;
 use crate::route::{KvOp, MAX_PAUSE_MS};
 use crate::wire::{ReplicaOp, Target};
 use transport::{LANES, Link, Outbox};
@@ -108,6 +112,14 @@ pub(crate) struct Host {
     /// Random nonce of this object instance (tells a reset apart).
     born: u64,
     born_at: u64,
+    // The namespace (lifecycle.rs).
+    /// The namespace's settings, from the registry when it admitted this
+    /// replica.
+    settings: RefCell<Option<Settings>>,
+    /// The last client request (the coordinator's idle expiry).
+    last_client_at: Cell<u64>,
+    /// This replica is stopping: it serves nothing more.
+    stopping: Cell<bool>,
     /// Test hook: peer messages in and out are dropped until then.
     paused_until: Cell<u64>,
     resetting: Cell<bool>,
@@ -139,6 +151,9 @@ impl Host {
             ident: RefCell::new(ident),
             born: random_u64(),
             born_at: now_ms(),
+            settings: RefCell::new(None),
+            last_client_at: Cell::new(now_ms()),
+            stopping: Cell::new(false),
             paused_until: Cell::new(0),
             resetting: Cell::new(false),
             counters: Counters::default(),
@@ -167,8 +182,16 @@ impl Host {
                 Ok(http::json(&json!({
                     "name": me.as_str(),
                     "born": format!("{:016x}", self.born),
-                    "booted": self.driver.try_borrow().map(|d| d.is_some()).unwrap_or(true),
+                    "booted": self.booted(),
                 }))?)
+            }
+            ReplicaOp::Stop => {
+                identify()?;
+                if !self.booted() {
+                    return Ok(http::json(&json!({ "stopped": false, "running": false }))?);
+                }
+                self.stop("stopped by the Worker").await;
+                Err(HttpError::new(500, "stop_failed", "the object survived its reset"))
             }
             ReplicaOp::Evict => {
                 identify()?;
@@ -182,17 +205,33 @@ impl Host {
             }
             ReplicaOp::Status => {
                 let (_, me) = identify()?;
-                self.ensure_booted()?;
+                if !self.booted() {
+                    return Ok(http::json(&json!({ "name": me.as_str(), "status": "stopped" }))?);
+                }
                 self.status_line(me)
             }
             ReplicaOp::Msg => {
                 identify()?;
                 let body = req.bytes().await?;
+                self.admit(false).await?;
                 self.on_msg(&body)
             }
-            ReplicaOp::Put => self.serve_client(KvOp::Put, identify()?, req, &target).await,
-            ReplicaOp::Delete => self.serve_client(KvOp::Delete, identify()?, req, &target).await,
-            ReplicaOp::Get => self.serve_client(KvOp::Get, identify()?, req, &target).await,
+            ReplicaOp::Put | ReplicaOp::Delete | ReplicaOp::Get => {
+                let me = identify()?;
+                let no_wake = req.headers().get(NO_WAKE_HEADER).ok().flatten().is_some();
+                if no_wake && !self.booted() {
+                    let message = "the namespace's replicas are not running (its records went with them)";
+                    return Err(HttpError::new(410, "namespace_not_running", message));
+                }
+                self.admit(true).await?;
+                self.note_client();
+                let op = match target.op {
+                    ReplicaOp::Put => KvOp::Put,
+                    ReplicaOp::Delete => KvOp::Delete,
+                    _ => KvOp::Get,
+                };
+                self.serve_client(op, me, req, &target).await
+            }
         }
     }
 
@@ -239,6 +278,8 @@ impl Host {
             uptime_ms: now.saturating_sub(self.born_at),
             paused_ms: self.paused_until.get().saturating_sub(now),
             timers: self.driver.try_borrow().ok().and_then(|d| d.as_ref().map(Driver::armed)).unwrap_or(0),
+            idle_expires_at: self.idle_expires_at(),
+            memory_budget_bytes: self.settings.try_borrow().ok().and_then(|s| s.as_ref()?.memory_budget_bytes),
             msgs_in: self.counters.msgs_in.get(),
             msgs_out: self.counters.msgs_out.get(),
             send_failures: self.counters.send_failures.get(),
@@ -279,6 +320,12 @@ struct StatusLine {
     uptime_ms: u64,
     paused_ms: u64,
     timers: usize,
+    /// The coordinator: when the namespace stops if no client request
+    /// comes first (unix ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    idle_expires_at: Option<u64>,
+    /// The namespace's memory budget (`None`: the protocol's default).
+    memory_budget_bytes: Option<u64>,
     msgs_in: u64,
     msgs_out: u64,
     send_failures: u64,

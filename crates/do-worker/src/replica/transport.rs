@@ -139,6 +139,10 @@ impl Host {
             if status == 409 {
                 bump(&self.counters.refused);
             }
+            if status == 410 {
+                // The namespace went idle or is being deleted.
+                self.stop_soon("a peer says the namespace is not running");
+            }
             return Err(worker::Error::RustError(format!("status {status}: {}", String::from_utf8_lossy(&bytes))));
         }
         let replies: Vec<Box<RawValue>> = serde_json::from_slice(&bytes)?;

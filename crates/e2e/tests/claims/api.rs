@@ -2,14 +2,14 @@
 //! lease prefix the KV API refuses to write.
 
 use e2e::claims::{Claims, accepted, rejected};
-use e2e::{Store, enc, unique_ns};
+use e2e::{Store, enc};
 use serde_json::Value;
 
 const LONG: u64 = 60_000;
 
 #[tokio::test]
 async fn a_worker_claims_and_activates_a_job() {
-    let c = Claims::new(&unique_ns("claims-happy"));
+    let c = Claims::fresh("claims-happy").await;
     let created = c.create("job-1", 7, "w1", LONG).await;
     assert_eq!(created.status, 201, "{}", created.text());
     let view = created.json();
@@ -34,7 +34,7 @@ async fn a_worker_claims_and_activates_a_job() {
 
 #[tokio::test]
 async fn fences_are_full_u64s() {
-    let c = Claims::new(&unique_ns("claims-u64"));
+    let c = Claims::fresh("claims-u64").await;
     let fence = u64::MAX;
     assert_eq!(c.create("j", fence, "w1", LONG).await.status, 201);
     accepted(&c.activate("j", "k", fence, "w1", LONG).await);
@@ -45,7 +45,7 @@ async fn fences_are_full_u64s() {
 
 #[tokio::test]
 async fn an_exact_replay_gets_the_same_answer_and_applies_nothing() {
-    let c = Claims::new(&unique_ns("claims-replay"));
+    let c = Claims::fresh("claims-replay").await;
     assert_eq!(c.create("j", 1, "w1", LONG).await.status, 201);
     let first = c.activate("j", "k", 1, "w1", LONG).await;
     accepted(&first);
@@ -60,21 +60,24 @@ async fn an_exact_replay_gets_the_same_answer_and_applies_nothing() {
 
 #[tokio::test]
 async fn a_key_reused_for_another_request_is_a_conflict() {
-    let c = Claims::new(&unique_ns("claims-reuse"));
+    let c = Claims::fresh("claims-reuse").await;
     assert_eq!(c.create("j", 1, "w1", LONG).await.status, 201);
     assert_eq!(c.create("other", 1, "w1", LONG).await.status, 201);
     accepted(&c.activate("j", "k", 1, "w1", LONG).await);
     c.activate("j", "k", 1, "w2", LONG).await.expect_error(409, "idempotency_key_reused");
     c.activate("j", "k", 2, "w1", LONG).await.expect_error(409, "idempotency_key_reused");
-    c.activate("other", "k", 1, "w1", LONG).await.expect_error(409, "idempotency_key_reused");
     // The binding is untouched: the original request still replays.
     accepted(&c.activate("j", "k", 1, "w1", LONG).await);
-    assert_eq!(c.get("other").await["state"], "authorized", "the conflicting request did nothing");
+    assert_eq!(c.get("j").await["activations"], 1, "the conflicting requests did nothing");
+    // A key belongs to its claim: the same key on another claim is another
+    // operation.
+    accepted(&c.activate("other", "k", 1, "w1", LONG).await);
+    assert_eq!(c.get("other").await["state"], "executing");
 }
 
 #[tokio::test]
 async fn stale_fences_and_wrong_workers_are_rejected_for_good() {
-    let c = Claims::new(&unique_ns("claims-reject"));
+    let c = Claims::fresh("claims-reject").await;
     assert_eq!(c.create("j", 5, "w1", LONG).await.status, 201);
     rejected(&c.activate("j", "old", 4, "w1", LONG).await, "stale_fence");
     rejected(&c.activate("j", "newer", 6, "w1", LONG).await, "stale_fence");
@@ -92,7 +95,7 @@ async fn stale_fences_and_wrong_workers_are_rejected_for_good() {
 
 #[tokio::test]
 async fn only_a_reaped_claim_takes_a_new_attempt_with_a_higher_fence() {
-    let c = Claims::new(&unique_ns("claims-create"));
+    let c = Claims::fresh("claims-create").await;
     assert_eq!(c.create("j", 3, "w1", 1_000).await.status, 201);
     c.create("j", 4, "w2", LONG).await.expect_error(409, "claim_exists");
     c.wait_state("j", "reaped", std::time::Duration::from_secs(30)).await;
@@ -106,7 +109,7 @@ async fn only_a_reaped_claim_takes_a_new_attempt_with_a_higher_fence() {
 
 #[tokio::test]
 async fn bad_requests_are_json_errors() {
-    let c = Claims::new(&unique_ns("claims-bad"));
+    let c = Claims::fresh("claims-bad").await;
     let s = &c.store;
     let create_path = format!("/v1/{}/claims", enc(&c.ns));
     let post = |path: String, body: &str, key: Option<&'static str>| {
@@ -160,7 +163,7 @@ async fn bad_requests_are_json_errors() {
 
 #[tokio::test]
 async fn the_lease_prefix_is_read_only_through_the_kv_api() {
-    let c = Claims::new(&unique_ns("claims-prefix"));
+    let c = Claims::fresh("claims-prefix").await;
     let s = Store::from_env();
     assert_eq!(c.create("j", 1, "w1", LONG).await.status, 201);
     accepted(&c.activate("j", "k", 1, "w1", LONG).await);
@@ -182,7 +185,7 @@ async fn the_lease_prefix_is_read_only_through_the_kv_api() {
 
 #[tokio::test]
 async fn the_claim_store_is_not_reachable_from_outside() {
-    let c = Claims::new(&unique_ns("claims-internal"));
+    let c = Claims::fresh("claims-internal").await;
     let s = &c.store;
     assert_eq!(c.create("j", 1, "w1", LONG).await.status, 201);
     let forged = [("handoff-internal-key", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")];

@@ -5,14 +5,13 @@
 use std::time::Duration;
 
 use e2e::claims::{Claims, outcome};
-use e2e::unique_ns;
 
 const LONG: u64 = 60_000;
 const SETTLE: Duration = Duration::from_secs(25);
 
 #[tokio::test]
 async fn evicting_handoff_replicas_during_activations_never_applies_twice() {
-    let c = Claims::new(&unique_ns("claims-evict"));
+    let c = Claims::fresh("claims-evict").await;
     for (i, replicas) in [&["r0"][..], &["r1", "r0"], &["r0", "r1", "r2"]].into_iter().enumerate() {
         let claim = format!("job-{i}");
         assert_eq!(c.create(&claim, 1, "w1", LONG).await.status, 201);

@@ -4,7 +4,6 @@
 use std::time::{Duration, Instant};
 
 use e2e::claims::{Claims, accepted, outcome, rejected};
-use e2e::unique_ns;
 use serde_json::Value;
 
 const LONG: u64 = 60_000;
@@ -13,7 +12,7 @@ const LEASE_MS: u64 = 5_000;
 
 #[tokio::test]
 async fn heartbeats_keep_the_lease_and_their_absence_loses_it() {
-    let c = Claims::new(&unique_ns("claims-heartbeat"));
+    let c = Claims::fresh("claims-heartbeat").await;
     assert_eq!(c.create("j", 1, "w1", LONG).await.status, 201);
     let hb = c.heartbeat("j", 1, "w1", LEASE_MS).await;
     assert_eq!(outcome(&hb), ("refused".into(), Some("not_executing".into())), "before the activation");

@@ -6,4 +6,6 @@
 mod api;
 mod evictions;
 mod heartbeat;
+mod hygiene;
 mod races;
+mod restore;

@@ -5,7 +5,6 @@
 use std::time::Duration;
 
 use e2e::claims::{Claims, accepted, outcome, rejected};
-use e2e::unique_ns;
 use serde_json::Value;
 
 const LONG: u64 = 60_000;
@@ -21,7 +20,7 @@ async fn warm(c: &Claims) {
 
 #[tokio::test]
 async fn the_reaper_first_then_the_activation_is_rejected() {
-    let c = Claims::new(&unique_ns("claims-reap-first"));
+    let c = Claims::fresh("claims-reap-first").await;
     assert_eq!(c.create("j", 1, "w1", 1_000).await.status, 201);
     tokio::time::sleep(Duration::from_millis(2_000)).await;
     // The alarm may have reaped it already; the hook reaps it otherwise.
@@ -35,7 +34,7 @@ async fn the_reaper_first_then_the_activation_is_rejected() {
 
 #[tokio::test]
 async fn the_activation_first_then_the_reaper_leaves_it_executing() {
-    let c = Claims::new(&unique_ns("claims-activate-first"));
+    let c = Claims::fresh("claims-activate-first").await;
     assert_eq!(c.create("j", 1, "w1", 3_000).await.status, 201);
     accepted(&c.activate("j", "k", 1, "w1", LONG).await);
     tokio::time::sleep(Duration::from_millis(4_000)).await;
@@ -50,7 +49,7 @@ async fn the_activation_first_then_the_reaper_leaves_it_executing() {
 /// must remove the lease it created, and answers `reservation_expired`.
 #[tokio::test]
 async fn the_reaper_wins_while_the_activation_writes_its_lease() {
-    let c = Claims::new(&unique_ns("claims-race-reaper"));
+    let c = Claims::fresh("claims-race-reaper").await;
     warm(&c).await;
     assert_eq!(c.create("j", 1, "w1", 2_000).await.status, 201);
     // Peers drop every message for 8 s: the lease write cannot commit
@@ -72,7 +71,7 @@ async fn the_reaper_wins_while_the_activation_writes_its_lease() {
 /// before the deadline, and the reaper finds the claim executing.
 #[tokio::test]
 async fn the_activation_wins_while_the_reaper_waits_for_the_deadline() {
-    let c = Claims::new(&unique_ns("claims-race-activation"));
+    let c = Claims::fresh("claims-race-activation").await;
     warm(&c).await;
     assert_eq!(c.create("j", 1, "w1", 10_000).await.status, 201);
     for r in ["r1", "r2"] {
@@ -87,7 +86,7 @@ async fn the_activation_wins_while_the_reaper_waits_for_the_deadline() {
 
 #[tokio::test]
 async fn concurrent_activations_under_different_keys_apply_the_effect_once() {
-    let c = Claims::new(&unique_ns("claims-concurrent"));
+    let c = Claims::fresh("claims-concurrent").await;
     assert_eq!(c.create("j", 1, "w1", LONG).await.status, 201);
     let tasks: Vec<_> = (0..8)
         .map(|i| {

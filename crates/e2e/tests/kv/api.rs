@@ -9,7 +9,7 @@ const SETTLE: Duration = Duration::from_secs(10);
 #[tokio::test]
 async fn put_get_overwrite_delete() {
     let s = Store::from_env();
-    let ns = unique_ns("api");
+    let ns = s.new_ns("api").await;
     let first = Ack::parse(&s.put(&ns, "greeting", b"hello").await);
     assert_eq!(first.key, "greeting");
     assert!(first.ep >= 1 && first.ver >= 1, "{first:?}");
@@ -40,7 +40,7 @@ async fn put_get_overwrite_delete() {
 #[tokio::test]
 async fn status_reports_three_replicas() {
     let s = Store::from_env();
-    let ns = unique_ns("status");
+    let ns = s.new_ns("status").await;
     for k in ["a", "b", "c"] {
         Ack::parse(&s.put(&ns, k, k.as_bytes()).await);
     }
@@ -74,7 +74,7 @@ async fn status_reports_three_replicas() {
 #[tokio::test]
 async fn binary_and_edge_values() {
     let s = Store::from_env();
-    let ns = unique_ns("bin");
+    let ns = s.new_ns("bin").await;
     let all_bytes: Vec<u8> = (0..=255u8).chain((0..=255u8).rev()).collect();
     let invalid_utf8 = vec![0xff, 0xfe, 0x00, 0xc3, 0x28, 0xa0, 0xa1];
     let max = vec![0xa5u8; 1024 * 1024];
@@ -101,13 +101,14 @@ async fn awkward_but_valid_names() {
         (unique_ns("names"), max_key),
         (max_ns, "k".to_string()),
     ] {
+        assert_eq!(s.create_ns(&ns, "").await.status, 201, "{ns}");
         let value = format!("{ns}/{key}");
         let ack = Ack::parse(&s.put(&ns, &key, value.as_bytes()).await);
         assert_eq!(ack.key, key);
         assert_eq!(Found::parse(&s.get(&ns, &key).await).value, value.as_bytes(), "{ns} {key}");
     }
     // A raw "/" and "%2F" in a key are the same key.
-    let ns = unique_ns("slash");
+    let ns = s.new_ns("slash").await;
     Ack::parse(&s.request("PUT", &format!("/v1/{ns}/kv/x/y"), Some(b"raw".to_vec()), &[]).await);
     assert_eq!(Found::parse(&s.request("GET", &format!("/v1/{ns}/kv/x%2Fy"), None, &[]).await).value, b"raw");
 }
@@ -115,21 +116,25 @@ async fn awkward_but_valid_names() {
 #[tokio::test]
 async fn unknown_namespaces_and_keys() {
     let s = Store::from_env();
-    // A namespace nobody wrote to is created on first use: reads find
-    // nothing, writes work.
-    let ns = unique_ns("never-seen");
+    // A namespace that does not exist: 404, whatever the request.
+    let unknown = unique_ns("never-created");
+    s.get(&unknown, "k").await.expect_error(404, "namespace_not_found");
+    s.put(&unknown, "k", b"v").await.expect_error(404, "namespace_not_found");
+    s.delete(&unknown, "k").await.expect_error(404, "namespace_not_found");
+    s.request("GET", &format!("/v1/{unknown}/status"), None, &[]).await.expect_error(404, "namespace_not_found");
+    // A created one starts empty: reads find nothing, writes work.
+    let ns = s.new_ns("fresh").await;
     s.get(&ns, "nothing-here").await.expect_error(404, "key_not_found");
-    let ns2 = unique_ns("never-seen");
-    s.delete(&ns2, "nothing-here").await;
-    s.get(&ns2, "nothing-here").await.expect_error(404, "key_not_found");
-    let status = s.wait_ready(&unique_ns("never-seen"), SETTLE).await;
+    Ack::parse(&s.delete(&ns, "nothing-here").await);
+    s.get(&ns, "nothing-here").await.expect_error(404, "key_not_found");
+    let status = s.wait_ready(&ns, SETTLE).await;
     assert_eq!(replica_field(&status, "r0", "keys"), 0);
 }
 
 #[tokio::test]
 async fn bad_names_are_400() {
     let s = Store::from_env();
-    let ns = unique_ns("bad");
+    let ns = s.new_ns("bad").await;
     let long = "k".repeat(513);
     let long_utf8 = "é".repeat(257); // 514 bytes
     for (path, code) in [
@@ -163,7 +168,7 @@ async fn bad_names_are_400() {
 #[tokio::test]
 async fn values_over_one_mib_are_413() {
     let s = Store::from_env();
-    let ns = unique_ns("big");
+    let ns = s.new_ns("big").await;
     let resp = s.put(&ns, "big", &vec![1u8; 1024 * 1024 + 1]).await;
     resp.expect_error(413, "value_too_large");
     let resp = s.put(&ns, "bigger", &vec![2u8; 5 * 1024 * 1024]).await;
@@ -183,8 +188,11 @@ async fn chunked_put(base: &str, path: &str, total: usize) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let addr = base.trim_start_matches("http://");
     let mut sock = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let head =
-        format!("PUT {path} HTTP/1.1\r\nHost: {addr}\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n");
+    let token = e2e::admin_token();
+    let head = format!(
+        "PUT {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nTransfer-Encoding: chunked\r\n\
+         Connection: close\r\n\r\n"
+    );
     sock.write_all(head.as_bytes()).await.expect("write head");
     let chunk = vec![b'x'; 64 * 1024];
     let mut left = total;
@@ -207,7 +215,7 @@ async fn chunked_put(base: &str, path: &str, total: usize) -> String {
 #[tokio::test]
 async fn wrong_methods_are_405_with_allow() {
     let s = Store::from_env();
-    let ns = unique_ns("methods");
+    let ns = s.new_ns("methods").await;
     for (method, path, allow) in [
         ("POST", format!("/v1/{ns}/kv/k"), "GET, PUT, DELETE"),
         ("PATCH", format!("/v1/{ns}/kv/k"), "GET, PUT, DELETE"),
@@ -226,18 +234,7 @@ async fn wrong_methods_are_405_with_allow() {
 #[tokio::test]
 async fn unknown_paths_are_404() {
     let s = Store::from_env();
-    for path in [
-        "/",
-        "/v1",
-        "/v1/",
-        "/v1/ns",
-        "/v1/ns/",
-        "/v1/ns/kv",
-        "/v1/ns/keys/k",
-        "/v2/ns/kv/k",
-        "/V1/ns/kv/k",
-        "/healthz",
-    ] {
+    for path in ["/", "/v1/", "/v1/ns/", "/v1/ns/kv", "/v1/ns/keys/k", "/v2/ns/kv/k", "/V1/ns/kv/k", "/healthz"] {
         for method in ["GET", "PUT", "POST", "DELETE"] {
             s.request(method, path, None, &[]).await.expect_error(404, "not_found");
         }
@@ -247,7 +244,7 @@ async fn unknown_paths_are_404() {
 #[tokio::test]
 async fn write_ids_make_retries_idempotent() {
     let s = Store::from_env();
-    let ns = unique_ns("wid");
+    let ns = s.new_ns("wid").await;
     let wid = new_wid();
     let first = Ack::parse(&s.put_wid(&ns, "k", b"once", &wid).await);
     assert_eq!(first.wid, wid);
@@ -261,7 +258,7 @@ async fn write_ids_make_retries_idempotent() {
 #[tokio::test]
 async fn bodies_where_none_belong_are_ignored() {
     let s = Store::from_env();
-    let ns = unique_ns("bodies");
+    let ns = s.new_ns("bodies").await;
     Ack::parse(&s.put(&ns, "k", b"v").await);
     // A body on GET/DELETE is not a value: ignored, never stored.
     let got = s.request("GET", &Store::kv_path(&ns, "k"), Some(b"ignored".to_vec()), &[]).await;

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use e2e::{Ack, Found, Store, unique_ns};
+use e2e::{Ack, Found, Store};
 
 const CLIENTS: usize = 16;
 /// Each client writes at least this many times, and keeps writing until
@@ -42,7 +42,7 @@ struct Log {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn burst_with_evictions_loses_no_acknowledged_write() {
     let s = Store::from_env();
-    let ns = unique_ns("burst");
+    let ns = s.new_ns("burst").await;
     let log = Arc::new(Mutex::new(Log::default()));
     // Warm the namespace up so the first eviction hits a serving store.
     Ack::parse(&s.put(&ns, "warm", b"up").await);

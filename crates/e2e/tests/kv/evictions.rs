@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use e2e::{Ack, Found, Store, replica_field, unique_ns};
+use e2e::{Ack, Found, Store, replica_field};
 
-const RECOVER: Duration = Duration::from_secs(15);
+const RECOVER: Duration = Duration::from_secs(25);
 
 async fn write_all(s: &Store, ns: &str, round: usize) -> Vec<(String, Vec<u8>, Ack)> {
     let mut out = Vec::new();
@@ -31,7 +31,7 @@ async fn check_all(s: &Store, ns: &str, written: &[(String, Vec<u8>, Ack)]) {
 #[tokio::test]
 async fn each_replica_evicted_between_writes() {
     let s = Store::from_env();
-    let ns = unique_ns("evict-each");
+    let ns = s.new_ns("evict-each").await;
     let mut written = write_all(&s, &ns, 0).await;
     s.wait_ready(&ns, RECOVER).await;
     for (round, r) in ["r1", "r2", "r0", "r0", "r1"].into_iter().enumerate() {
@@ -62,7 +62,7 @@ async fn each_replica_evicted_between_writes() {
 #[tokio::test]
 async fn all_three_evicted_the_namespace_restarts_and_serves() {
     let s = Store::from_env();
-    let ns = unique_ns("evict-all");
+    let ns = s.new_ns("evict-all").await;
     write_all(&s, &ns, 0).await;
     let gen_before = replica_field(&s.wait_ready(&ns, RECOVER).await, "r0", "generation").clone();
     for r in ["r1", "r2", "r0"] {
@@ -83,12 +83,13 @@ async fn all_three_evicted_the_namespace_restarts_and_serves() {
 #[tokio::test]
 async fn recovering_coordinator_answers_503_with_retry_after() {
     let s = Store::from_env();
-    let ns = unique_ns("evict-503");
+    let ns = s.new_ns("evict-503").await;
     let ack = Ack::parse(&s.put(&ns, "k", b"kept").await);
     s.wait_ready(&ns, RECOVER).await;
-    // r1 drops every peer message for 10 s, so a new coordinator cannot
-    // finish collecting (it needs both peers) until the pause ends.
-    s.pause(&ns, "r1", 10_000).await;
+    // r1 drops every peer message for 20 s, so a new coordinator cannot
+    // finish collecting (it needs both peers) until the pause ends (long
+    // enough for the requests below on a loaded 2-core machine).
+    s.pause(&ns, "r1", 20_000).await;
     s.evict(&ns, "r0").await;
     for resp in [s.get(&ns, "k").await, s.put(&ns, "k2", b"v").await] {
         resp.expect_error(503, "recovering");
@@ -107,7 +108,7 @@ async fn recovering_coordinator_answers_503_with_retry_after() {
 #[tokio::test]
 async fn writes_commit_with_one_peer_down() {
     let s = Store::from_env();
-    let ns = unique_ns("one-peer");
+    let ns = s.new_ns("one-peer").await;
     Ack::parse(&s.put(&ns, "warm", b"up").await);
     // With r2 unreachable, a write still commits on r1's ack.
     s.pause(&ns, "r2", 3_000).await;
@@ -118,7 +119,7 @@ async fn writes_commit_with_one_peer_down() {
 #[tokio::test]
 async fn evict_hook_errors() {
     let s = Store::from_env();
-    let ns = unique_ns("evict-errors");
+    let ns = s.new_ns("evict-errors").await;
     s.request("POST", &format!("/v1/{ns}/_test/evict/r3"), None, &[]).await.expect_error(400, "invalid_replica");
     s.request("POST", &format!("/v1/{ns}/_test/evict/"), None, &[]).await.expect_error(400, "invalid_replica");
     s.request("POST", "/v1/a%2Fb/_test/evict/r0", None, &[]).await.expect_error(400, "invalid_namespace");

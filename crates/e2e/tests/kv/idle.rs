@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use e2e::{Ack, Found, Store, replica_field, unique_ns};
+use e2e::{Ack, Found, Store, replica_field};
 
 /// workerd hibernates an object after about 10 s without work (its memory
 /// is then gone: seen locally at 14 s).
@@ -18,7 +18,7 @@ const IDLE: Duration = Duration::from_secs(25);
 #[tokio::test]
 async fn idle_namespace_keeps_its_data() {
     let s = Store::from_env();
-    let ns = unique_ns("idle");
+    let ns = s.new_ns("idle").await;
     let mut acks = Vec::new();
     for k in ["a", "b", "c"] {
         acks.push((k, Ack::parse(&s.put(&ns, k, format!("value of {k}").as_bytes()).await)));

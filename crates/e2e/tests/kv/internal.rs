@@ -3,12 +3,12 @@
 //! peer messages are answered with errors, never with a panic (which would
 //! wipe every replica in the isolate).
 
-use e2e::{Ack, Found, Store, replica_field, unique_ns};
+use e2e::{Ack, Found, Store, replica_field};
 
 #[tokio::test]
 async fn internal_endpoints_are_not_routed() {
     let s = Store::from_env();
-    let ns = unique_ns("internal");
+    let ns = s.new_ns("internal").await;
     Ack::parse(&s.put(&ns, "k", b"v").await);
     let secretish = [("handoff-internal-key", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef")];
     let spoof_host = [("host", "handoff.internal")];
@@ -43,7 +43,7 @@ async fn internal_endpoints_are_not_routed() {
 #[tokio::test]
 async fn replicas_refuse_requests_without_the_worker_credential() {
     let s = Store::from_env();
-    let ns = unique_ns("noauth");
+    let ns = s.new_ns("noauth").await;
     Ack::parse(&s.put(&ns, "k", b"v").await);
     let heartbeat = br#"{"v":1,"generation":null,"from":0,"to":1,"body":{"type":"heartbeat"}}"#;
     for r in ["r0", "r1", "r2"] {
@@ -61,7 +61,7 @@ async fn replicas_refuse_requests_without_the_worker_credential() {
 #[tokio::test]
 async fn malformed_peer_messages_are_errors_not_panics() {
     let s = Store::from_env();
-    let ns = unique_ns("garbage");
+    let ns = s.new_ns("garbage").await;
     let ack = Ack::parse(&s.put(&ns, "k", b"survives").await);
     let before = s.wait_ready(&ns, std::time::Duration::from_secs(10)).await;
     let deep = format!("{}1{}", "{\"v\":".repeat(100_000), "}".repeat(100_000));

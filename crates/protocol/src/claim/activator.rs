@@ -8,7 +8,10 @@
 //!
 //! The path of a first activation is the spec's stages: validate (Idle →
 //! Validated), create the lease (→ LeaseCreated), take the durable lock,
-//! commit (→ Committed), then answer from the lease (→ Finished). A request
+//! commit (→ Committed), then answer from the lease (→ Finished), recording
+//! the lease's deadline in the durable store before the acceptance goes out
+//! (so that the worker's heartbeat can restore the lease if the coordination
+//! store loses it: `tla/RemoraClaimLeaseLoss.tla`). A request
 //! for a claim that already executes goes straight to the lease check: that
 //! is the replay. An activation that finds its claim reaped removes the
 //! lease it may have created (compensation) before it rejects.
@@ -64,6 +67,10 @@ pub enum ActivatorStep {
     },
     /// Answer from the lease: accepted while the worker holds it.
     CheckLease,
+    /// Accepted: record `lease`'s deadline in the durable store, then answer.
+    RecordLease {
+        lease: Lease,
+    },
     /// Store the rejection, so the operation is answered the same again.
     RecordRejection {
         reason: Rejection,
@@ -85,6 +92,7 @@ impl ActivatorStep {
             ActivatorStep::AwaitRecovery { .. } => "await_recovery",
             ActivatorStep::Compensate { .. } => "compensate",
             ActivatorStep::CheckLease => "check_lease",
+            ActivatorStep::RecordLease { .. } => "record_lease",
             ActivatorStep::RecordRejection { .. } => "record_rejection",
             ActivatorStep::Done { .. } => "done",
         }
@@ -121,7 +129,7 @@ impl Procedure for Activator {
         let lease = |r| Some(Request::Lease(r));
         match &self.step {
             ActivatorStep::Bind => durable(DurableRequest::Bind { operation, request: key.clone() }),
-            ActivatorStep::Validate => durable(DurableRequest::Validate { operation }),
+            ActivatorStep::Validate => durable(DurableRequest::Validate { claim: key.claim.clone(), operation }),
             ActivatorStep::CreateLease { reservation_expires_at } => lease(LeaseRequest::Create {
                 claim: key.claim.clone(),
                 fence: key.fence,
@@ -144,8 +152,11 @@ impl Procedure for Activator {
                 lease(LeaseRequest::Delete { claim: key.claim.clone(), fence: key.fence, worker: key.worker.clone() })
             }
             ActivatorStep::CheckLease => lease(LeaseRequest::Holder { claim: key.claim.clone() }),
+            ActivatorStep::RecordLease { lease } => {
+                durable(DurableRequest::RecordLease { request: key.clone(), expires_at: lease.expires_at })
+            }
             ActivatorStep::RecordRejection { reason } => {
-                durable(DurableRequest::RecordRejection { operation, reason: *reason })
+                durable(DurableRequest::RecordRejection { claim: key.claim.clone(), operation, reason: *reason })
             }
             ActivatorStep::Done { .. } => None,
         }
@@ -219,13 +230,17 @@ impl Procedure for Activator {
                 S::RecordRejection { reason: *failure }
             }
 
+            // The answer is decided here, where the spec's ReplayActivation
+            // happens; recording the lease's deadline afterwards changes no
+            // answer (it only lets a later loss of the lease be restored).
             (S::CheckLease, Reply::Lease(LeaseReply::Holder { lease })) => match lease {
                 Some(lease) if lease.fence == self.request.fence && lease.worker == self.request.worker => {
                     self.stage = Finished;
-                    done(Answer::Accepted)
+                    S::RecordLease { lease }
                 }
                 _ => S::RecordRejection { reason: Rejection::LeaseLost },
             },
+            (S::RecordLease { .. }, Reply::Durable(DurableReply::LeaseRecorded)) => done(Answer::Accepted),
 
             (S::RecordRejection { .. }, Reply::Durable(DurableReply::Rejected { reason })) => {
                 done(Answer::Rejected { reason })
@@ -340,6 +355,23 @@ mod tests {
     }
 
     #[test]
+    fn an_acceptance_records_the_lease_and_a_rejection_during_a_loss_stays_after_a_restore() {
+        let mut stores = Stores::new();
+        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), NOW), Answer::Accepted);
+        assert_eq!(stores.durable.claims[&c1()].lease_until, Some(NOW + CONFIG.lease_ttl));
+        stores.leases.leases.clear();
+        assert_eq!(run(&mut stores, &mut activator("o2", 1, "w1"), NOW + 1), rejected(Rejection::LeaseLost));
+        let mut beat = crate::claim::Heartbeat::new(key(1, "w1"), CONFIG.lease_ttl);
+        assert!(matches!(run(&mut stores, &mut beat, NOW + 2), crate::claim::HeartbeatOutcome::Renewed { .. }));
+        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), NOW + 3), Answer::Accepted, "restored");
+        assert_eq!(
+            run(&mut stores, &mut activator("o2", 1, "w1"), NOW + 3),
+            rejected(Rejection::LeaseLost),
+            "a rejection is final"
+        );
+    }
+
+    #[test]
     fn another_attempt_is_rejected_with_a_reason() {
         let mut stores = Stores::new();
         assert_eq!(run(&mut stores, &mut activator("o1", 2, "w1"), NOW), rejected(Rejection::StaleFence));
@@ -360,7 +392,7 @@ mod tests {
         let mut stores = Stores::new();
         assert_eq!(run(&mut stores, &mut activator("o1", 2, "w1"), NOW), rejected(Rejection::StaleFence));
         assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), NOW), Answer::Conflict { bound: key(2, "w1") });
-        let row = &stores.durable.operations[&op("o1")];
+        let row = &stores.durable.operations[&(c1(), op("o1"))];
         assert_eq!((&row.request, &row.conflict), (&key(2, "w1"), &Some(key(1, "w1"))));
     }
 

@@ -12,7 +12,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::error::{AuthorizeRefused, CommitRefused, DurableError, HeartbeatRefused, LockRefused, RecoveryRefused};
+use super::error::{
+    AuthorizeRefused, CommitRefused, DurableError, HeartbeatRefused, LeaseRefused, LockRefused, RecoveryRefused,
+};
 use super::types::{ClaimId, ClaimState, Fence, Millis, OperationId, Rejection, RequestKey, WorkerId, is_live};
 
 /// The attempt's hold on its claim until `expires_at`: while it is live the
@@ -49,6 +51,15 @@ pub struct ClaimRow {
     /// How many times the activation's effect has been applied: the commit
     /// is the only writer, and it can run once.
     pub activations: u32,
+    /// The latest deadline of the executing attempt's lease that the
+    /// coordination store granted and this store recorded (before the
+    /// acceptance or renewal it stands for was answered). If the
+    /// coordination store loses the lease record, the attempt's worker may
+    /// restore it until then (`tla/RemoraClaimLeaseLoss.tla`). It never
+    /// exceeds the lease record's own deadline: a lease's deadline only
+    /// grows, and this is a copy of it, taken after it was granted.
+    #[serde(default)]
+    pub lease_until: Option<Millis>,
 }
 
 /// What validating an activate request found.
@@ -77,6 +88,7 @@ impl ClaimRow {
             state: ClaimState::Authorized,
             lock: None,
             activations: 0,
+            lease_until: None,
         }
     }
 
@@ -101,6 +113,27 @@ impl ClaimRow {
             }
             _ => Ok(ClaimRow::authorize(claim.clone(), fence, worker.clone(), reservation_expires_at)),
         }
+    }
+
+    /// Whether the coordination store may create a lease for attempt
+    /// `fence`: only while that attempt awaits activation (see `lease`).
+    pub fn admits_lease(&self, fence: Fence) -> Result<(), LeaseRefused> {
+        if self.state == ClaimState::Authorized && self.fence == fence {
+            Ok(())
+        } else {
+            Err(LeaseRefused::NotAwaitingActivation)
+        }
+    }
+
+    /// The recorded lease deadline from which the coordination store may
+    /// restore the lease of attempt `(fence, worker)` after losing it: only
+    /// for the attempt that executes the claim, and only while that deadline
+    /// is ahead (`Lease::restore` compares it with `now`).
+    pub fn admits_restore(&self, fence: Fence, worker: &WorkerId) -> Result<Millis, LeaseRefused> {
+        if self.state != ClaimState::Executing || self.fence != fence || self.worker != *worker {
+            return Err(LeaseRefused::NotHeld);
+        }
+        self.lease_until.ok_or(LeaseRefused::Lapsed)
     }
 
     /// The worker the claim is reserved for at `now`, if the reservation is live.
@@ -247,6 +280,16 @@ impl ClaimRow {
             ClaimState::Reaped => Err(HeartbeatRefused::Reaped),
         }
     }
+
+    /// Records `expires_at`, a deadline the coordination store granted to
+    /// the lease of `request`, the attempt that executes the claim. The
+    /// record only grows: a recording that arrives after a later one
+    /// changes nothing.
+    pub fn record_lease(&self, request: &RequestKey, expires_at: Millis) -> Result<ClaimRow, HeartbeatRefused> {
+        self.check_executing(request)?;
+        let lease_until = self.lease_until.map_or(expires_at, |t| t.max(expires_at));
+        Ok(ClaimRow { lease_until: Some(lease_until), ..self.clone() })
+    }
 }
 
 /// An operation id, the request it is bound to, and its stored answers.
@@ -317,6 +360,8 @@ pub enum DurableRequest {
         worker: WorkerId,
         reservation_expires_at: Millis,
     },
+    /// Binds the id to the request, once the request's claim is known to
+    /// exist (an id is never bound for a claim that does not exist).
     Bind {
         operation: OperationId,
         request: RequestKey,
@@ -324,6 +369,7 @@ pub enum DurableRequest {
     /// Validates the operation's bound request; a rejection is stored in the
     /// same transaction.
     Validate {
+        claim: ClaimId,
         operation: OperationId,
     },
     AcquireActivationLock {
@@ -341,11 +387,15 @@ pub enum DurableRequest {
         claim: ClaimId,
     },
     RecordRejection {
+        claim: ClaimId,
         operation: OperationId,
         reason: Rejection,
     },
-    /// Lists the claims whose reservation expired unreaped.
-    ListAwaitingRecovery,
+    /// Lists (at most `limit` of) the claims whose reservation expired
+    /// unreaped, in the order of their deadlines.
+    ListAwaitingRecovery {
+        limit: usize,
+    },
     AcquireRecoveryLock {
         claim: ClaimId,
     },
@@ -354,6 +404,16 @@ pub enum DurableRequest {
     },
     CheckExecuting {
         request: RequestKey,
+    },
+    /// Records a deadline the coordination store granted to the executing
+    /// attempt's lease ([`ClaimRow::record_lease`]). A procedure sends it
+    /// right after the lease request that granted (or read) the deadline,
+    /// and a host holds the claim's lease lock from that request to this
+    /// one: no other lease request of the claim runs in between, so the
+    /// recorded deadline is never ahead of the lease record's own.
+    RecordLease {
+        request: RequestKey,
+        expires_at: Millis,
     },
 }
 
@@ -398,10 +458,12 @@ pub enum DurableReply {
     RecoveryRefused {
         refused: RecoveryRefused,
     },
+    /// The request is the attempt that executes the claim.
     Executing,
     NotExecuting {
         refused: HeartbeatRefused,
     },
+    LeaseRecorded,
     Failed {
         error: DurableError,
     },
@@ -412,9 +474,14 @@ pub enum DurableReply {
 pub trait DurableRows {
     fn claim(&self, claim: &ClaimId) -> Option<ClaimRow>;
     fn put_claim(&mut self, row: ClaimRow);
-    /// Every claim row in `state`, in claim order.
-    fn claims_in(&self, state: ClaimState) -> Vec<ClaimRow>;
-    fn operation(&self, operation: &OperationId) -> Option<OperationRow>;
+    /// At most `limit` claims that are Authorized with a reservation that
+    /// has expired at `now` (a host answers from an index on the deadline,
+    /// so the work is proportional to what it returns), earliest first.
+    fn awaiting_recovery(&self, now: Millis, limit: usize) -> Vec<ClaimRow>;
+    /// An operation id is scoped to its claim: the same id on another claim
+    /// is another operation.
+    fn operation(&self, claim: &ClaimId, operation: &OperationId) -> Option<OperationRow>;
+    /// Stores `row` under its claim (`row.request.claim`) and id.
     fn put_operation(&mut self, row: OperationRow);
 }
 
@@ -437,15 +504,17 @@ fn serve(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis) -> 
             }
         }
         DurableRequest::Bind { operation, request } => {
-            let (row, binding) = OperationRow::bind(rows.operation(operation).as_ref(), operation, request);
+            claim_row(rows, &request.claim)?;
+            let existing = rows.operation(&request.claim, operation);
+            let (row, binding) = OperationRow::bind(existing.as_ref(), operation, request);
             rows.put_operation(row);
             match binding {
                 Binding::Bound => DurableReply::Bound,
                 Binding::Conflict { bound } => DurableReply::Conflict { bound },
             }
         }
-        DurableRequest::Validate { operation } => {
-            let op = bound_operation(rows, operation)?;
+        DurableRequest::Validate { claim, operation } => {
+            let op = bound_operation(rows, claim, operation)?;
             if let Some(reason) = op.rejection {
                 return Ok(DurableReply::Rejected { reason });
             }
@@ -476,17 +545,18 @@ fn serve(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis) -> 
             }
         }
         DurableRequest::Inspect { claim } => DurableReply::Status { state: claim_row(rows, claim)?.state },
-        DurableRequest::RecordRejection { operation, reason } => {
-            let row = bound_operation(rows, operation)?.reject(*reason);
+        DurableRequest::RecordRejection { claim, operation, reason } => {
+            let row = bound_operation(rows, claim, operation)?.reject(*reason);
             let reason = row.rejection.unwrap_or(*reason);
             rows.put_operation(row);
             DurableReply::Rejected { reason }
         }
-        DurableRequest::ListAwaitingRecovery => DurableReply::AwaitingRecovery {
+        DurableRequest::ListAwaitingRecovery { limit } => DurableReply::AwaitingRecovery {
             claims: rows
-                .claims_in(ClaimState::Authorized)
+                .awaiting_recovery(now, *limit)
                 .into_iter()
                 .filter(|row| row.awaits_recovery(now))
+                .take(*limit)
                 .map(|row| row.claim)
                 .collect(),
         },
@@ -508,6 +578,15 @@ fn serve(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis) -> 
             Ok(()) => DurableReply::Executing,
             Err(refused) => DurableReply::NotExecuting { refused },
         },
+        DurableRequest::RecordLease { request, expires_at } => {
+            match claim_row(rows, &request.claim)?.record_lease(request, *expires_at) {
+                Ok(row) => {
+                    rows.put_claim(row);
+                    DurableReply::LeaseRecorded
+                }
+                Err(refused) => DurableReply::NotExecuting { refused },
+            }
+        }
     })
 }
 
@@ -515,15 +594,20 @@ fn claim_row(rows: &impl DurableRows, claim: &ClaimId) -> Result<ClaimRow, Durab
     rows.claim(claim).ok_or_else(|| DurableError::UnknownClaim(claim.clone()))
 }
 
-fn bound_operation(rows: &impl DurableRows, operation: &OperationId) -> Result<OperationRow, DurableError> {
-    rows.operation(operation).ok_or_else(|| DurableError::UnknownOperation(operation.clone()))
+fn bound_operation(
+    rows: &impl DurableRows,
+    claim: &ClaimId,
+    operation: &OperationId,
+) -> Result<OperationRow, DurableError> {
+    rows.operation(claim, operation).ok_or_else(|| DurableError::UnknownOperation(operation.clone()))
 }
 
 /// The durable store in memory, for tests and the model checker.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct MemoryDurable {
     pub claims: BTreeMap<ClaimId, ClaimRow>,
-    pub operations: BTreeMap<OperationId, OperationRow>,
+    /// By claim, then id.
+    pub operations: BTreeMap<(ClaimId, OperationId), OperationRow>,
 }
 
 impl DurableRows for MemoryDurable {
@@ -535,16 +619,18 @@ impl DurableRows for MemoryDurable {
         self.claims.insert(row.claim.clone(), row);
     }
 
-    fn claims_in(&self, state: ClaimState) -> Vec<ClaimRow> {
-        self.claims.values().filter(|row| row.state == state).cloned().collect()
+    fn awaiting_recovery(&self, now: Millis, limit: usize) -> Vec<ClaimRow> {
+        let mut due: Vec<&ClaimRow> = self.claims.values().filter(|row| row.awaits_recovery(now)).collect();
+        due.sort_by_key(|row| row.reservation.as_ref().map(|r| r.expires_at));
+        due.into_iter().take(limit).cloned().collect()
     }
 
-    fn operation(&self, operation: &OperationId) -> Option<OperationRow> {
-        self.operations.get(operation).cloned()
+    fn operation(&self, claim: &ClaimId, operation: &OperationId) -> Option<OperationRow> {
+        self.operations.get(&(claim.clone(), operation.clone())).cloned()
     }
 
     fn put_operation(&mut self, row: OperationRow) {
-        self.operations.insert(row.operation.clone(), row);
+        self.operations.insert((row.request.claim.clone(), row.operation.clone()), row);
     }
 }
 
@@ -729,6 +815,35 @@ mod tests {
     }
 
     #[test]
+    fn an_id_is_bound_only_for_an_existing_claim_and_only_on_that_claim() {
+        let mut rows = MemoryDurable::default();
+        let missing = RequestKey { claim: ClaimId::from("c9"), fence: Fence(1), worker: WorkerId::from("w1") };
+        let bind = |request: &RequestKey| DurableRequest::Bind { operation: op("k"), request: request.clone() };
+        assert_eq!(
+            apply(&mut rows, &bind(&missing), NOW),
+            DurableReply::Failed { error: DurableError::UnknownClaim(ClaimId::from("c9")) }
+        );
+        assert!(rows.operations.is_empty(), "nothing is bound for a claim that does not exist");
+        rows.put_claim(claim_row());
+        rows.put_claim(ClaimRow::authorize(ClaimId::from("c9"), Fence(1), WorkerId::from("w1"), R));
+        assert_eq!(apply(&mut rows, &bind(&key(1, "w1")), NOW), DurableReply::Bound);
+        assert_eq!(apply(&mut rows, &bind(&missing), NOW), DurableReply::Bound, "the same id on another claim");
+        assert_eq!(rows.operations.len(), 2);
+    }
+
+    #[test]
+    fn a_lease_deadline_is_recorded_for_the_executing_attempt_and_only_grows() {
+        let row = claim_row();
+        assert_eq!(row.record_lease(&key(1, "w1"), 500), Err(HeartbeatRefused::NotExecuting));
+        let executing = committed(&row);
+        assert_eq!(executing.lease_until, None, "the commit records nothing: the acceptance does");
+        let recorded = executing.record_lease(&key(1, "w1"), 500).unwrap();
+        assert_eq!(recorded.lease_until, Some(500));
+        assert_eq!(recorded.record_lease(&key(1, "w1"), 400).unwrap().lease_until, Some(500));
+        assert_eq!(recorded.record_lease(&key(1, "w2"), 900), Err(HeartbeatRefused::WrongWorker));
+    }
+
+    #[test]
     fn the_first_stored_rejection_stands() {
         let (row, _) = OperationRow::bind(None, &op("o1"), &key(1, "w1"));
         let rejected = row.reject(Rejection::LeaseLost).reject(Rejection::Reaped);
@@ -741,10 +856,10 @@ mod tests {
         rows.put_claim(claim_row());
         let bind = DurableRequest::Bind { operation: op("o1"), request: key(2, "w1") };
         assert_eq!(apply(&mut rows, &bind, NOW), DurableReply::Bound);
-        let validate = DurableRequest::Validate { operation: op("o1") };
+        let validate = DurableRequest::Validate { claim: ClaimId::from("c1"), operation: op("o1") };
         let stale = DurableReply::Rejected { reason: Rejection::StaleFence };
         assert_eq!(apply(&mut rows, &validate, NOW), stale);
-        assert_eq!(rows.operations[&op("o1")].rejection, Some(Rejection::StaleFence));
+        assert_eq!(rows.operations[&(ClaimId::from("c1"), op("o1"))].rejection, Some(Rejection::StaleFence));
         assert_eq!(apply(&mut rows, &validate, NOW), stale, "answered again from the stored row");
     }
 
@@ -756,7 +871,7 @@ mod tests {
             apply(&mut rows, &unknown_claim, NOW),
             DurableReply::Failed { error: DurableError::UnknownClaim(ClaimId::from("c9")) }
         );
-        let unbound = DurableRequest::Validate { operation: op("o9") };
+        let unbound = DurableRequest::Validate { claim: ClaimId::from("c1"), operation: op("o9") };
         assert_eq!(
             apply(&mut rows, &unbound, NOW),
             DurableReply::Failed { error: DurableError::UnknownOperation(op("o9")) }
@@ -769,7 +884,7 @@ mod tests {
         let mut rows = MemoryDurable::default();
         rows.put_claim(claim_row());
         rows.put_claim(ClaimRow::authorize(ClaimId::from("c2"), Fence(1), WorkerId::from("w1"), R + 100));
-        let list = DurableRequest::ListAwaitingRecovery;
+        let list = DurableRequest::ListAwaitingRecovery { limit: 10 };
         assert_eq!(apply(&mut rows, &list, NOW), DurableReply::AwaitingRecovery { claims: vec![] });
         assert_eq!(apply(&mut rows, &list, R), DurableReply::AwaitingRecovery { claims: vec![ClaimId::from("c1")] });
     }

@@ -100,6 +100,10 @@ pub enum LeaseRefused {
     HeldByOther,
     #[error("the lease belongs to a newer attempt")]
     Superseded,
+    /// A lease is created only while the durable store shows the attempt
+    /// awaiting activation.
+    #[error("the claim's attempt is no longer awaiting activation")]
+    NotAwaitingActivation,
 }
 
 /// Why a heartbeat does not renew the lease.

@@ -1,9 +1,15 @@
 //! The coordination store: leases, claim → (attempt, worker, expiry).
 //!
-//! A lease tells a worker it may keep executing; it is not authority. The
-//! store knows nothing of the durable state, so nothing here decides whether
-//! a claim executes: the durable commit does, and it checks the lease's
-//! deadline itself. What the store does guarantee is that a lease, once
+//! A lease tells a worker it may keep executing; it is not authority.
+//! Nothing here decides whether a claim executes: the durable commit does,
+//! and it checks the lease's deadline itself. One request looks at the
+//! durable store: a lease is created only for an attempt the durable store
+//! shows awaiting activation ([`ClaimRow::admits_lease`]), and restored only
+//! from the durable store's record of its deadline
+//! ([`ClaimRow::admits_restore`]), read in the same atomic step that serves
+//! the request (the hosts keep both stores in one object). Without that, an activation that validated before another one
+//! committed could create the lease again for the executing claim after the
+//! store lost it, and bring back a lease that had expired. What the store does guarantee is that a lease, once
 //! expired, stays expired for its attempt (a host may forget an expired
 //! record only after the reservation it was created under has expired too,
 //! when no request can create it again): an activation still under way
@@ -14,6 +20,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::durable::ClaimRow;
 use super::error::LeaseRefused;
 use super::types::{ClaimId, Fence, Millis, WorkerId, is_live};
 
@@ -57,7 +64,9 @@ impl Lease {
     }
 
     /// Renews the live lease of attempt `fence` held by `worker` until
-    /// `expires_at`. An expired lease is not renewed.
+    /// `expires_at`, or keeps its deadline if that is later: a lease's
+    /// deadline never moves back (the durable store keeps a copy of it that
+    /// must not outrun it). An expired lease is not renewed.
     pub fn renew(
         existing: Option<&Lease>,
         fence: Fence,
@@ -77,7 +86,32 @@ impl Lease {
         } else if !is_live(old.expires_at, now) {
             Err(LeaseRefused::Lapsed)
         } else {
-            Ok(Lease { expires_at, ..old.clone() })
+            Ok(Lease { expires_at: expires_at.max(old.expires_at), ..old.clone() })
+        }
+    }
+
+    /// Restores the lease of attempt `fence` for `worker` after the store
+    /// lost it: the durable store says the attempt executes and recorded
+    /// its lease's deadline `lost_until` ([`ClaimRow::admits_restore`]),
+    /// which must still be ahead. The
+    /// restored lease runs until `expires_at`, or `lost_until` if later. A
+    /// record of the attempt that is still here is not lost: a live one is
+    /// renewed, an expired one stays expired; a newer attempt's stands.
+    pub fn restore(
+        existing: Option<&Lease>,
+        fence: Fence,
+        worker: &WorkerId,
+        expires_at: Millis,
+        lost_until: Millis,
+        now: Millis,
+    ) -> Result<Lease, LeaseRefused> {
+        if !is_live(lost_until, now) {
+            return Err(LeaseRefused::Lapsed);
+        }
+        match existing {
+            Some(old) if old.fence >= fence => Lease::renew(existing, fence, worker, expires_at, now),
+            // Lost, or only an older attempt's record is left.
+            _ => Ok(Lease { fence, worker: worker.clone(), expires_at: expires_at.max(lost_until) }),
         }
     }
 
@@ -119,6 +153,14 @@ pub enum LeaseRequest {
         worker: WorkerId,
         expires_at: Millis,
     },
+    /// Restore a lease the store lost, from the durable store's record of
+    /// its deadline (read by the host in the same step).
+    Restore {
+        claim: ClaimId,
+        fence: Fence,
+        worker: WorkerId,
+        expires_at: Millis,
+    },
     /// Delete if owner.
     Delete {
         claim: ClaimId,
@@ -135,6 +177,7 @@ impl LeaseRequest {
             LeaseRequest::Create { claim, .. }
             | LeaseRequest::Holder { claim }
             | LeaseRequest::Renew { claim, .. }
+            | LeaseRequest::Restore { claim, .. }
             | LeaseRequest::Delete { claim, .. } => claim,
         }
     }
@@ -164,24 +207,40 @@ pub trait LeaseRows {
     fn remove_lease(&mut self, claim: &ClaimId);
 }
 
-/// Serves one request at `now` on the record of its claim (`existing`):
-/// the reply, and the record to keep (`existing` itself unless the request
-/// changed it). Pure: a host reads the record, calls this, and writes the
-/// record back if it changed, with nothing else touching it in between.
-pub fn update(existing: Option<&Lease>, request: &LeaseRequest, now: Millis) -> (LeaseReply, Option<Lease>) {
+/// Serves one request at `now` on the record of its claim (`existing`),
+/// with the claim's durable row (`authority`, read in the same step): the
+/// reply, and the record to keep (`existing` itself unless the request
+/// changed it). Pure: a host reads the record and the row, calls this, and
+/// writes the record back if it changed, with nothing else touching it in
+/// between.
+pub fn update(
+    existing: Option<&Lease>,
+    request: &LeaseRequest,
+    authority: Option<&ClaimRow>,
+    now: Millis,
+) -> (LeaseReply, Option<Lease>) {
     let unchanged = || existing.cloned();
     let grant = |result: Result<Lease, LeaseRefused>| match result {
         Ok(lease) => (LeaseReply::Granted { lease: lease.clone() }, Some(lease)),
         Err(refused) => (LeaseReply::Refused { refused }, unchanged()),
     };
     match request {
-        LeaseRequest::Create { fence, worker, expires_at, not_after, .. } => {
-            grant(Lease::create(existing, *fence, worker, *expires_at, *not_after, now))
-        }
+        LeaseRequest::Create { fence, worker, expires_at, not_after, .. } => grant(
+            authority
+                .ok_or(LeaseRefused::NotAwaitingActivation)
+                .and_then(|row| row.admits_lease(*fence))
+                .and_then(|()| Lease::create(existing, *fence, worker, *expires_at, *not_after, now)),
+        ),
         LeaseRequest::Holder { .. } => (LeaseReply::Holder { lease: holder(existing, now).cloned() }, unchanged()),
         LeaseRequest::Renew { fence, worker, expires_at, .. } => {
             grant(Lease::renew(existing, *fence, worker, *expires_at, now))
         }
+        LeaseRequest::Restore { fence, worker, expires_at, .. } => grant(
+            authority
+                .ok_or(LeaseRefused::NotHeld)
+                .and_then(|row| row.admits_restore(*fence, worker))
+                .and_then(|lost_until| Lease::restore(existing, *fence, worker, *expires_at, lost_until, now)),
+        ),
         LeaseRequest::Delete { fence, worker, .. } => match Lease::may_delete(existing, *fence, worker) {
             Ok(()) => (LeaseReply::Deleted, None),
             Err(refused) => (LeaseReply::Refused { refused }, unchanged()),
@@ -189,11 +248,17 @@ pub fn update(existing: Option<&Lease>, request: &LeaseRequest, now: Millis) -> 
     }
 }
 
-/// Serves one request at `now` on `rows` ([`update`] of the claim's record).
-pub fn apply(rows: &mut impl LeaseRows, request: &LeaseRequest, now: Millis) -> LeaseReply {
+/// Serves one request at `now` on `rows` ([`update`] of the claim's record,
+/// with its durable row `authority`).
+pub fn apply(
+    rows: &mut impl LeaseRows,
+    request: &LeaseRequest,
+    authority: Option<&ClaimRow>,
+    now: Millis,
+) -> LeaseReply {
     let claim = request.claim();
     let existing = rows.lease(claim);
-    let (reply, record) = update(existing.as_ref(), request, now);
+    let (reply, record) = update(existing.as_ref(), request, authority, now);
     if record != existing {
         match record {
             Some(lease) => rows.put_lease(claim, lease),
@@ -269,6 +334,23 @@ mod tests {
         assert_eq!(Lease::renew(Some(&held), Fence(0), &w("w1"), 300, NOW), Err(LeaseRefused::Superseded));
         assert_eq!(Lease::renew(Some(&held), Fence(2), &w("w1"), 300, NOW), Err(LeaseRefused::NotHeld));
         assert_eq!(Lease::renew(None, Fence(1), &w("w1"), 300, NOW), Err(LeaseRefused::NotHeld));
+        assert_eq!(Lease::renew(Some(&held), Fence(1), &w("w1"), 150, NOW), Ok(held.clone()), "never moves back");
+    }
+
+    #[test]
+    fn restore_brings_back_only_a_lost_lease_recorded_in_force() {
+        let lost = Lease::restore(None, Fence(1), &w("w1"), 300, 250, NOW);
+        assert_eq!(lost, Ok(lease(1, "w1", 300)));
+        assert_eq!(Lease::restore(None, Fence(1), &w("w1"), 200, 250, NOW), Ok(lease(1, "w1", 250)), "not shorter");
+        assert_eq!(Lease::restore(None, Fence(1), &w("w1"), 300, NOW, NOW), Err(LeaseRefused::Lapsed));
+        let older = lease(0, "w9", 500);
+        assert_eq!(Lease::restore(Some(&older), Fence(1), &w("w1"), 300, 250, NOW), Ok(lease(1, "w1", 300)));
+        let expired = lease(1, "w1", NOW);
+        assert_eq!(Lease::restore(Some(&expired), Fence(1), &w("w1"), 300, 250, NOW), Err(LeaseRefused::Lapsed));
+        let live = lease(1, "w1", 200);
+        assert_eq!(Lease::restore(Some(&live), Fence(1), &w("w1"), 300, 250, NOW), Ok(lease(1, "w1", 300)));
+        let newer = lease(2, "w1", 200);
+        assert_eq!(Lease::restore(Some(&newer), Fence(1), &w("w1"), 300, 250, NOW), Err(LeaseRefused::Superseded));
     }
 
     #[test]
@@ -281,29 +363,8 @@ mod tests {
     }
 
     #[test]
-    fn update_returns_the_record_to_keep() {
+    fn a_lease_is_created_only_for_an_attempt_awaiting_activation() {
         let c1 = ClaimId::from("c1");
-        let held = lease(1, "w1", 200);
-        let holder = LeaseRequest::Holder { claim: c1.clone() };
-        assert_eq!(update(Some(&held), &holder, 200), (LeaseReply::Holder { lease: None }, Some(held.clone())));
-        let renew = LeaseRequest::Renew { claim: c1.clone(), fence: Fence(1), worker: w("w1"), expires_at: 300 };
-        assert_eq!(
-            update(Some(&held), &renew, NOW),
-            (LeaseReply::Granted { lease: lease(1, "w1", 300) }, Some(lease(1, "w1", 300)))
-        );
-        let refused = LeaseReply::Refused { refused: LeaseRefused::Lapsed };
-        assert_eq!(update(Some(&held), &renew, 200), (refused, Some(held.clone())), "a refusal changes nothing");
-        let delete = LeaseRequest::Delete { claim: c1.clone(), fence: Fence(1), worker: w("w1") };
-        assert_eq!(update(Some(&held), &delete, 200), (LeaseReply::Deleted, None));
-        let foreign = LeaseRequest::Delete { claim: c1, fence: Fence(1), worker: w("w2") };
-        let refused = LeaseReply::Refused { refused: LeaseRefused::HeldByOther };
-        assert_eq!(update(Some(&held), &foreign, 200), (refused, Some(held)));
-    }
-
-    #[test]
-    fn apply_keeps_an_expired_lease_on_record_until_deleted() {
-        let c1 = ClaimId::from("c1");
-        let mut rows = MemoryLeases::default();
         let create = LeaseRequest::Create {
             claim: c1.clone(),
             fence: Fence(1),
@@ -311,15 +372,60 @@ mod tests {
             expires_at: 200,
             not_after: 400,
         };
-        assert_eq!(apply(&mut rows, &create, NOW), LeaseReply::Granted { lease: lease(1, "w1", 200) });
+        let refused = |refused| (LeaseReply::Refused { refused }, None);
+        assert_eq!(update(None, &create, None, NOW), refused(LeaseRefused::NotAwaitingActivation));
+        let row = ClaimRow::authorize(c1.clone(), Fence(1), w("w1"), 400);
+        assert_eq!(update(None, &create, Some(&row), NOW).1, Some(lease(1, "w1", 200)));
+        let newer = ClaimRow::authorize(c1.clone(), Fence(2), w("w1"), 400);
+        assert_eq!(update(None, &create, Some(&newer), NOW), refused(LeaseRefused::NotAwaitingActivation));
+        let o = crate::claim::OperationId::from("o");
+        let locked = row.acquire_activation_lock(&o, 300, NOW).unwrap();
+        let executing = locked.commit_activation(&o, 300, NOW).unwrap();
+        assert_eq!(update(None, &create, Some(&executing), NOW), refused(LeaseRefused::NotAwaitingActivation));
+    }
+
+    #[test]
+    fn update_returns_the_record_to_keep() {
+        let c1 = ClaimId::from("c1");
+        let held = lease(1, "w1", 200);
         let holder = LeaseRequest::Holder { claim: c1.clone() };
-        assert_eq!(apply(&mut rows, &holder, NOW), LeaseReply::Holder { lease: Some(lease(1, "w1", 200)) });
-        assert_eq!(apply(&mut rows, &holder, 200), LeaseReply::Holder { lease: None });
-        assert_eq!(apply(&mut rows, &create, 200), LeaseReply::Refused { refused: LeaseRefused::Lapsed });
+        assert_eq!(update(Some(&held), &holder, None, 200), (LeaseReply::Holder { lease: None }, Some(held.clone())));
+        let renew = LeaseRequest::Renew { claim: c1.clone(), fence: Fence(1), worker: w("w1"), expires_at: 300 };
+        assert_eq!(
+            update(Some(&held), &renew, None, NOW),
+            (LeaseReply::Granted { lease: lease(1, "w1", 300) }, Some(lease(1, "w1", 300)))
+        );
+        let refused = LeaseReply::Refused { refused: LeaseRefused::Lapsed };
+        assert_eq!(update(Some(&held), &renew, None, 200), (refused, Some(held.clone())), "a refusal changes nothing");
         let delete = LeaseRequest::Delete { claim: c1.clone(), fence: Fence(1), worker: w("w1") };
-        assert_eq!(apply(&mut rows, &delete, 200), LeaseReply::Deleted);
+        assert_eq!(update(Some(&held), &delete, None, 200), (LeaseReply::Deleted, None));
+        let foreign = LeaseRequest::Delete { claim: c1, fence: Fence(1), worker: w("w2") };
+        let refused = LeaseReply::Refused { refused: LeaseRefused::HeldByOther };
+        assert_eq!(update(Some(&held), &foreign, None, 200), (refused, Some(held)));
+    }
+
+    #[test]
+    fn apply_keeps_an_expired_lease_on_record_until_deleted() {
+        let c1 = ClaimId::from("c1");
+        let mut rows = MemoryLeases::default();
+        let row = ClaimRow::authorize(c1.clone(), Fence(1), w("w1"), 400);
+        let row = Some(&row);
+        let create = LeaseRequest::Create {
+            claim: c1.clone(),
+            fence: Fence(1),
+            worker: w("w1"),
+            expires_at: 200,
+            not_after: 400,
+        };
+        assert_eq!(apply(&mut rows, &create, row, NOW), LeaseReply::Granted { lease: lease(1, "w1", 200) });
+        let holder = LeaseRequest::Holder { claim: c1.clone() };
+        assert_eq!(apply(&mut rows, &holder, row, NOW), LeaseReply::Holder { lease: Some(lease(1, "w1", 200)) });
+        assert_eq!(apply(&mut rows, &holder, row, 200), LeaseReply::Holder { lease: None });
+        assert_eq!(apply(&mut rows, &create, row, 200), LeaseReply::Refused { refused: LeaseRefused::Lapsed });
+        let delete = LeaseRequest::Delete { claim: c1.clone(), fence: Fence(1), worker: w("w1") };
+        assert_eq!(apply(&mut rows, &delete, row, 200), LeaseReply::Deleted);
         assert!(rows.leases.is_empty());
         let renew = LeaseRequest::Renew { claim: c1, fence: Fence(1), worker: w("w1"), expires_at: 300 };
-        assert_eq!(apply(&mut rows, &renew, 200), LeaseReply::Refused { refused: LeaseRefused::NotHeld });
+        assert_eq!(apply(&mut rows, &renew, row, 200), LeaseReply::Refused { refused: LeaseRefused::NotHeld });
     }
 }

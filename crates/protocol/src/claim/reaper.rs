@@ -49,12 +49,33 @@ impl ReaperStep {
     }
 }
 
-/// One recovery pass.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// One recovery pass over at most `batch` claims. A pass is bounded so that
+/// a host can let other work in between passes; a pass that found a full
+/// batch says so (`more`), and the host runs another.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Reaper {
     pub step: ReaperStep,
+    /// How many claims one pass takes on.
+    pub batch: usize,
     /// The claims this pass has reaped, in order: its outcome once done.
     pub reaped: Vec<ClaimId>,
+    /// Whether the scan found a full batch: more claims may be waiting.
+    pub more: bool,
+}
+
+impl Reaper {
+    /// The claims a pass takes on when nothing else is said.
+    pub const BATCH: usize = 100;
+
+    pub fn new(batch: usize) -> Reaper {
+        Reaper { step: ReaperStep::Scan, batch: batch.max(1), reaped: Vec::new(), more: false }
+    }
+}
+
+impl Default for Reaper {
+    fn default() -> Reaper {
+        Reaper::new(Reaper::BATCH)
+    }
 }
 
 impl Procedure for Reaper {
@@ -64,7 +85,7 @@ impl Procedure for Reaper {
     /// Every request is a durable one; `now` is the durable store's to read.
     fn poll_request(&self, _now: Millis) -> Option<Request> {
         let request = match &self.step {
-            ReaperStep::Scan => DurableRequest::ListAwaitingRecovery,
+            ReaperStep::Scan => DurableRequest::ListAwaitingRecovery { limit: self.batch },
             ReaperStep::Lock { claim, .. } => DurableRequest::AcquireRecoveryLock { claim: claim.clone() },
             ReaperStep::Reap { claim, .. } => DurableRequest::FinishRecovery { claim: claim.clone() },
             ReaperStep::Done => return None,
@@ -75,30 +96,46 @@ impl Procedure for Reaper {
     /// A claim recovery cannot lock or reap (an activation holds the lock,
     /// or it committed first) is skipped: the next pass looks again. A pass
     /// never waits.
+    ///
+    /// The queue moves from step to step; it is never copied, so a pass
+    /// does work proportional to the claims it takes on.
     fn handle_reply(&mut self, reply: Reply) -> Result<Progress, ProcedureError> {
-        let step = match (&self.step, reply) {
-            (_, Reply::Durable(DurableReply::Failed { error })) => return Err(error.into()),
-            (ReaperStep::Scan, Reply::Durable(DurableReply::AwaitingRecovery { claims })) => next(claims.into()),
+        let fits = matches!(
+            (&self.step, &reply),
+            (_, Reply::Durable(DurableReply::Failed { .. }))
+                | (ReaperStep::Scan, Reply::Durable(DurableReply::AwaitingRecovery { .. }))
+                | (ReaperStep::Lock { .. }, Reply::Durable(DurableReply::RecoveryLocked))
+                | (
+                    ReaperStep::Lock { .. } | ReaperStep::Reap { .. },
+                    Reply::Durable(DurableReply::RecoveryRefused { .. })
+                )
+                | (ReaperStep::Reap { .. }, Reply::Durable(DurableReply::Reaped))
+        );
+        if !fits {
+            return Err(ProcedureError::UnexpectedReply {
+                procedure: Self::NAME,
+                step: self.step.name(),
+                reply: format!("{reply:?}"),
+            });
+        }
+        if let Reply::Durable(DurableReply::Failed { error }) = reply {
+            return Err(error.into());
+        }
+        self.step = match (std::mem::take(&mut self.step), reply) {
+            (ReaperStep::Scan, Reply::Durable(DurableReply::AwaitingRecovery { claims })) => {
+                self.more = claims.len() >= self.batch;
+                next(claims.into())
+            }
             (ReaperStep::Lock { claim, queue }, Reply::Durable(DurableReply::RecoveryLocked)) => {
-                ReaperStep::Reap { claim: claim.clone(), queue: queue.clone() }
+                ReaperStep::Reap { claim, queue }
             }
-            (
-                ReaperStep::Lock { queue, .. } | ReaperStep::Reap { queue, .. },
-                Reply::Durable(DurableReply::RecoveryRefused { .. }),
-            ) => next(queue.clone()),
             (ReaperStep::Reap { claim, queue }, Reply::Durable(DurableReply::Reaped)) => {
-                self.reaped.push(claim.clone());
-                next(queue.clone())
+                self.reaped.push(claim);
+                next(queue)
             }
-            (step, reply) => {
-                return Err(ProcedureError::UnexpectedReply {
-                    procedure: Self::NAME,
-                    step: step.name(),
-                    reply: format!("{reply:?}"),
-                });
-            }
+            (ReaperStep::Lock { queue, .. } | ReaperStep::Reap { queue, .. }, _) => next(queue),
+            (step, _) => step,
         };
-        self.step = step;
         Ok(Progress::Advanced)
     }
 
@@ -141,10 +178,11 @@ mod tests {
     #[test]
     fn a_pass_reaps_only_expired_reservations() {
         let mut stores = stores();
-        assert_eq!(pass(&mut stores, R - 1), (vec![durable(DurableRequest::ListAwaitingRecovery)], vec![]));
+        let list = || durable(DurableRequest::ListAwaitingRecovery { limit: Reaper::BATCH });
+        assert_eq!(pass(&mut stores, R - 1), (vec![list()], vec![]));
         let c1 = ClaimId::from("c1");
         let sent = vec![
-            durable(DurableRequest::ListAwaitingRecovery),
+            list(),
             durable(DurableRequest::AcquireRecoveryLock { claim: c1.clone() }),
             durable(DurableRequest::FinishRecovery { claim: c1.clone() }),
         ];
@@ -172,7 +210,7 @@ mod tests {
     fn a_claim_locked_by_an_earlier_pass_is_finished_by_the_next() {
         let c1 = ClaimId::from("c1");
         let mut reaper =
-            Reaper { step: ReaperStep::Reap { claim: c1.clone(), queue: VecDeque::new() }, reaped: Vec::new() };
+            Reaper { step: ReaperStep::Reap { claim: c1.clone(), queue: VecDeque::new() }, ..Reaper::default() };
         let refused = DurableReply::RecoveryRefused { refused: RecoveryRefused::NotRecoveryLocked };
         assert_eq!(reaper.handle_reply(Reply::Durable(refused)), Ok(Progress::Advanced));
         assert_eq!(reaper.outcome(), Some(&Vec::new()), "done, and nothing reaped");
@@ -181,6 +219,24 @@ mod tests {
         stores.durable.put_claim(locked);
         assert_eq!(pass(&mut stores, R).1, std::slice::from_ref(&c1));
         assert_eq!(stores.durable.claims[&c1].state, ClaimState::Reaped);
+    }
+
+    #[test]
+    fn a_pass_takes_on_at_most_a_batch_and_says_when_more_wait() {
+        let mut stores = Stores::new();
+        for i in 0..5u64 {
+            let claim = ClaimId(format!("x{i}"));
+            stores.durable.put_claim(ClaimRow::authorize(claim, Fence(1), WorkerId::from("w"), R - 10 + i));
+        }
+        let mut first = Reaper::new(4);
+        let reaped = run(&mut stores, &mut first, R + 10);
+        assert_eq!(reaped.len(), 4);
+        assert!(first.more, "a full batch: more may wait");
+        let ids: Vec<&str> = reaped.iter().map(|c| c.0.as_str()).collect();
+        assert_eq!(ids, ["x0", "x1", "x2", "x3"], "earliest deadlines first");
+        let mut second = Reaper::new(4);
+        assert_eq!(run(&mut stores, &mut second, R + 10).len(), 2, "x4 and c1");
+        assert!(!second.more);
     }
 
     #[test]

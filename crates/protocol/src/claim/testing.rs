@@ -61,7 +61,10 @@ impl Host for Stores {
     async fn serve(&mut self, request: Request) -> Result<Reply, Stopped> {
         let reply = match &request {
             Request::Durable(r) => Reply::Durable(durable::apply(&mut self.durable, r, self.now)),
-            Request::Lease(r) => Reply::Lease(lease::apply(&mut self.leases, r, self.now)),
+            Request::Lease(r) => {
+                let authority = self.durable.claims.get(r.claim()).cloned();
+                Reply::Lease(lease::apply(&mut self.leases, r, authority.as_ref(), self.now))
+            }
         };
         self.sent.push(request);
         Ok(reply)

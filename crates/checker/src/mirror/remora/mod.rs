@@ -27,7 +27,9 @@ pub use values::{
 
 use crate::cfg::{CfgError, TlcConfig};
 use crate::spec::Mirror;
-use properties::StepPredicate;
+/// For the extension's mirror (`mirror::remora_loss`), which checks the
+/// base module's invariants and action properties on its own steps.
+pub(crate) use properties::{ACTION_PROPERTIES, INVARIANTS, Invariant, StepPredicate};
 
 /// The model with the constants of one `.cfg`.
 pub struct RemoraClaimActivation {

@@ -22,7 +22,7 @@ fn request(c: Claim, f: Fence, w: Worker) -> Request {
 }
 
 impl RemoraClaimActivation {
-    pub(super) fn init(&self) -> Vec<State> {
+    pub(crate) fn init(&self) -> Vec<State> {
         let k = self.k;
         let mut states = Vec::new();
         for attempt_fence in ClaimFunc::all(&k.claims, &k.fences) {
@@ -50,7 +50,7 @@ impl RemoraClaimActivation {
     /// Every instance of every disjunct of `Next`, in the spec's order (the
     /// same in every state: the quantifiers range over constants).
     /// Instances that are not enabled are dropped by `next` returning `None`.
-    pub(super) fn instances(k: &Constants, actions: &mut Vec<Action>) {
+    pub(crate) fn instances(k: &Constants, actions: &mut Vec<Action>) {
         // \E op \in Operations, c \in Claims, f \in Fences, w \in Workers
         let each_request = |a: fn(Op, Claim, Fence, Worker) -> Action| {
             k.operations.iter().flat_map(move |&op| {
@@ -78,7 +78,7 @@ impl RemoraClaimActivation {
         actions.push(Done);
     }
 
-    pub(super) fn next(&self, s: &State, action: Action) -> Option<State> {
+    pub(crate) fn next(&self, s: &State, action: Action) -> Option<State> {
         match action {
             BindOperation(op, c, f, w) => self.bind_operation(s, op, c, f, w),
             RejectOperationReuse(op, c, f, w) => self.reject_operation_reuse(s, op, c, f, w),

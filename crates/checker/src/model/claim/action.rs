@@ -1,5 +1,6 @@
 //! The model's steps: one request of one procedure served by one store, a
-//! client sending a new request, or a deadline passing.
+//! client sending a new request, a deadline passing, or the coordination
+//! store losing a lease.
 
 use super::names::Names;
 use crate::mirror::remora::{Claim, Fence, Op, Worker};
@@ -10,9 +11,13 @@ pub enum Deadline {
     Reservation(Claim),
     ActivatorLock(Claim),
     Lease(Claim),
+    /// The lease deadline the durable store recorded for the claim.
+    RecordedLease(Claim),
     /// Only in the activator of this operation (a copy whose original the
     /// stores no longer hold).
     CarriedBy(Op),
+    /// Only in the heartbeat in flight for this claim.
+    CarriedByHeartbeat(Claim),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -31,25 +36,31 @@ pub enum Action {
     /// A worker sends a heartbeat for (c, f, w); its first request (the
     /// durable check) is served in the same step.
     Heartbeat(Claim, Fence, Worker),
-    /// The heartbeat in flight for a claim renews the lease.
-    HeartbeatRenew(Claim),
+    /// The heartbeat in flight for a claim sends the request of its step.
+    HeartbeatStep(Claim, &'static str),
     /// Time passes a deadline.
     Elapse(Deadline),
+    /// The coordination store loses the claim's lease record (a deploy, the
+    /// loss of the replicas that held it).
+    LoseLease(Claim),
 }
 
 impl Action {
     /// The kinds of step, for the coverage counts (a deadline per place).
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 13] = [
         "Activate",
         "Reuse",
         "Activator",
         "Reaper",
         "Heartbeat",
-        "HeartbeatRenew",
+        "HeartbeatStep",
         "Elapse(reservation)",
         "Elapse(activator lock)",
         "Elapse(lease)",
+        "Elapse(recorded lease)",
         "Elapse(carried)",
+        "Elapse(carried by heartbeat)",
+        "LoseLease",
     ];
 
     /// The position of this step's kind in [`Action::NAMES`].
@@ -60,16 +71,17 @@ impl Action {
             Action::Activator(..) => 2,
             Action::Reaper(_) => 3,
             Action::Heartbeat(..) => 4,
-            Action::HeartbeatRenew(_) => 5,
+            Action::HeartbeatStep(..) => 5,
             Action::Elapse(Deadline::Reservation(_)) => 6,
             Action::Elapse(Deadline::ActivatorLock(_)) => 7,
             Action::Elapse(Deadline::Lease(_)) => 8,
-            Action::Elapse(Deadline::CarriedBy(_)) => 9,
+            Action::Elapse(Deadline::RecordedLease(_)) => 9,
+            Action::Elapse(Deadline::CarriedBy(_)) => 10,
+            Action::Elapse(Deadline::CarriedByHeartbeat(_)) => 11,
+            Action::LoseLease(_) => 12,
         }
     }
-}
 
-impl Action {
     /// The step, with the cfg's names.
     pub fn show(&self, names: &Names) -> String {
         let (claim, op) = (|c: Claim| names.k.name(c).to_string(), |o: Op| names.k.name(o).to_string());
@@ -80,10 +92,15 @@ impl Action {
             Action::Activator(o, step) => format!("Activator({}).{step}", op(o)),
             Action::Reaper(step) => format!("Reaper.{step}"),
             Action::Heartbeat(c, f, w) => format!("Heartbeat({}, {}, {})", claim(c), fence(f), worker(w)),
-            Action::HeartbeatRenew(c) => format!("HeartbeatRenew({})", claim(c)),
+            Action::HeartbeatStep(c, step) => format!("Heartbeat({}).{step}", claim(c)),
+            Action::LoseLease(c) => format!("LoseLease({})", claim(c)),
             Action::Elapse(Deadline::Reservation(c)) => format!("Elapse(reservation of {})", claim(c)),
             Action::Elapse(Deadline::ActivatorLock(c)) => format!("Elapse(activator lock of {})", claim(c)),
             Action::Elapse(Deadline::Lease(c)) => format!("Elapse(lease of {})", claim(c)),
+            Action::Elapse(Deadline::RecordedLease(c)) => format!("Elapse(recorded lease of {})", claim(c)),
+            Action::Elapse(Deadline::CarriedByHeartbeat(c)) => {
+                format!("Elapse(deadline carried by the heartbeat of {})", claim(c))
+            }
             Action::Elapse(Deadline::CarriedBy(o)) => format!("Elapse(deadline carried by {})", op(o)),
         }
     }

@@ -5,8 +5,8 @@
 
 use protocol::claim::procedure::{self, Host};
 use protocol::claim::{
-    DurableLock, DurableReply, DurableRequest, Lease, LeaseReply, LeaseRequest, Millis, Procedure, ProcedureError,
-    Reply, Request, RequestKey, durable, lease,
+    ClaimRow, ClaimState, DurableLock, DurableReply, DurableRequest, Lease, LeaseReply, LeaseRequest, Millis,
+    Procedure, ProcedureError, Reply, Request, RequestKey, durable, lease,
 };
 
 use super::mutation::Mutation;
@@ -82,15 +82,51 @@ impl ClaimImpl {
                 Reply::Lease(LeaseReply::Deleted)
             }
             (Some(RenewalRevivesLease), Origin::Heartbeat, Request::Lease(renew @ LeaseRequest::Renew { .. })) => {
-                Reply::Lease(lease::apply(&mut s.leases, renew, 0))
+                Reply::Lease(serve_lease(s, renew, 0))
+            }
+            (Some(RestoreWithoutRecord), Origin::Heartbeat, Request::Lease(restore @ LeaseRequest::Restore { .. })) => {
+                let authority = s
+                    .durable
+                    .claims
+                    .get(restore.claim())
+                    .map(|row| ClaimRow { lease_until: Some(Millis::MAX), ..row.clone() });
+                Reply::Lease(lease::apply(&mut s.leases, restore, authority.as_ref(), NOW))
+            }
+            (
+                Some(RestoreForStranger),
+                Origin::Heartbeat,
+                Request::Durable(DurableRequest::CheckExecuting { request }),
+            ) => match s.durable.claims.get(&request.claim) {
+                Some(row) if row.state == ClaimState::Executing => Reply::Durable(DurableReply::Executing),
+                _ => Reply::Durable(durable::apply(
+                    &mut s.durable,
+                    &DurableRequest::CheckExecuting { request: request.clone() },
+                    NOW,
+                )),
+            },
+            (
+                Some(RestoreForStranger),
+                Origin::Heartbeat,
+                Request::Lease(restore @ LeaseRequest::Restore { worker, .. }),
+            ) => {
+                let authority =
+                    s.durable.claims.get(restore.claim()).map(|row| ClaimRow { worker: worker.clone(), ..row.clone() });
+                Reply::Lease(lease::apply(&mut s.leases, restore, authority.as_ref(), NOW))
             }
             (Some(ReaperIgnoresReservation), Origin::Reaper, Request::Durable(r)) => {
                 Reply::Durable(durable::apply(&mut s.durable, r, Millis::MAX))
             }
             (_, _, Request::Durable(r)) => Reply::Durable(durable::apply(&mut s.durable, r, NOW)),
-            (_, _, Request::Lease(r)) => Reply::Lease(lease::apply(&mut s.leases, r, NOW)),
+            (_, _, Request::Lease(r)) => Reply::Lease(serve_lease(s, r, NOW)),
         }
     }
+}
+
+/// Serves a lease request with the claim's durable row, read in the same
+/// step (as the claim object does).
+fn serve_lease(s: &mut ImplState, request: &LeaseRequest, now: Millis) -> LeaseReply {
+    let authority = s.durable.claims.get(request.claim()).cloned();
+    lease::apply(&mut s.leases, request, authority.as_ref(), now)
 }
 
 /// Serves a commit as if the committing activation held the durable lock;

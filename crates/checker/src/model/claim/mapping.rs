@@ -1,16 +1,15 @@
-//! The refinement mapping: an implementation state to the eleven variables
-//! of RemoraClaimActivation (which RemoraClaimHeartbeat keeps).
+//! The refinement mapping: an implementation state to the variables of
+//! RemoraClaimLeaseLoss: RemoraClaimActivation's eleven, and `leaseLost`.
 //!
-//! Most variables are read off the stores. Four need an argument:
+//! Most variables are read off the stores. Five need an argument:
 //!
 //! - `reservation`, `durableLock`: a reservation or activator lock whose
 //!   deadline has passed is none (`NoWorker`, `NoOwner`).
 //! - `lease`: the lease record of the claim's attempt, read by the claim's
-//!   durable state. *Executing*: the lease in force (an expired one is
-//!   none). *Authorized*: the record, even expired: before the commit
-//!   nothing but the commit looks at the lease, and the commit checks its
-//!   deadline itself; an expired record is never replaced, so it stands for
-//!   the lease the spec's activation created. *Reaped*: none while an
+//!   durable state. *Authorized* and *Executing*: the lease in force (an
+//!   expired record is none; before the commit an expired lease is as good
+//!   as a lost one: nothing can commit on it, and the spec's LoseLease
+//!   takes it away). *Reaped*: none while an
 //!   activation that created or may have created the lease is still on its
 //!   way to compensate (the spec's FinishRecovery clears the lease in the
 //!   same step as it reaps; here the durable store reaps and the activation
@@ -23,28 +22,63 @@
 //!   the answer was given, still is (the spec's ExpireLease withdraws
 //!   acceptances with the lease). An acceptance given while no lease was in
 //!   force stays `Accepted`: it was wrong when given, and
-//!   AcceptedResponseIsExactReplay must see it.
+//!   AcceptedResponseIsExactReplay must see it. The answer is the one the
+//!   activator decided at its lease check (its stage is then Finished);
+//!   the durable recording of the lease that follows changes no answer.
+//! - `leaseLost`: the claim executes, the coordination store has no record
+//!   of its attempt's lease, and a deadline of that lease that has not
+//!   passed is recorded in the durable store (`lease_until`) or is on its
+//!   way there (a heartbeat or an activator about to record a granted
+//!   deadline): the heartbeat may restore the lease.
 
-use protocol::claim::{ActivationStage, ClaimState, DurableLock, MemoryDurable, MemoryLeases, lease::holder};
+use protocol::claim::{
+    ActivationStage, ActivatorStep, ClaimId, ClaimState, DurableLock, Heartbeat, HeartbeatStep, MemoryDurable,
+    MemoryLeases, lease::holder,
+};
 
 use super::ClaimImpl;
 use super::state::{Client, ImplState};
 use super::time::{NOW, is_live};
 use crate::compact::Ctx;
 use crate::mirror::remora::{self, ClaimFunc, Fence, LockOwner, NO_WORKER, OpFunc, Request, Worker};
+use crate::mirror::remora_loss::{LossState, LossViolations};
 
 impl ClaimImpl {
-    pub(super) fn map(&self, s: &ImplState) -> remora::State {
-        self.map_stores(&s.durable, &s.leases, &s.clients)
+    pub(super) fn map(&self, s: &ImplState) -> LossState {
+        self.map_stores(&s.durable, &s.leases, &s.clients, &s.heartbeats)
     }
 
-    /// The mapping reads only the stores and the clients.
+    /// The mapping reads only the stores and the procedures in flight.
     pub(super) fn map_stores(
         &self,
         durable: &MemoryDurable,
         leases: &MemoryLeases,
         clients: &[Client],
-    ) -> remora::State {
+        heartbeats: &[Option<Heartbeat>],
+    ) -> LossState {
+        let base = self.map_base(durable, leases, clients);
+        let n = &self.names;
+        let mut lease_lost = ClaimFunc::constant(&n.claims, false);
+        for &c in &n.claims {
+            let id = n.claim_id(c);
+            let Some(row) = durable.claims.get(&id) else {
+                continue;
+            };
+            let recorded = leases.leases.get(&id).is_some_and(|l| l.fence >= row.fence);
+            let on_its_way = heartbeats.iter().flatten().filter(|h| h.request.claim == id).any(|h| match h.step {
+                HeartbeatStep::Record { expires_at } => is_live(expires_at),
+                _ => false,
+            }) || clients.iter().filter_map(|cl| cl.run.as_ref()).any(|run| match &run.step {
+                ActivatorStep::RecordLease { lease } => run.request.claim == id && is_live(lease.expires_at),
+                _ => false,
+            });
+            lease_lost[c] =
+                row.state == ClaimState::Executing && !recorded && (row.lease_until.is_some_and(is_live) || on_its_way);
+        }
+        LossState { base, lease_lost, step_violations: LossViolations::default() }
+    }
+
+    fn map_base(&self, durable: &MemoryDurable, leases: &MemoryLeases, clients: &[Client]) -> remora::State {
         let n = &self.names;
         let k = n.k;
         // A claim without a row has no attempt: elements outside their sets
@@ -92,8 +126,7 @@ impl ClaimImpl {
                     && matches!(run.stage, ActivationStage::Validated | ActivationStage::LeaseCreated)
             });
             let lease = match row.state {
-                ClaimState::Authorized => record,
-                ClaimState::Executing => holder(record, NOW),
+                ClaimState::Authorized | ClaimState::Executing => holder(record, NOW),
                 ClaimState::Reaped if owes_compensation => None,
                 ClaimState::Reaped => holder(record, NOW),
             };
@@ -101,8 +134,12 @@ impl ClaimImpl {
                 m.lease[c] = n.worker(&lease.worker).into();
             }
         }
-        for (&op, client) in k.operations.iter().zip(clients) {
-            let Some(row) = durable.operations.get(&n.operation_id(op)) else {
+        for (&op, client) in n.operations.iter().zip(clients) {
+            // An id is scoped to its claim: the model's clients use each id
+            // on one claim at a time (the cfg has one claim), so the id's
+            // row is the one of the claim it was last sent for.
+            let Some(row) = n.claims.iter().find_map(|&c| operation_row(durable, &n.claim_id(c), &n.operation_id(op)))
+            else {
                 continue;
             };
             let claim = n.claim(&row.request.claim);
@@ -118,7 +155,7 @@ impl ClaimImpl {
             } else {
                 k.no_response
             };
-            if k.claims.contains(&claim) {
+            if n.claims.contains(&claim) {
                 let stage = &mut m.activation_stage[claim];
                 *stage = stage_max(*stage, client.progress);
             }
@@ -138,4 +175,12 @@ fn stage_max(spec: remora::ActivationStage, progress: ActivationStage) -> remora
     };
     let rank = |s: S| [S::Idle, S::Validated, S::LeaseCreated, S::Committed, S::Finished].iter().position(|x| *x == s);
     if rank(ours) > rank(spec) { ours } else { spec }
+}
+
+fn operation_row<'a>(
+    durable: &'a MemoryDurable,
+    claim: &ClaimId,
+    op: &protocol::claim::OperationId,
+) -> Option<&'a protocol::claim::OperationRow> {
+    durable.operations.get(&(claim.clone(), op.clone()))
 }

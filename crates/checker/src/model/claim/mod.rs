@@ -1,13 +1,15 @@
 //! A model of the real Remora claim-activation code ([`protocol::claim`]),
-//! checked against `tla/RemoraClaimHeartbeat.tla` (RemoraClaimActivation
-//! with lease renewal) through a refinement mapping.
+//! checked against `tla/RemoraClaimLeaseLoss.tla` (RemoraClaimActivation
+//! with lease renewal and the loss of the coordination store) through a
+//! refinement mapping.
 //!
 //! Every step runs protocol code: a client sends a new activate request or
 //! heartbeat, one procedure in flight (an activator per operation id, the
 //! reaper, a heartbeat per claim) sends its next request and the store
 //! serves it with `durable::apply`/`lease::apply`, or time passes one
 //! deadline (the environment: lock loss, reservation and lease expiry; see
-//! `time.rs`). Each step maps (`mapping.rs`) to a spec state, and is checked
+//! `time.rs`), or the coordination store loses a claim's lease record (the
+//! environment: a deploy, the loss of the Handoff replicas). Each step maps (`mapping.rs`) to a spec state, and is checked
 //! (`refinement.rs`) to be an action of the spec or a stutter, with every
 //! invariant and action property of the cfg. Mutations (`mutation.rs`) are
 //! injected by the host (`host.rs`).
@@ -16,13 +18,14 @@
 //! each request atomically, and a reply is neither lost nor duplicated); a
 //! client has one activate request in flight per operation id, may send any
 //! request once it is answered, and meanwhile may reuse the id for another
-//! request (answered 409 at the binding); procedures do not crash (the spec
-//! has no crashed activator). The constants come from a cfg whose first line
+//! request (answered 409 at the binding); an operation id is scoped to its
+//! claim, so a client uses an id on one claim (the spec's operations are
+//! the pairs of a claim and an id; the shipped cfg has one claim);
+//! procedures do not crash (the spec has no crashed activator). The constants come from a cfg whose first line
 //! is `\* MODULE ClaimImpl` (crates/checker/models/ClaimImpl.cfg). docs/remora.md section 3 has
 //! the argument and the numbers.
 
 mod action;
-mod heartbeat_spec;
 mod host;
 mod mapping;
 mod mutation;
@@ -32,8 +35,8 @@ mod state;
 mod time;
 
 use protocol::claim::{
-    ActivationStage, Activator, ActivatorConfig, ActivatorStep, Answer, ClaimRow, DurableLock, Heartbeat,
-    HeartbeatOutcome, HeartbeatStep, MemoryDurable, MemoryLeases, Procedure, Reaper,
+    ActivationStage, Activator, ActivatorConfig, ActivatorStep, ClaimRow, DurableLock, Heartbeat, HeartbeatStep,
+    MemoryDurable, MemoryLeases, Procedure, Reaper,
 };
 use stateright::{Model, Property};
 
@@ -42,7 +45,8 @@ pub use mutation::Mutation;
 pub use state::{Client, ImplState};
 
 use crate::cfg::{CfgError, TlcConfig};
-use crate::mirror::remora::{Claim, Fence, Op, RemoraClaimActivation, Worker};
+use crate::mirror::remora::{Claim, Fence, Op, Worker};
+use crate::mirror::remora_loss::{LOSS_SPEC, RemoraClaimLeaseLoss};
 use crate::spec::{Mirror, check_mutation};
 use host::Origin;
 use names::Names;
@@ -55,7 +59,7 @@ pub struct ClaimImpl {
     refinement: Refinement,
     /// The properties checked, in the order of `properties()`.
     checked: Vec<&'static str>,
-    /// Whether the cfg asks for `HeartbeatSpec` (the refinement itself).
+    /// Whether the cfg asks for `LossSpec` (the refinement itself).
     check_refinement: bool,
     mutation: Option<Mutation>,
 }
@@ -81,33 +85,24 @@ impl Mirror for ClaimImpl {
                 "the model does not look for deadlocks: the cfg must say CHECK_DEADLOCK FALSE".into(),
             ));
         }
-        let ours = |p: &String| {
-            p == heartbeat_spec::HEARTBEAT_SPEC || heartbeat_spec::ACTION_PROPERTIES.iter().any(|(n, _)| n == p)
-        };
-        // The base spec's invariants and properties are the mirror's: it
-        // checks that the cfg names only ones it has.
+        // The spec's invariants and properties are the mirror's: it checks
+        // that the cfg names only ones it has.
         let mirror_cfg = TlcConfig {
             module: None,
-            specification: Some("Spec".into()),
+            specification: Some(LOSS_SPEC.into()),
             init: None,
             next: None,
             constants: cfg.constants.clone(),
             invariants: cfg.invariants.clone(),
-            properties: cfg.properties.iter().filter(|p| !ours(p)).cloned().collect(),
+            properties: cfg.properties.iter().filter(|p| *p != LOSS_SPEC).cloned().collect(),
             check_deadlock: false,
             ..TlcConfig::default()
         };
-        let refinement = Refinement::new(RemoraClaimActivation::from_cfg(&mirror_cfg, None)?);
+        let refinement = Refinement::new(RemoraClaimLeaseLoss::from_cfg(&mirror_cfg, None)?);
         let mut checked = refinement.property_names();
-        checked.extend(
-            heartbeat_spec::ACTION_PROPERTIES
-                .iter()
-                .map(|(name, _)| *name)
-                .filter(|name| cfg.properties.iter().any(|p| p == name)),
-        );
-        let check_refinement = cfg.properties.iter().any(|p| p == heartbeat_spec::HEARTBEAT_SPEC);
+        let check_refinement = cfg.properties.iter().any(|p| p == LOSS_SPEC);
         if check_refinement {
-            checked.push(heartbeat_spec::HEARTBEAT_SPEC);
+            checked.push(LOSS_SPEC);
         }
         checked.push(PROCEDURES_TAKE_EVERY_REPLY);
         if checked.len() > SLOTS.len() {
@@ -165,36 +160,49 @@ impl ClaimImpl {
     /// what it violates.
     fn check(&self, prev: Option<&ImplState>, mut s: ImplState, renewal: Option<(Claim, Worker)>) -> ImplState {
         time::canonicalize(&mut s);
+        self.withdraw_lapsed_acceptances(&mut s);
         let spec = self.refinement.intern(self.map(&s));
         let mut violated = std::mem::take(&mut s.step_violations);
-        let action_violations = match prev {
-            None => self.refinement.is_initial(&spec).then(Vec::new),
+        let is_step = match prev {
+            None => self.refinement.is_initial(&spec),
             // A renewal is RenewLease: allowed by its guard, and a stutter.
             Some(p) => match renewal {
-                Some((c, w)) => (p.spec == spec && heartbeat_spec::renew_lease(&p.spec, c, w)).then(Vec::new),
-                None => self.refinement.step(&p.spec, &spec),
+                Some((c, w)) => p.spec == spec && self.refinement.renew_lease(&p.spec, c, w),
+                None => self.refinement.is_step(&p.spec, &spec),
             },
         };
-        if action_violations.is_none() && self.check_refinement {
-            violated.push(heartbeat_spec::HEARTBEAT_SPEC);
+        if !is_step && self.check_refinement {
+            violated.push(LOSS_SPEC);
         }
+        let action_violations = prev.map(|p| self.refinement.step_violations(&p.spec, &spec)).unwrap_or_default();
         // A stutter leaves the spec state, and so every invariant's verdict,
         // as it was in the predecessor, which has been checked already.
         if prev.is_none_or(|p| p.spec != spec) {
-            violated.extend(self.refinement.failing(&spec, &action_violations.unwrap_or_default()));
-        }
-        if let Some(p) = prev {
-            violated.extend(
-                heartbeat_spec::ACTION_PROPERTIES
-                    .iter()
-                    .filter(|(name, holds)| self.checked.contains(name) && !holds(&self.names, &p.spec, &spec))
-                    .map(|(name, _)| *name),
-            );
+            violated.extend(self.refinement.failing(&spec, action_violations));
         }
         violated.retain(|name| self.checked.contains(name));
         violated.sort_unstable();
         violated.dedup();
         ImplState { spec, step_violations: violated, ..s }
+    }
+
+    /// An acceptance stands while the lease it was given under is in force;
+    /// once that lease has lapsed or was lost, it is withdrawn for good (the
+    /// spec's ExpireLease and LoseLease), even if the lease is restored
+    /// later (RestoreLease answers nothing): the history forgets it.
+    fn withdraw_lapsed_acceptances(&self, s: &mut ImplState) {
+        let n = &self.names;
+        for (&op, client) in n.operations.iter().zip(s.clients.iter_mut()) {
+            if client.accepted != Some(true) {
+                continue;
+            }
+            let op = n.operation_id(op);
+            let claim = s.durable.operations.keys().find(|(_, o)| *o == op).map(|(c, _)| c);
+            let in_force = claim.and_then(|c| s.leases.leases.get(c)).is_some_and(|l| time::is_live(l.expires_at));
+            if !in_force {
+                client.accepted = None;
+            }
+        }
     }
 
     /// Serves the next request of the activator of client `i`.
@@ -203,47 +211,53 @@ impl ClaimImpl {
             return;
         };
         let key = run.request.clone();
+        let checked_lease = run.step == ActivatorStep::CheckLease;
         self.step(s, &mut run, Origin::Activator(&key));
-        // The model looks at the store when the answer is given: an
-        // acceptance is right only while the lease is in force.
+        // The model looks at the store when the answer is decided (the
+        // lease check): an acceptance is right only while the lease is in
+        // force. Recording the lease afterwards changes no answer.
+        let accepted = checked_lease && matches!(run.step, ActivatorStep::RecordLease { .. });
         let lease_in_force =
             s.leases.leases.get(&run.request.claim).is_some_and(|lease| time::is_live(lease.expires_at));
         let Some(client) = s.clients.get_mut(i) else {
             return;
         };
         client.progress = client.progress.max(run.stage);
-        match run.outcome() {
-            Some(Answer::Accepted) => client.accepted = Some(lease_in_force),
-            Some(_) => {}
-            None => client.run = Some(run),
+        if accepted {
+            client.accepted = Some(lease_in_force);
+        }
+        if run.outcome().is_none() {
+            client.run = Some(run);
         }
     }
 
     fn step_reaper(&self, s: &mut ImplState) {
         let mut reaper = std::mem::take(&mut s.reaper);
         self.step(s, &mut reaper, Origin::Reaper);
-        // The next alarm starts a new pass. What a pass reports (`reaped`)
-        // is the host's output, which no procedure reads: the model forgets
-        // it, so that passes differing only in their report are one state.
+        // The next alarm starts a new pass. What a pass reports (`reaped`,
+        // `more`) is the host's output, which no procedure reads: the model
+        // forgets it, so that passes differing only in their report are one
+        // state.
         reaper.reaped.clear();
+        reaper.more = false;
         s.reaper = if reaper.outcome().is_some() { Reaper::default() } else { reaper };
     }
 
     /// Serves the next request of claim `i`'s heartbeat; returns the
-    /// renewal it made, if any.
+    /// renewal it made, if any (a renewal, not a restoration: the lease
+    /// store granted a `Renew`).
     fn step_heartbeat(&self, s: &mut ImplState, i: usize, c: Claim) -> Option<(Claim, Worker)> {
         let mut heartbeat = s.heartbeats.get_mut(i)?.take()?;
+        let renewing = matches!(heartbeat.step, HeartbeatStep::Renew);
         self.step(s, &mut heartbeat, Origin::Heartbeat);
-        match heartbeat.outcome() {
-            Some(HeartbeatOutcome::Renewed { .. }) => Some((c, self.names.worker(&heartbeat.request.worker))),
-            Some(HeartbeatOutcome::Refused { .. }) => None,
-            None => {
-                if let Some(slot) = s.heartbeats.get_mut(i) {
-                    *slot = Some(heartbeat);
-                }
-                None
-            }
+        let renewed = renewing && matches!(heartbeat.step, HeartbeatStep::Record { .. });
+        let worker = self.names.worker(&heartbeat.request.worker);
+        if heartbeat.outcome().is_none()
+            && let Some(slot) = s.heartbeats.get_mut(i)
+        {
+            *slot = Some(heartbeat);
         }
+        renewed.then_some((c, worker))
     }
 
     /// Where `deadline` is stored, and its instant if it is still ahead.
@@ -257,9 +271,16 @@ impl ClaimImpl {
                 DurableLock::Recovery => return None,
             },
             Deadline::Lease(c) => s.leases.leases.get(&n.claim_id(c))?.expires_at,
+            Deadline::RecordedLease(c) => row(c)?.lease_until?,
             Deadline::CarriedBy(op) => match &s.clients.get(self.operation_index(op)?)?.run.as_ref()?.step {
                 ActivatorStep::CreateLease { reservation_expires_at } => *reservation_expires_at,
-                ActivatorStep::AcquireLock { lease } | ActivatorStep::Commit { lease } => lease.expires_at,
+                ActivatorStep::AcquireLock { lease }
+                | ActivatorStep::Commit { lease }
+                | ActivatorStep::RecordLease { lease } => lease.expires_at,
+                _ => return None,
+            },
+            Deadline::CarriedByHeartbeat(c) => match s.heartbeats.get(self.claim_index(c)?)?.as_ref()?.step {
+                HeartbeatStep::Record { expires_at } => expires_at,
                 _ => return None,
             },
         };
@@ -269,9 +290,14 @@ impl ClaimImpl {
     /// The deadlines that can pass, each instant once.
     fn deadlines(&self, s: &ImplState) -> Vec<Deadline> {
         let n = &self.names;
-        let stored =
-            n.claims.iter().flat_map(|&c| [Deadline::Reservation(c), Deadline::ActivatorLock(c), Deadline::Lease(c)]);
-        let carried = n.operations.iter().map(|&op| Deadline::CarriedBy(op));
+        let stored = n.claims.iter().flat_map(|&c| {
+            [Deadline::Reservation(c), Deadline::ActivatorLock(c), Deadline::Lease(c), Deadline::RecordedLease(c)]
+        });
+        let carried = n
+            .operations
+            .iter()
+            .map(|&op| Deadline::CarriedBy(op))
+            .chain(n.claims.iter().map(|&c| Deadline::CarriedByHeartbeat(c)));
         let mut seen = Vec::new();
         stored
             .chain(carried)
@@ -309,13 +335,14 @@ impl Model for ClaimImpl {
                     .iter()
                     .map(|_| Client { run: None, accepted: None, progress: ActivationStage::Idle })
                     .collect();
+                let heartbeats: Vec<Option<Heartbeat>> = n.claims.iter().map(|_| None).collect();
                 let s = ImplState {
-                    spec: self.refinement.intern(self.map_stores(&durable, &leases, &clients)),
+                    spec: self.refinement.intern(self.map_stores(&durable, &leases, &clients, &heartbeats)),
                     durable,
                     leases,
                     clients,
                     reaper: Reaper::default(),
-                    heartbeats: n.claims.iter().map(|_| None).collect(),
+                    heartbeats,
                     step_violations: Vec::new(),
                 };
                 self.check(None, s, None)
@@ -326,17 +353,30 @@ impl Model for ClaimImpl {
     fn actions(&self, s: &ImplState, actions: &mut Vec<Action>) {
         let n = &self.names;
         for (&op, client) in n.operations.iter().zip(&s.clients) {
+            // An id is used on one claim (ids are scoped per claim).
+            let used_on = n
+                .claims
+                .iter()
+                .find(|&&c| s.durable.operations.contains_key(&(n.claim_id(c), n.operation_id(op))))
+                .copied();
+            let claims: Vec<Claim> = n.claims.iter().copied().filter(|c| used_on.is_none_or(|u| u == *c)).collect();
             match &client.run {
                 None => {
-                    for &c in &n.claims {
+                    for &c in &claims {
                         for &f in &n.fences {
                             actions.extend(n.workers.iter().map(|&w| Action::Activate(op, c, f, w)));
                         }
                     }
                 }
                 Some(run) => {
-                    actions.push(Action::Activator(op, run.step.name()));
-                    for &c in &n.claims {
+                    if !lease_lock_held_by_another(
+                        s,
+                        Holder::Activator(&n.operation_id(op)),
+                        run.poll_request(time::NOW),
+                    ) {
+                        actions.push(Action::Activator(op, run.step.name()));
+                    }
+                    for &c in &claims {
                         for &f in &n.fences {
                             actions.extend(
                                 n.workers
@@ -357,11 +397,17 @@ impl Model for ClaimImpl {
                         actions.extend(n.workers.iter().map(|&w| Action::Heartbeat(c, f, w)));
                     }
                 }
-                Some(h) if h.step == HeartbeatStep::Renew => actions.push(Action::HeartbeatRenew(c)),
-                Some(_) => {}
+                Some(h) => {
+                    if !lease_lock_held_by_another(s, Holder::Heartbeat(&h.request.claim), h.poll_request(time::NOW)) {
+                        actions.push(Action::HeartbeatStep(c, h.step.name()));
+                    }
+                }
             }
         }
         actions.extend(self.deadlines(s).into_iter().map(Action::Elapse));
+        actions.extend(
+            n.claims.iter().filter(|&&c| s.leases.leases.contains_key(&n.claim_id(c))).map(|&c| Action::LoseLease(c)),
+        );
     }
 
     fn next_state(&self, prev: &ImplState, action: Action) -> Option<ImplState> {
@@ -388,10 +434,13 @@ impl Model for ClaimImpl {
                 *s.heartbeats.get_mut(i)? = Some(Heartbeat::new(n.request_key(c, f, w), TTL));
                 renewal = self.step_heartbeat(&mut s, i, c);
             }
-            Action::HeartbeatRenew(c) => renewal = self.step_heartbeat(&mut s, self.claim_index(c)?, c),
+            Action::HeartbeatStep(c, _) => renewal = self.step_heartbeat(&mut s, self.claim_index(c)?, c),
             Action::Elapse(deadline) => {
                 let instant = self.instant(&s, deadline)?;
                 time::elapse(&mut s, instant);
+            }
+            Action::LoseLease(c) => {
+                s.leases.leases.remove(&n.claim_id(c))?;
             }
         }
         Some(self.check(Some(prev), s, renewal))
@@ -407,13 +456,45 @@ impl Model for ClaimImpl {
     }
 }
 
+/// A procedure, as the holder of a claim's lease lock.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Holder<'a> {
+    Activator(&'a protocol::claim::OperationId),
+    Heartbeat(&'a protocol::claim::ClaimId),
+}
+
+/// Whether `next`, a procedure's next request, is a lease request on a
+/// claim whose lease lock another procedure holds. A host holds a claim's
+/// lock from a lease request to the durable request that records what it
+/// found (`RecordLease`: the deadline granted or read; `RecordRejection`:
+/// the lease lost, or compensated), so a procedure at such a step holds it,
+/// and other lease requests on the claim wait.
+fn lease_lock_held_by_another(s: &ImplState, me: Holder<'_>, next: Option<protocol::claim::Request>) -> bool {
+    let Some(protocol::claim::Request::Lease(request)) = next else {
+        return false;
+    };
+    let claim = request.claim();
+    let activators = s.clients.iter().filter_map(|c| c.run.as_ref()).filter(|run| {
+        run.request.claim == *claim
+            && matches!(run.step, ActivatorStep::RecordLease { .. } | ActivatorStep::RecordRejection { .. })
+            && me != Holder::Activator(&run.operation)
+    });
+    let heartbeats = s.heartbeats.iter().flatten().filter(|h| {
+        h.request.claim == *claim
+            && matches!(h.step, HeartbeatStep::Record { .. })
+            && me != Holder::Heartbeat(&h.request.claim)
+    });
+    activators.count() + heartbeats.count() > 0
+}
+
 /// `always` properties are plain function pointers, so each checked
 /// property gets a slot reading its name from `checked`.
 fn slot<const I: usize>(m: &ClaimImpl, s: &ImplState) -> bool {
     m.checked.get(I).is_none_or(|name| !s.step_violations.contains(name))
 }
 
-const SLOTS: [fn(&ClaimImpl, &ImplState) -> bool; 16] = [
+const SLOTS: [fn(&ClaimImpl, &ImplState) -> bool; 24] = [
     slot::<0>, slot::<1>, slot::<2>, slot::<3>, slot::<4>, slot::<5>, slot::<6>, slot::<7>, slot::<8>, slot::<9>,
-    slot::<10>, slot::<11>, slot::<12>, slot::<13>, slot::<14>, slot::<15>,
+    slot::<10>, slot::<11>, slot::<12>, slot::<13>, slot::<14>, slot::<15>, slot::<16>, slot::<17>, slot::<18>,
+    slot::<19>, slot::<20>, slot::<21>, slot::<22>, slot::<23>,
 ];

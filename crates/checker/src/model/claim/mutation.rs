@@ -20,6 +20,15 @@ pub enum Mutation {
     /// A heartbeat's renewal is served by a coordination store whose clock
     /// is behind: a lease that has expired looks live, and is renewed.
     RenewalRevivesLease,
+    /// A heartbeat's restoration is served as if the durable store's record
+    /// of the lease's deadline were still ahead: a lease that expired and
+    /// was then lost with the store comes back.
+    RestoreWithoutRecord,
+    /// The durable store's checks of a heartbeat (whether it comes from the
+    /// executing attempt, and whose lease may be restored) admit any
+    /// worker: after a loss, a stranger's heartbeat restores the lease for
+    /// itself.
+    RestoreForStranger,
 }
 
 /// The names, as `Mirror::MUTATIONS` lists them.
@@ -29,6 +38,8 @@ pub const NAMES: &[&str] = &[
     "reaper-ignores-reservation",
     "compensation-skipped",
     "renewal-revives-lease",
+    "restore-without-record",
+    "restore-for-stranger",
 ];
 
 impl Mutation {
@@ -40,6 +51,8 @@ impl Mutation {
             "reaper-ignores-reservation" => Mutation::ReaperIgnoresReservation,
             "compensation-skipped" => Mutation::CompensationSkipped,
             "renewal-revives-lease" => Mutation::RenewalRevivesLease,
+            "restore-without-record" => Mutation::RestoreWithoutRecord,
+            "restore-for-stranger" => Mutation::RestoreForStranger,
             _ => return None,
         })
     }

@@ -1,42 +1,42 @@
 //! Checking the mapped behaviour against the spec, through the 1:1 mirror
-//! of RemoraClaimActivation (crate::mirror::remora): no part of that spec is
-//! written again here.
+//! of RemoraClaimLeaseLoss (crate::mirror::remora_loss, built on the
+//! RemoraClaimActivation mirror): no part of the spec is written again here.
 //!
 //! A mapped initial state must be one of the mirror's initial states; a
 //! mapped step must leave the state unchanged (a stutter) or reach one of
-//! the mirror's successors of the mapped predecessor. The mirror evaluates
-//! its action properties on the step it took; its invariants are evaluated
-//! on the mapped state.
+//! the mirror's successors of the mapped predecessor. Action properties are
+//! the mirror's, evaluated on the mapped step; invariants are evaluated on
+//! the mapped state.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use stateright::{Model, Property};
 
-use crate::mirror::remora::{self, RemoraClaimActivation};
+use crate::mirror::remora::{Claim, Constants, Worker};
+use crate::mirror::remora_loss::{LossState, LossViolations, RemoraClaimLeaseLoss};
 
-/// A mirror successor with its marker cleared, and the action properties
-/// the mirror's step into it violated.
-type Successors = Arc<Vec<(remora::State, Vec<&'static str>)>>;
+/// The mirror's successors of a state, markers cleared.
+type Successors = Arc<Vec<LossState>>;
 
 pub struct Refinement {
-    mirror: RemoraClaimActivation,
-    properties: Vec<Property<RemoraClaimActivation>>,
-    initial: HashSet<remora::State>,
+    mirror: RemoraClaimLeaseLoss,
+    properties: Vec<Property<RemoraClaimLeaseLoss>>,
+    initial: HashSet<LossState>,
     /// Successors by mapped state: there are at most as many mapped states
     /// as the spec has, far fewer than implementation states.
-    successors: Mutex<HashMap<remora::State, Successors>>,
+    successors: Mutex<HashMap<LossState, Successors>>,
     /// One copy of each mapped state.
-    interned: Mutex<HashSet<Arc<remora::State>>>,
+    interned: Mutex<HashSet<Arc<LossState>>>,
 }
 
 impl Refinement {
     /// The mirror's constants and names.
-    pub fn constants(&self) -> &'static remora::Constants {
+    pub fn constants(&self) -> &'static Constants {
         self.mirror.constants()
     }
 
-    pub fn new(mirror: RemoraClaimActivation) -> Refinement {
+    pub fn new(mirror: RemoraClaimLeaseLoss) -> Refinement {
         Refinement {
             properties: mirror.properties(),
             initial: mirror.init_states().into_iter().collect(),
@@ -47,7 +47,7 @@ impl Refinement {
     }
 
     /// The shared copy of `s`.
-    pub fn intern(&self, s: remora::State) -> Arc<remora::State> {
+    pub fn intern(&self, s: LossState) -> Arc<LossState> {
         let mut interned = self.interned.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(shared) = interned.get(&s) {
             return shared.clone();
@@ -60,43 +60,47 @@ impl Refinement {
     /// The names of the mirror's invariants and action properties, in the
     /// cfg's order.
     pub fn property_names(&self) -> Vec<&'static str> {
-        self.properties.iter().map(|p| p.name).collect()
+        self.mirror.property_names()
     }
 
-    pub fn is_initial(&self, s: &remora::State) -> bool {
+    pub fn is_initial(&self, s: &LossState) -> bool {
         self.initial.contains(s)
     }
 
-    /// The action properties violated by the spec step `p` → `n`, or `None`
-    /// when no action of the spec takes `p` to `n` and it is no stutter.
-    pub fn step(&self, p: &remora::State, n: &remora::State) -> Option<Vec<&'static str>> {
-        if p == n {
-            return Some(Vec::new());
-        }
-        self.successors(p).iter().find(|(s, _)| s == n).map(|(_, violated)| violated.clone())
+    /// Whether some action of the spec takes `p` to `n`, or `n` is `p`.
+    pub fn is_step(&self, p: &LossState, n: &LossState) -> bool {
+        p == n || self.successors(p).iter().any(|s| s == n)
+    }
+
+    /// The action properties the step `p` → `n` violates.
+    pub fn step_violations(&self, p: &LossState, n: &LossState) -> LossViolations {
+        self.mirror.step_violations(p, n)
+    }
+
+    /// `RenewLease(c, w)`'s guard in `s` (a renewal changes no variable).
+    pub fn renew_lease(&self, s: &LossState, c: Claim, w: Worker) -> bool {
+        self.mirror.renew_lease(s, c, w)
     }
 
     /// The mirror's properties that `n`, reached by a step violating the
     /// action properties `violated`, fails.
-    pub fn failing(&self, n: &remora::State, violated: &[&'static str]) -> Vec<&'static str> {
-        let marked = remora::State { step_violations: violated.iter().copied().collect(), ..*n };
+    pub fn failing(&self, n: &LossState, violated: LossViolations) -> Vec<&'static str> {
+        let marked = LossState { step_violations: violated, ..*n };
         self.properties.iter().filter(|p| !(p.condition)(&self.mirror, &marked)).map(|p| p.name).collect()
     }
 
-    fn successors(&self, p: &remora::State) -> Successors {
+    fn successors(&self, p: &LossState) -> Successors {
         let cached = self.successors.lock().unwrap_or_else(PoisonError::into_inner).get(p).cloned();
         if let Some(successors) = cached {
             return successors;
         }
-        let mut actions = Vec::new();
-        self.mirror.actions(p, &mut actions);
         let successors: Successors = Arc::new(
-            actions
+            self.mirror
+                .successors(p)
                 .into_iter()
-                .filter_map(|a| self.mirror.next_state(p, a))
                 .map(|mut s| {
-                    let violated = std::mem::take(&mut s.step_violations);
-                    (s, violated.names())
+                    s.step_violations.clear();
+                    s
                 })
                 .collect(),
         );

@@ -5,12 +5,12 @@ use std::fmt;
 use std::sync::Arc;
 
 use protocol::claim::{
-    ActivationStage, Activator, ClaimRow, DurableLock, Heartbeat, Lease, MemoryDurable, MemoryLeases, Millis,
-    OperationRow, Reaper, RequestKey,
+    ActivationStage, Activator, ClaimRow, DurableLock, Heartbeat, HeartbeatStep, Lease, MemoryDurable, MemoryLeases,
+    Millis, OperationRow, Reaper, RequestKey,
 };
 
 use super::time::NOW;
-use crate::mirror::remora;
+use crate::mirror::remora_loss::LossState;
 use crate::spec::{TlaState, fmt_variables};
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -25,7 +25,7 @@ pub struct ImplState {
     /// The spec state this one maps to (a function of the fields above,
     /// kept to check the next step against). Interned: the spec has far
     /// fewer states than the implementation, so states share it.
-    pub spec: Arc<remora::State>,
+    pub spec: Arc<LossState>,
     /// The properties that the step into this state (or this initial
     /// state) violates. Empty on every state of a correct run, so it adds
     /// no states; a violating step gets a state of its own to report.
@@ -67,7 +67,7 @@ impl TlaState for ImplState {
             ("reaper", self.reaper.step.name().to_string()),
             (
                 "heartbeats",
-                list(self.heartbeats.iter().flatten().map(|h| format!("{} {}", key(&h.request), h.step.name()))),
+                list(self.heartbeats.iter().flatten().map(|h| format!("{} {}", key(&h.request), heartbeat(&h.step)))),
             ),
         ]);
         vars
@@ -105,8 +105,9 @@ fn claim_row(row: &ClaimRow) -> String {
         Some(DurableLock::Activator { operation, expires_at }) => format!("{operation} until {}", time(*expires_at)),
         Some(DurableLock::Recovery) => "recovery".into(),
     };
+    let recorded = row.lease_until.map_or("none".into(), time);
     format!(
-        "{} {:?} attempt ({}, {}) reservation {reservation} lock {lock} activations {}",
+        "{} {:?} attempt ({}, {}) reservation {reservation} lock {lock} activations {} lease recorded until {recorded}",
         row.claim, row.state, row.fence, row.worker, row.activations
     )
 }
@@ -124,6 +125,13 @@ fn operation_row(row: &OperationRow) -> String {
 
 fn lease(l: &Lease) -> String {
     format!("({}, {}) until {}", l.fence, l.worker, time(l.expires_at))
+}
+
+fn heartbeat(step: &HeartbeatStep) -> String {
+    match step {
+        HeartbeatStep::Record { expires_at } => format!("{} {}", step.name(), time(*expires_at)),
+        _ => step.name().to_string(),
+    }
 }
 
 fn activator(a: &Activator) -> String {

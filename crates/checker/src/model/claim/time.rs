@@ -12,7 +12,7 @@
 //! that states differing only in the values of equal-or-unequal instants
 //! are one state. New deadlines are `NOW + TTL`, above every canonical name.
 
-use protocol::claim::{ActivatorStep, DurableLock, Millis};
+use protocol::claim::{ActivatorStep, ClaimId, DurableLock, HeartbeatStep, Millis};
 
 use super::state::ImplState;
 
@@ -32,6 +32,9 @@ fn for_each_time(s: &mut ImplState, mut f: impl FnMut(&mut Millis)) {
         if let Some(DurableLock::Activator { expires_at, .. }) = &mut row.lock {
             f(expires_at);
         }
+        if let Some(lease_until) = &mut row.lease_until {
+            f(lease_until);
+        }
     }
     for lease in s.leases.leases.values_mut() {
         f(&mut lease.expires_at);
@@ -39,8 +42,15 @@ fn for_each_time(s: &mut ImplState, mut f: impl FnMut(&mut Millis)) {
     for run in s.clients.iter_mut().filter_map(|c| c.run.as_mut()) {
         match &mut run.step {
             ActivatorStep::CreateLease { reservation_expires_at } => f(reservation_expires_at),
-            ActivatorStep::AcquireLock { lease } | ActivatorStep::Commit { lease } => f(&mut lease.expires_at),
+            ActivatorStep::AcquireLock { lease }
+            | ActivatorStep::Commit { lease }
+            | ActivatorStep::RecordLease { lease } => f(&mut lease.expires_at),
             _ => {}
+        }
+    }
+    for heartbeat in s.heartbeats.iter_mut().flatten() {
+        if let HeartbeatStep::Record { expires_at } = &mut heartbeat.step {
+            f(expires_at);
         }
     }
 }
@@ -61,8 +71,37 @@ pub fn canonicalize(s: &mut ImplState) {
     });
 }
 
-/// The deadline `instant` passes, wherever it is stored.
+/// The deadline `instant` passes, wherever it is stored. One order between
+/// deadlines is known and kept: the lease deadline the durable store
+/// recorded for a claim is a copy of an earlier deadline of the claim's
+/// lease, which only grows (renewals and restorations take the later one),
+/// taken under the claim's lease lock; so when the lease's deadline passes
+/// (the record's, or the copy on its way to the durable store while the
+/// record is lost), the recorded one has passed too.
 pub fn elapse(s: &mut ImplState, instant: Millis) {
+    let lease_of = |s: &ImplState, claim: &ClaimId| -> Vec<Millis> {
+        let record = s.leases.leases.get(claim).map(|l| l.expires_at);
+        let carried =
+            s.heartbeats.iter().flatten().filter(|h| h.request.claim == *claim).filter_map(|h| match h.step {
+                HeartbeatStep::Record { expires_at } => Some(expires_at),
+                _ => None,
+            });
+        let recording =
+            s.clients.iter().filter_map(|c| c.run.as_ref()).filter(|r| r.request.claim == *claim).filter_map(|r| {
+                match &r.step {
+                    ActivatorStep::RecordLease { lease } => Some(lease.expires_at),
+                    _ => None,
+                }
+            });
+        record.into_iter().chain(carried).chain(recording).collect()
+    };
+    let passing: Vec<ClaimId> =
+        s.durable.claims.keys().filter(|c| lease_of(s, c).contains(&instant)).cloned().collect();
+    for claim in passing {
+        if let Some(row) = s.durable.claims.get_mut(&claim) {
+            row.lease_until = row.lease_until.map(|_| NOW);
+        }
+    }
     for_each_time(s, |t| {
         if *t == instant {
             *t = NOW;

@@ -1,0 +1,151 @@
+//! The public namespace routes, and minting tokens: the Worker asks the
+//! registry, and on a delete stops the namespace's objects before the
+//! registry forgets it.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use worker::{Env, Request};
+
+use super::calls;
+use crate::error::{HttpError, HttpResult};
+use crate::http;
+use crate::internal::{self, CLAIMS_BINDING, REPLICA_BINDING, now_ms};
+use crate::names::ReplicaName;
+use crate::tokens::{self, Bearer, Grant, MAX_TTL_SECONDS, Right};
+use crate::wire::{ClaimOp, RegistryOp, ReplicaOp, Target};
+
+/// Largest body of `PUT /v1/{ns}` and `POST /v1/_tokens`.
+const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// `PUT /v1/{ns}`: 201 created, 200 if it exists with the same settings.
+pub async fn put(req: Request, env: &Env, ns: &str) -> HttpResult {
+    let secret = internal::secret(env)?;
+    let body = read_body(req).await?;
+    calls::call(env, &secret, RegistryOp::Create, ns, None, Some(&body)).await
+}
+
+/// `GET /v1/{ns}`: its settings and state.
+pub async fn get(env: &Env, ns: &str) -> HttpResult {
+    let secret = internal::secret(env)?;
+    calls::call(env, &secret, RegistryOp::Get, ns, None, None).await
+}
+
+/// `GET /v1`: every namespace, the count and the limit.
+pub async fn list(env: &Env) -> HttpResult {
+    let secret = internal::secret(env)?;
+    calls::call(env, &secret, RegistryOp::List, "*", None, None).await
+}
+
+/// `DELETE /v1/{ns}`: from now on none of its objects may start; stop its
+/// replicas (their memory goes), empty its claim store, then forget it. If
+/// an object cannot be confirmed stopped, the namespace stays `deleting`
+/// (nothing of it can start) and the answer is a 503: retry the DELETE.
+pub async fn delete(env: &Env, ns: &str) -> HttpResult {
+    let secret = internal::secret(env)?;
+    let deleting = calls::call(env, &secret, RegistryOp::Delete, ns, None, None).await?;
+    if deleting.status_code() != 200 {
+        return Ok(deleting);
+    }
+    let incomplete = |what: String| {
+        HttpError::unavailable("delete_incomplete", format!("{what}; the namespace stays deleting: retry DELETE"), 1000)
+    };
+    for r in ReplicaName::ALL {
+        stop_replica(env, &secret, ns, r).await.map_err(|e| incomplete(format!("{ns}:{r} did not stop: {e}")))?;
+    }
+    let claims = internal::stub(env, CLAIMS_BINDING, ns)?;
+    let dropped = internal::call(&claims, &Target::new(ClaimOp::Drop, ns, None), Some(&secret), None, &[]).await;
+    match dropped {
+        Ok(resp) if resp.status_code() == 200 => {}
+        Ok(resp) => return Err(incomplete(format!("the claim store answered {}", resp.status_code()))),
+        Err(e) => return Err(incomplete(format!("the claim store did not answer: {e}"))),
+    }
+    calls::call(env, &secret, RegistryOp::Forget, ns, None, None).await?;
+    Ok(http::json(&json!({ "deleted": ns }))?)
+}
+
+/// Stops replica `r` of `ns` and checks that it is not running (a fresh
+/// object instance that has not booted). The namespace must already refuse
+/// boots (deleting or idle), so nothing starts it again in between.
+pub async fn stop_replica(env: &Env, secret: &str, ns: &str, r: ReplicaName) -> HttpResult<()> {
+    let stub = internal::stub(env, REPLICA_BINDING, &r.object_name(ns))?;
+    // Fails when the object resets itself while answering: that is the stop.
+    let _ = internal::call(&stub, &Target::new(ReplicaOp::Stop, ns, Some(r)), Some(secret), None, &[]).await;
+    let stub = internal::stub(env, REPLICA_BINDING, &r.object_name(ns))?;
+    let mut resp = internal::call(&stub, &Target::new(ReplicaOp::Whoami, ns, Some(r)), Some(secret), None, &[]).await?;
+    let status = resp.status_code();
+    let answer: Value = resp.json().await.unwrap_or(Value::Null);
+    match answer.get("booted").and_then(Value::as_bool) {
+        Some(false) if status == 200 => Ok(()),
+        _ => Err(HttpError::internal(format!("{ns}:{r} still runs ({status}: {answer})"))),
+    }
+}
+
+/// `POST /v1/_tokens`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MintRequest {
+    /// `null`: every namespace.
+    namespace: Option<String>,
+    rights: Vec<Right>,
+    ttl_seconds: u64,
+}
+
+#[derive(Serialize)]
+struct Minted<'a> {
+    token: String,
+    namespace: Option<&'a str>,
+    rights: &'a [Right],
+    /// Unix seconds.
+    expires_at: u64,
+}
+
+/// `POST /v1/_tokens`: a token for a namespace (or all) with some rights,
+/// minted by a bearer with `admin` there; it expires no later than the
+/// bearer's own token.
+pub async fn mint(req: Request, bearer: &Bearer, admin_token: &str) -> HttpResult {
+    let body = read_body(req).await?;
+    let asked: MintRequest = serde_json::from_slice(&body)
+        .map_err(|e| HttpError::new(400, "invalid_body", format!("the body is not a token request: {e}")))?;
+    if let Some(ns) = &asked.namespace {
+        crate::names::valid_namespace(ns)
+            .map_err(|e| HttpError::new(400, "invalid_namespace", format!("the namespace {e}")))?;
+    }
+    if asked.rights.is_empty() {
+        return Err(HttpError::new(
+            400,
+            "invalid_rights",
+            "rights must name at least one of read, write, claims, admin",
+        ));
+    }
+    if !(1..=MAX_TTL_SECONDS).contains(&asked.ttl_seconds) {
+        let message = format!("ttl_seconds must be 1 to {MAX_TTL_SECONDS}, not {}", asked.ttl_seconds);
+        return Err(HttpError::new(400, "invalid_ttl", message));
+    }
+    if !bearer.allows(asked.namespace.as_deref(), Right::Admin) {
+        let on = asked.namespace.as_deref().map_or("every namespace".to_string(), |ns| format!("namespace {ns:?}"));
+        return Err(HttpError::new(403, "forbidden", format!("minting a token needs the admin right on {on}")));
+    }
+    let mut rights = asked.rights.clone();
+    rights.sort();
+    rights.dedup();
+    let exp = (now_ms() / 1000).saturating_add(asked.ttl_seconds).min(bearer.expires().unwrap_or(u64::MAX));
+    let grant = Grant { ns: asked.namespace.clone(), rights, exp };
+    let token = tokens::mint(admin_token, &grant);
+    let minted = Minted { token, namespace: grant.ns.as_deref(), rights: &grant.rights, expires_at: grant.exp };
+    Ok(http::json(&minted)?.with_status(201))
+}
+
+/// The body, at most [`MAX_BODY_BYTES`] (413 otherwise).
+async fn read_body(mut req: Request) -> HttpResult<Vec<u8>> {
+    let declared = req.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
+    let too_large =
+        |len: u64| HttpError::new(413, "body_too_large", format!("the body has {len} bytes; at most {MAX_BODY_BYTES}"));
+    if let Some(len) = declared.filter(|len| *len > MAX_BODY_BYTES as u64) {
+        return Err(too_large(len));
+    }
+    let body = req.bytes().await?;
+    if body.len() > MAX_BODY_BYTES {
+        return Err(too_large(body.len() as u64));
+    }
+    Ok(body)
+}

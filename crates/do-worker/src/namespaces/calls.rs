@@ -1,0 +1,64 @@
+//! The registry's operations, as the Worker and the namespaces' objects call
+//! them (the authenticated internal wire).
+
+use serde_json::{Value, json};
+use worker::{Env, Response};
+
+use super::{Boot, Info};
+use crate::error::{HttpError, HttpResult};
+use crate::internal::{self, REGISTRY_BINDING};
+use crate::names::ReplicaName;
+use crate::wire::{RegistryOp, Target};
+
+/// The name of the one registry object.
+const REGISTRY_OBJECT: &str = "registry";
+
+/// One call; the registry's answer (its errors included) as it gave it.
+pub async fn call(
+    env: &Env,
+    secret: &str,
+    op: RegistryOp,
+    ns: &str,
+    replica: Option<ReplicaName>,
+    body: Option<&[u8]>,
+) -> HttpResult<Response> {
+    let stub = internal::stub(env, REGISTRY_BINDING, REGISTRY_OBJECT)?;
+    let target = Target::new(op, ns, replica);
+    internal::call(&stub, &target, Some(secret), body, &[("content-type", "application/json")])
+        .await
+        .map_err(|e| HttpError::unavailable("registry_unavailable", format!("the registry did not answer ({e})"), 1000))
+}
+
+/// The namespace's info; `None` if it does not exist.
+pub async fn get(env: &Env, secret: &str, ns: &str) -> HttpResult<Option<Info>> {
+    let mut resp = call(env, secret, RegistryOp::Get, ns, None, None).await?;
+    match resp.status_code() {
+        200 => Ok(Some(resp.json().await?)),
+        404 => Ok(None),
+        status => Err(unexpected(status, &mut resp).await),
+    }
+}
+
+/// May `replica` of `ns` start (`client`: for a client request)?
+pub async fn boot(env: &Env, secret: &str, ns: &str, replica: ReplicaName, client: bool) -> HttpResult<Boot> {
+    let body = json!({ "client": client }).to_string();
+    let mut resp = call(env, secret, RegistryOp::Boot, ns, Some(replica), Some(body.as_bytes())).await?;
+    match resp.status_code() {
+        200 => Ok(resp.json().await?),
+        status => Err(unexpected(status, &mut resp).await),
+    }
+}
+
+/// Marks `ns` idle (its replicas are stopping); whether it was active.
+pub async fn idle(env: &Env, secret: &str, ns: &str) -> HttpResult<bool> {
+    let mut resp = call(env, secret, RegistryOp::Idle, ns, None, None).await?;
+    match resp.status_code() {
+        200 => Ok(resp.json::<Value>().await?.get("idle").and_then(Value::as_bool).unwrap_or(false)),
+        status => Err(unexpected(status, &mut resp).await),
+    }
+}
+
+async fn unexpected(status: u16, resp: &mut Response) -> HttpError {
+    let body = resp.text().await.unwrap_or_default();
+    HttpError::internal(format!("the registry answered {status}: {body}"))
+}

@@ -1,0 +1,221 @@
+//! `Registry`: the one object (named `registry`, SQLite) that knows which
+//! namespaces exist, with their settings and state, and which of their
+//! replicas started. Every operation is one synchronous run of statements
+//! (one transaction: no await between its reads and writes; see
+//! `claims/store.rs`), its schema migrated in one transaction
+//! (`crate::sqlite`).
+
+use std::cell::Cell;
+
+use serde::Deserialize;
+use serde_json::json;
+use worker::{
+    DurableObject, Env, Request, Response, Result, SqlStorage, SqlStorageValue, State as DoState, durable_object,
+};
+
+use super::settings::Settings;
+use super::{Boot, Info, State, not_found};
+use crate::auth::KeyProblem;
+use crate::error::{HttpError, HttpResult};
+use crate::http;
+use crate::internal::{self, now_ms};
+use crate::names::{self, ReplicaName};
+use crate::sqlite::{self, Migration};
+use crate::wire::{RegistryOp, Target};
+
+/// The deployment's limit on namespaces (a `[vars]` entry).
+pub const MAX_NAMESPACES_VAR: &str = "HANDOFF_MAX_NAMESPACES";
+/// The limit when the variable is not set (or not a number).
+pub const DEFAULT_MAX_NAMESPACES: u64 = 1000;
+
+const MIGRATIONS: &[Migration] = &[v1];
+
+fn v1(sql: &SqlStorage) -> Result<()> {
+    sqlite::exec_all(
+        sql,
+        &[
+            "CREATE TABLE namespaces (ns TEXT PRIMARY KEY, settings TEXT NOT NULL, state TEXT NOT NULL, \
+             created_at INTEGER NOT NULL)",
+            "CREATE TABLE boots (ns TEXT NOT NULL, replica TEXT NOT NULL, at INTEGER NOT NULL, \
+             PRIMARY KEY (ns, replica))",
+        ],
+    )
+}
+
+#[durable_object]
+pub struct Registry {
+    state: DoState,
+    secret: std::result::Result<String, KeyProblem>,
+    max: u64,
+    migrated: Cell<bool>,
+}
+
+impl DurableObject for Registry {
+    fn new(state: DoState, env: Env) -> Self {
+        let max = env
+            .var(MAX_NAMESPACES_VAR)
+            .ok()
+            .and_then(|v| v.to_string().trim().parse().ok())
+            .unwrap_or(DEFAULT_MAX_NAMESPACES);
+        Self { state, secret: internal::internal_key(&env), max, migrated: Cell::new(false) }
+    }
+
+    async fn fetch(&self, req: Request) -> Result<Response> {
+        self.serve(req).await.or_else(HttpError::respond)
+    }
+}
+
+#[derive(Deserialize)]
+struct BootBody {
+    client: bool,
+}
+
+impl Registry {
+    async fn serve(&self, mut req: Request) -> HttpResult {
+        let target = internal::admit::<RegistryOp>(&self.secret, &req)?;
+        if target.op != RegistryOp::List {
+            names::valid_namespace(&target.ns)
+                .map_err(|e| HttpError::new(400, "invalid_namespace", format!("the namespace {e}")))?;
+        }
+        let body = match target.op {
+            RegistryOp::Create | RegistryOp::Boot => req.bytes().await?,
+            _ => Vec::new(),
+        };
+        if !self.migrated.get() {
+            sqlite::migrate(&self.state.storage(), "registry", MIGRATIONS)?;
+            self.migrated.set(true);
+        }
+        let sql = self.state.storage().sql();
+        self.answer(&sql, &target, &body)
+    }
+
+    /// Serves one operation: synchronous, so one transaction.
+    fn answer(&self, sql: &SqlStorage, target: &Target<RegistryOp>, body: &[u8]) -> HttpResult {
+        let ns = target.ns.as_str();
+        let now = now_ms();
+        match target.op {
+            RegistryOp::Create => {
+                let settings = Settings::parse(body).map_err(|e| HttpError::new(400, e.code(), e.to_string()))?;
+                if let Some(existing) = info(sql, ns)? {
+                    return match existing.state {
+                        State::Deleting => Err(deleting(ns)),
+                        _ if existing.settings == settings => Ok(http::json(&existing)?),
+                        _ => Err(HttpError::new(
+                            409,
+                            "namespace_exists",
+                            format!("namespace {ns:?} exists with other settings: {}", settings_text(&existing)),
+                        )),
+                    };
+                }
+                if count(sql)? >= self.max {
+                    let message = format!("this deployment has its limit of {} namespaces; delete one first", self.max);
+                    return Err(HttpError::new(409, "namespace_limit", message));
+                }
+                let settings_json = serde_json::to_string(&settings)?;
+                sql.exec(
+                    "INSERT INTO namespaces (ns, settings, state, created_at) VALUES (?, ?, 'active', ?)",
+                    vec![ns.into(), settings_json.into(), sqlite::int(now)],
+                )?;
+                let created =
+                    info(sql, ns)?.ok_or_else(|| HttpError::internal("the namespace just created is gone"))?;
+                Ok(http::json(&created)?.with_status(201))
+            }
+            RegistryOp::Get => Ok(http::json(&info(sql, ns)?.ok_or_else(|| not_found(ns))?)?),
+            RegistryOp::List => {
+                let names = sqlite::texts(sql, "SELECT ns FROM namespaces ORDER BY ns", vec![])?;
+                let mut all = Vec::with_capacity(names.len());
+                for ns in names {
+                    all.extend(info(sql, &ns)?);
+                }
+                Ok(http::json(&json!({ "namespaces": all, "count": all.len(), "limit": self.max }))?)
+            }
+            RegistryOp::Delete => {
+                let mut found = info(sql, ns)?.ok_or_else(|| not_found(ns))?;
+                set_state(sql, ns, State::Deleting)?;
+                found.state = State::Deleting;
+                Ok(http::json(&found)?)
+            }
+            RegistryOp::Forget => {
+                sql.exec("DELETE FROM boots WHERE ns = ?", vec![ns.into()])?;
+                sql.exec("DELETE FROM namespaces WHERE ns = ? AND state = 'deleting'", vec![ns.into()])?;
+                Ok(http::json(&json!({ "forgotten": ns }))?)
+            }
+            RegistryOp::Boot => {
+                let client = serde_json::from_slice::<BootBody>(body)
+                    .map_err(|e| HttpError::new(400, "bad_request", format!("boot body: {e}")))?
+                    .client;
+                let replica =
+                    target.replica.ok_or_else(|| HttpError::new(400, "bad_request", "a boot names its replica"))?;
+                Ok(http::json(&boot(sql, ns, replica, client, now)?)?)
+            }
+            RegistryOp::Idle => {
+                let idled = info(sql, ns)?.is_some_and(|i| i.state == State::Active);
+                if idled {
+                    set_state(sql, ns, State::Idle)?;
+                    sql.exec("DELETE FROM boots WHERE ns = ?", vec![ns.into()])?;
+                }
+                Ok(http::json(&json!({ "idle": idled }))?)
+            }
+        }
+    }
+}
+
+/// May `replica` of `ns` start? A client request to the coordinator of an
+/// idle namespace makes it active again; nothing else starts an idle or a
+/// deleting one, or one that does not exist. An admitted boot is recorded.
+fn boot(sql: &SqlStorage, ns: &str, replica: ReplicaName, client: bool, now: u64) -> HttpResult<Boot> {
+    let Some(found) = info(sql, ns)? else { return Ok(Boot::Refused { state: None }) };
+    match found.state {
+        State::Active => {}
+        State::Idle if client && replica == ReplicaName::R0 => set_state(sql, ns, State::Active)?,
+        state => return Ok(Boot::Refused { state: Some(state) }),
+    }
+    sql.exec(
+        "INSERT INTO boots (ns, replica, at) VALUES (?, ?, ?) ON CONFLICT(ns, replica) DO UPDATE SET at = excluded.at",
+        vec![ns.into(), replica.as_str().into(), sqlite::int(now)],
+    )?;
+    Ok(Boot::Admitted { settings: found.settings })
+}
+
+fn info(sql: &SqlStorage, ns: &str) -> HttpResult<Option<Info>> {
+    let cursor = sql.exec("SELECT settings, state, created_at FROM namespaces WHERE ns = ?", vec![ns.into()])?;
+    let Some(row) = cursor.raw().next() else { return Ok(None) };
+    let row = row?;
+    let corrupt = || HttpError::internal(format!("the registry's row of {ns:?} does not decode"));
+    let (Some(SqlStorageValue::String(settings)), Some(SqlStorageValue::String(state)), Some(created)) =
+        (row.first(), row.get(1), row.get(2))
+    else {
+        return Err(corrupt());
+    };
+    let created_at = match created {
+        SqlStorageValue::Integer(v) => u64::try_from(*v).unwrap_or(0),
+        SqlStorageValue::Float(v) => *v as u64,
+        _ => return Err(corrupt()),
+    };
+    let replicas_booted =
+        sqlite::texts(sql, "SELECT replica FROM boots WHERE ns = ? ORDER BY replica", vec![ns.into()])?;
+    Ok(Some(Info {
+        namespace: ns.to_string(),
+        settings: serde_json::from_str(settings).map_err(|_| corrupt())?,
+        state: State::parse(state).ok_or_else(corrupt)?,
+        created_at,
+        replicas_booted,
+    }))
+}
+
+fn count(sql: &SqlStorage) -> HttpResult<u64> {
+    Ok(sqlite::integers(sql, "SELECT COUNT(*) FROM namespaces", vec![])?.first().copied().unwrap_or(0))
+}
+
+fn set_state(sql: &SqlStorage, ns: &str, state: State) -> HttpResult<()> {
+    sql.exec("UPDATE namespaces SET state = ? WHERE ns = ?", vec![state.name().into(), ns.into()])?;
+    Ok(())
+}
+
+fn settings_text(info: &Info) -> String {
+    serde_json::to_string(&info.settings).unwrap_or_default()
+}
+
+fn deleting(ns: &str) -> HttpError {
+    HttpError::new(409, "namespace_deleting", format!("namespace {ns:?} is being deleted; retry DELETE to finish"))
+}

@@ -1,0 +1,136 @@
+//! A namespace's settings: what `PUT /v1/{ns}` takes, the registry stores
+//! and the namespace's objects learn when they start. Pure, so the ranges
+//! are unit-tested on the host.
+
+use serde::{Deserialize, Serialize};
+
+const MIB: u64 = 1024 * 1024;
+const DAY: u64 = 24 * 60 * 60;
+
+/// `memory_budget_bytes`: at least 1 MiB, at most 96 MiB (an isolate has
+/// 128 MB for all the objects it hosts).
+pub const MEMORY_BUDGET: (u64, u64) = (MIB, 96 * MIB);
+/// `idle_expiry_seconds`: 5 s to 30 days; 1 day when not given.
+pub const IDLE_EXPIRY: (u64, u64) = (5, 30 * DAY);
+pub const DEFAULT_IDLE_EXPIRY_SECONDS: u64 = DAY;
+/// `claim_retention_seconds`: 1 s to 365 days; 7 days when not given.
+pub const CLAIM_RETENTION: (u64, u64) = (1, 365 * DAY);
+pub const DEFAULT_CLAIM_RETENTION_SECONDS: u64 = 7 * DAY;
+
+/// The settings of a namespace, defaults filled in.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settings {
+    /// The replicas' memory budget; `None`: the protocol's default.
+    pub memory_budget_bytes: Option<u64>,
+    /// A namespace with no client request for this long stops its replicas
+    /// (their data goes with them).
+    pub idle_expiry_seconds: u64,
+    /// How long a finished claim (reaped, or executing with its lease
+    /// lapsed) and its operations are kept before they are deleted.
+    pub claim_retention_seconds: u64,
+}
+
+/// The body of `PUT /v1/{ns}`: every field optional.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Requested {
+    memory_budget_bytes: Option<u64>,
+    idle_expiry_seconds: Option<u64>,
+    claim_retention_seconds: Option<u64>,
+}
+
+/// Why settings were refused (400); the message names the field.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    #[error("the body is not a JSON object of settings: {0}")]
+    Body(String),
+    #[error("{field} must be {min} to {max}, not {value}")]
+    OutOfRange { field: &'static str, value: u64, min: u64, max: u64 },
+}
+
+impl SettingsError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            SettingsError::Body(_) => "invalid_body",
+            SettingsError::OutOfRange { .. } => "invalid_setting",
+        }
+    }
+}
+
+impl Settings {
+    /// Parses and checks a `PUT /v1/{ns}` body; an empty body is `{}`.
+    pub fn parse(body: &[u8]) -> Result<Settings, SettingsError> {
+        let requested: Requested = if body.iter().all(u8::is_ascii_whitespace) {
+            Requested::default()
+        } else {
+            serde_json::from_slice(body).map_err(|e| SettingsError::Body(e.to_string()))?
+        };
+        Ok(Settings {
+            memory_budget_bytes: requested
+                .memory_budget_bytes
+                .map(|v| in_range("memory_budget_bytes", v, MEMORY_BUDGET))
+                .transpose()?,
+            idle_expiry_seconds: in_range(
+                "idle_expiry_seconds",
+                requested.idle_expiry_seconds.unwrap_or(DEFAULT_IDLE_EXPIRY_SECONDS),
+                IDLE_EXPIRY,
+            )?,
+            claim_retention_seconds: in_range(
+                "claim_retention_seconds",
+                requested.claim_retention_seconds.unwrap_or(DEFAULT_CLAIM_RETENTION_SECONDS),
+                CLAIM_RETENTION,
+            )?,
+        })
+    }
+
+    pub fn idle_expiry_ms(&self) -> u64 {
+        self.idle_expiry_seconds.saturating_mul(1000)
+    }
+
+    pub fn claim_retention_ms(&self) -> u64 {
+        self.claim_retention_seconds.saturating_mul(1000)
+    }
+}
+
+fn in_range(field: &'static str, value: u64, (min, max): (u64, u64)) -> Result<u64, SettingsError> {
+    if (min..=max).contains(&value) { Ok(value) } else { Err(SettingsError::OutOfRange { field, value, min, max }) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_fill_what_is_not_given() {
+        let defaults = Settings {
+            memory_budget_bytes: None,
+            idle_expiry_seconds: DEFAULT_IDLE_EXPIRY_SECONDS,
+            claim_retention_seconds: DEFAULT_CLAIM_RETENTION_SECONDS,
+        };
+        assert_eq!(Settings::parse(b""), Ok(defaults.clone()));
+        assert_eq!(Settings::parse(b" {} "), Ok(defaults.clone()));
+        let given = br#"{"memory_budget_bytes":2097152,"idle_expiry_seconds":5,"claim_retention_seconds":1}"#;
+        assert_eq!(
+            Settings::parse(given),
+            Ok(Settings { memory_budget_bytes: Some(2 * MIB), idle_expiry_seconds: 5, claim_retention_seconds: 1 })
+        );
+    }
+
+    #[test]
+    fn out_of_range_names_the_field() {
+        for (body, field) in [
+            (r#"{"memory_budget_bytes":1}"#, "memory_budget_bytes"),
+            (r#"{"memory_budget_bytes":100663297}"#, "memory_budget_bytes"),
+            (r#"{"idle_expiry_seconds":4}"#, "idle_expiry_seconds"),
+            (r#"{"idle_expiry_seconds":2592001}"#, "idle_expiry_seconds"),
+            (r#"{"claim_retention_seconds":0}"#, "claim_retention_seconds"),
+        ] {
+            let err = Settings::parse(body.as_bytes()).unwrap_err();
+            assert_eq!(err.code(), "invalid_setting", "{body}");
+            assert!(err.to_string().starts_with(field), "{err}");
+        }
+        for body in [r#"{"idle_expiry_seconds":-1}"#, r#"{"other":1}"#, "[]", "{", r#"{"idle_expiry_seconds":"5"}"#] {
+            assert_eq!(Settings::parse(body.as_bytes()).map_err(|e| e.code()), Err("invalid_body"), "{body}");
+        }
+    }
+}

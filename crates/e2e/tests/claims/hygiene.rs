@@ -1,0 +1,87 @@
+//! Claims hygiene: an Idempotency-Key is bound only for a claim that exists
+//! (and only on it); finished claims and their operations are deleted after
+//! the namespace's retention; migrations are idempotent and atomic.
+
+use std::time::{Duration, Instant};
+
+use e2e::Store;
+use e2e::claims::{Claims, accepted, rejected};
+
+const LONG: u64 = 60_000;
+
+/// Activating a claim that does not exist binds nothing: the key is free
+/// for the real claim created afterwards.
+#[tokio::test]
+async fn the_squatting_sequence_succeeds() {
+    let c = Claims::fresh("claims-squat").await;
+    c.activate("job", "K", 1, "w1", LONG).await.expect_error(404, "claim_not_found");
+    c.activate("job", "K", 2, "w9", LONG).await.expect_error(404, "claim_not_found");
+    assert_eq!(c.create("job", 1, "w1", LONG).await.status, 201);
+    accepted(&c.activate("job", "K", 1, "w1", LONG).await);
+    assert_eq!(c.get("job").await["activations"], 1);
+}
+
+/// A finished claim (reaped, or executing with its lease lapsed) is
+/// deleted with its operations after the retention; then every request
+/// about it is a 404 as for a claim never created, its id is free (any
+/// fence), its keys are free, and its lease record is gone.
+#[tokio::test]
+async fn finished_claims_are_deleted_after_the_retention_and_replays_are_404() {
+    // Long enough to see the claim reaped before it goes, on a busy machine.
+    let c = Claims::fresh_with("claims-retention", r#"{"claim_retention_seconds":3}"#).await;
+    let s = &c.store;
+    // A reaped claim, with a rejection stored under key "late".
+    assert_eq!(c.create("reaped", 5, "w1", 300).await.status, 201);
+    c.wait_state("reaped", "reaped", Duration::from_secs(15)).await;
+    rejected(&c.activate("reaped", "late", 5, "w1", LONG).await, "reaped");
+    // An executing claim whose lease lapses.
+    assert_eq!(c.create("done", 1, "w1", LONG).await.status, 201);
+    accepted(&c.activate("done", "first", 1, "w1", 500).await);
+    assert_eq!(s.get(&c.ns, "_remora/lease/done").await.status, 200);
+    // A live one, heartbeating, is kept.
+    assert_eq!(c.create("live", 1, "w1", LONG).await.status, 201);
+    accepted(&c.activate("live", "go", 1, "w1", 3000).await);
+
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        assert_eq!(c.heartbeat("live", 1, "w1", 3000).await.status, 200, "the live claim keeps its lease");
+        let gone = |claim: &'static str| {
+            let c = c.clone();
+            async move { s_get_status(&c, claim).await == 404 }
+        };
+        if gone("reaped").await && gone("done").await {
+            break;
+        }
+        assert!(Instant::now() < deadline, "finished claims not deleted after their retention");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    for claim in ["reaped", "done"] {
+        s.request("GET", &c.path(claim, ""), None, &[]).await.expect_error(404, "claim_not_found");
+        c.heartbeat(claim, 1, "w1", 1000).await.expect_error(404, "claim_not_found");
+    }
+    // Replays after the deletion: the claim is unknown, nothing is bound.
+    c.activate("reaped", "late", 5, "w1", LONG).await.expect_error(404, "claim_not_found");
+    c.activate("done", "first", 1, "w1", LONG).await.expect_error(404, "claim_not_found");
+    s.get(&c.ns, "_remora/lease/done").await.expect_error(404, "key_not_found");
+    // The id is free again, at any fence; the old keys mean nothing.
+    assert_eq!(c.create("reaped", 1, "w2", LONG).await.status, 201);
+    accepted(&c.activate("reaped", "late", 1, "w2", LONG).await);
+    assert_eq!(c.create("done", 1, "w3", LONG).await.status, 201);
+    accepted(&c.activate("done", "first", 1, "w3", LONG).await);
+    assert_eq!(c.get("live").await["state"], "executing", "the heartbeating claim is kept");
+}
+
+async fn s_get_status(c: &Claims, claim: &str) -> u16 {
+    c.store.request("GET", &c.path(claim, ""), None, &[]).await.status
+}
+
+#[tokio::test]
+async fn migrations_are_idempotent_and_run_in_one_transaction() {
+    let c = Claims::fresh("claims-migrations").await;
+    assert_eq!(c.create("j", 1, "w1", LONG).await.status, 201);
+    let s = Store::from_env();
+    let resp = s.request("POST", &format!("/v1/{}/_test/migrations", e2e::enc(&c.ns)), None, &[]).await;
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    assert_eq!(resp.json(), serde_json::json!({ "idempotent": true, "rolled_back": true }));
+    assert_eq!(c.get("j").await["state"], "authorized", "the data is untouched");
+}
