@@ -29,7 +29,7 @@ fn cfg_says_what_a_cfg_is_for() {
     let named = checker(&["cfg", "tla/RemoraClaimActivationTwoClaims.cfg"]);
     assert_eq!(named["module"], "RemoraClaimActivation");
 
-    let large = checker(&["cfg", "crates/checker/models/HandoffImpl.cfg"]);
+    let large = checker(&["cfg", "crates/checker/models/large/HandoffImpl.cfg"]);
     assert_eq!((&large["module"], &large["search"]), (&"HandoffImpl".into(), &"dfs".into()));
 
     let heartbeat = checker(&["cfg", "tla/RemoraClaimHeartbeat.cfg"]);

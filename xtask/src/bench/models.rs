@@ -22,9 +22,9 @@ use crate::check::{tla_rs, tlc};
 
 #[derive(Args)]
 pub struct ModelsArgs {
-    /// Only the rows whose cfg path contains this text.
+    /// Only the rows whose cfg path contains this text (repeatable: any of them).
     #[arg(long)]
-    only: Option<String>,
+    only: Vec<String>,
     /// The Rust checker only (no TLA+ checker column).
     #[arg(long)]
     no_tla: bool,
@@ -42,7 +42,7 @@ const BENCHES: [Bench; 4] = [
     Bench { cfg: "tla/Handoff.cfg", fallback_ok: true },
     Bench { cfg: "tla/large/HandoffV2MaxEvicts3.cfg", fallback_ok: true },
     Bench { cfg: "tla/large/RemoraClaimActivationTwoClaimsTwoOps.cfg", fallback_ok: false },
-    Bench { cfg: "crates/checker/models/HandoffImpl.cfg", fallback_ok: true },
+    Bench { cfg: "crates/checker/models/large/HandoffImpl.cfg", fallback_ok: true },
 ];
 
 /// Thread counts of the Rust checker's runs; the TLA+ checker runs with
@@ -107,12 +107,13 @@ pub fn run(root: &Path, args: &ModelsArgs) -> Result<bool> {
     let mut tla_version = None;
     let mut rows = Vec::new();
     let mut ok = true;
-    for b in BENCHES.iter().filter(|b| args.only.as_ref().is_none_or(|o| b.cfg.contains(o.as_str()))) {
+    for b in BENCHES.iter().filter(|b| args.only.is_empty() || args.only.iter().any(|o| b.cfg.contains(o.as_str()))) {
         let cfg = root.join(b.cfg);
         let mut row = Row { cfg: b.cfg.to_string(), runs: Vec::new(), tla_skipped: None, ratio: None };
         for threads in THREADS {
             eprintln!("  {}: Rust checker, {threads} thread(s) ...", b.cfg);
             let run = rust_run(&bin, &cfg, threads)?;
+            eprintln!("{}", table_line(b.cfg, &run, None));
             ok &= run.verdict == "pass";
             row.runs.push(run);
         }
@@ -130,6 +131,7 @@ pub fn run(root: &Path, args: &ModelsArgs) -> Result<bool> {
                 ok &= run.verdict == "pass";
                 let rust_rate = row.runs.last().and_then(|r| r.states_per_s);
                 row.ratio = rust_rate.zip(run.states_per_s).map(|(a, b)| a / b);
+                eprintln!("{}", table_line(b.cfg, &run, None));
                 tla_version = tla_version.or(version);
                 row.runs.push(run);
             }
@@ -140,7 +142,7 @@ pub fn run(root: &Path, args: &ModelsArgs) -> Result<bool> {
     let md = markdown(&report);
     print!("{md}");
     write_report(root, "models", &report, &md)?;
-    if args.only.is_none() {
+    if args.only.is_empty() {
         splice_into_docs(root, &md)?;
     }
     Ok(ok)
@@ -229,24 +231,27 @@ fn markdown(r: &Report) -> String {
     let _ = writeln!(md, "|---|---|---:|---:|---:|---:|---:|---:|");
     for row in &r.rows {
         for run in &row.runs {
-            let ratio = match (run.checker.as_str(), run.threads, row.ratio) {
-                ("Rust", 2, Some(x)) => format!("{x:.1}x"),
-                _ => String::new(),
-            };
-            let states = run.distinct_states.map_or("-".into(), group);
-            let rate = run.states_per_s.map_or("-".into(), |x| group(x.round() as u64));
-            let verdict = if run.verdict == "pass" { String::new() } else { format!(" ({})", run.verdict) };
-            let _ = writeln!(
-                md,
-                "| {} | {}{verdict} | {} | {states} | {:.1} | {rate} | {:.0} MiB | {ratio} |",
-                row.cfg, run.checker, run.threads, run.seconds, run.peak_rss_mib
-            );
+            let ratio = if run.checker == "Rust" && run.threads == 2 { row.ratio } else { None };
+            let _ = writeln!(md, "{}", table_line(&row.cfg, run, ratio));
         }
         if let Some(why) = &row.tla_skipped {
             let _ = writeln!(md, "| {} | TLA+ checker not run: {why} | | | | | | |", row.cfg);
         }
     }
     md
+}
+
+/// One run as a line of the table (also printed as soon as it ends, so
+/// that an interrupted bench keeps what it measured).
+fn table_line(cfg: &str, run: &Run, ratio: Option<f64>) -> String {
+    let ratio = ratio.map_or(String::new(), |x| format!("{x:.1}x"));
+    let states = run.distinct_states.map_or("-".into(), group);
+    let rate = run.states_per_s.map_or("-".into(), |x| group(x.round() as u64));
+    let verdict = if run.verdict == "pass" { String::new() } else { format!(" ({})", run.verdict) };
+    format!(
+        "| {cfg} | {}{verdict} | {} | {states} | {:.1} | {rate} | {:.0} MiB | {ratio} |",
+        run.checker, run.threads, run.seconds, run.peak_rss_mib
+    )
 }
 
 /// `12345678` as `12,345,678`.

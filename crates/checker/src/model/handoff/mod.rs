@@ -15,7 +15,7 @@
 //! Larger bounds run depth-first or as random walks for a time budget
 //! ([`crate::run::Search`]); `models/simulation/` holds those cfgs.
 //!
-//! Constants come from a cfg (`crates/checker/models/HandoffImpl.cfg`):
+//! Constants come from a cfg (`crates/checker/models/*.cfg`):
 //! HandoffZombie's (`Replicas`, `Coordinator`, `Keys`, `MaxWrites`,
 //! `MaxEvicts`, `NoVal`, `MaxGossip`, `MaxZombies`). The network needs no
 //! bound: a message once sent stays deliverable (duplication), may never be
