@@ -36,29 +36,31 @@ fn lengths_are_checked_before_anything_is_allocated() {
     let _profiler = dhat::Profiler::builder().testing().build();
     let instance = [1u8, 1];
     let stamp = [1u8, 1];
-    let mut cases: Vec<Vec<u8>> = Vec::new();
-    // Lengths beyond what the input holds: a key claiming 4 GiB, a value
-    // claiming 1 GiB, records claiming 2^40 entries, a digest claiming
-    // 1 GiB (postcard checks a length against the bytes left).
-    cases.push(message(&[[0u8].as_slice(), &instance, &varint(1 << 32)].concat()));
-    cases.push(message(&[[0u8].as_slice(), &instance, &[1, b'k'], &stamp, &[1, 0], &varint(1 << 30)].concat()));
-    cases.push(message(&[[13u8].as_slice(), &stamp, &varint(1 << 40)].concat()));
-    cases.push(message(&[[12u8].as_slice(), &instance, &[1], &stamp, &varint(1 << 30)].concat()));
-    // Lengths within what the input holds but beyond the protocol's
-    // limits (checked by its decoders before they copy or reserve): a key
-    // of 513 bytes, a value of 1 MiB + 1, 16,386 records, a chunk of as
-    // many, a digest of the wrong size.
     let filler = |n: usize| vec![0u8; n];
-    cases.push(message(&[[0u8].as_slice(), &instance, &varint(513), &filler(513)].concat()));
     let big: usize = (1 << 20) + 1;
-    cases.push(message(
-        &[[0u8].as_slice(), &instance, &[1, b'k'], &stamp, &[1, 0], &varint(big as u64), &filler(big)].concat(),
-    ));
-    cases.push(message(&[[13u8].as_slice(), &stamp, &varint(16_386), &filler(16_386 * 8)].concat()));
-    cases.push(message(
-        &[[4u8].as_slice(), &instance, &instance, &[1], &stamp, &[0], &varint(16_386), &filler(16_386 * 8)].concat(),
-    ));
-    cases.push(message(&[[12u8].as_slice(), &instance, &[1], &stamp, &varint(4096), &filler(4096)].concat()));
+    let cases: Vec<Vec<u8>> = vec![
+        // Lengths beyond what the input holds: a key claiming 4 GiB, a
+        // value claiming 1 GiB, records claiming 2^40 entries, a digest
+        // claiming 1 GiB (postcard checks a length against the bytes left).
+        message(&[[0u8].as_slice(), &instance, &varint(1 << 32)].concat()),
+        message(&[[0u8].as_slice(), &instance, &[1, b'k'], &stamp, &[1, 0], &varint(1 << 30)].concat()),
+        message(&[[13u8].as_slice(), &stamp, &varint(1 << 40)].concat()),
+        message(&[[12u8].as_slice(), &instance, &[1], &stamp, &varint(1 << 30)].concat()),
+        // Lengths within what the input holds but beyond the protocol's
+        // limits (checked by its decoders before they copy or reserve): a
+        // key of 513 bytes, a value of 1 MiB + 1, 16,386 records, a chunk
+        // of as many, a digest of the wrong size.
+        message(&[[0u8].as_slice(), &instance, &varint(513), &filler(513)].concat()),
+        message(
+            &[[0u8].as_slice(), &instance, &[1, b'k'], &stamp, &[1, 0], &varint(big as u64), &filler(big)].concat(),
+        ),
+        message(&[[13u8].as_slice(), &stamp, &varint(16_386), &filler(16_386 * 8)].concat()),
+        message(
+            &[[4u8].as_slice(), &instance, &instance, &[1], &stamp, &[0], &varint(16_386), &filler(16_386 * 8)]
+                .concat(),
+        ),
+        message(&[[12u8].as_slice(), &instance, &[1], &stamp, &varint(4096), &filler(4096)].concat()),
+    ];
     let batches = [varint(1 << 30), [varint(1), varint(1 << 32)].concat(), [varint(257), filler(257)].concat()];
     let before = dhat::HeapStats::get();
     for case in &cases {
