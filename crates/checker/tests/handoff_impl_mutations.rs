@@ -37,7 +37,7 @@ fn commit_before_ack_is_caught() {
 }
 
 /// A peer accepting a push from an epoch older than it knows: the zombie's
-/// stale write lands, which HandoffZombie's `DeliverPushZ` refuses.
+/// stale write lands, which `DeliverPushZ` (HandoffZombie, kept by HandoffScale) refuses.
 #[test]
 fn a_peer_accepting_a_stale_epoch_push_is_caught() {
     let report = caught("AcceptStalePush");

@@ -12,7 +12,9 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::ops::Bound;
+use std::sync::Arc;
 
 use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -39,14 +41,27 @@ pub fn cost(key: &Key, rec: &Record) -> usize {
     key.as_str().len() + rec.value.len() + RECORD_OVERHEAD
 }
 
-/// The records a replica holds.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+/// The records a replica holds. Equal and hashed by its records only: the
+/// rest is a function of them.
+#[derive(Clone, Debug, Default)]
 pub struct Memory {
     records: BTreeMap<Key, Record>,
     bytes: usize,
     /// Tombstones by `(ep, ver)`, the order `Stamp::wins` gives.
     tombstones: BTreeSet<(Epoch, Version, Key)>,
     digest: Digest,
+}
+
+impl PartialEq for Memory {
+    fn eq(&self, other: &Self) -> bool {
+        self.records == other.records
+    }
+}
+impl Eq for Memory {}
+impl Hash for Memory {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.records.hash(h);
+    }
 }
 
 impl Memory {
@@ -198,12 +213,15 @@ fn bucket(key: &Key) -> usize {
 /// record in one and not the other changes its bucket (up to a 2^-64
 /// chance). The hash is xxh3, a specified hash, so every build of the
 /// protocol agrees.
+///
+/// Shared on clone (a replica's memory is cloned only by tests and the
+/// model checker), copied on the first change after.
 #[derive(Clone, PartialEq, Eq, Hash)]
-pub struct Digest(Box<[u64; BUCKETS]>);
+pub struct Digest(Arc<[u64; BUCKETS]>);
 
 impl Default for Digest {
     fn default() -> Self {
-        Digest(Box::new([0; BUCKETS]))
+        Digest(Arc::new([0; BUCKETS]))
     }
 }
 
@@ -215,7 +233,7 @@ impl Digest {
         h.update(&rec.stamp.ep.0.to_le_bytes());
         h.update(&rec.stamp.ver.0.to_le_bytes());
         h.update(&rec.wid.0.to_le_bytes());
-        if let Some(slot) = self.0.get_mut(bucket(key)) {
+        if let Some(slot) = Arc::make_mut(&mut self.0).get_mut(bucket(key)) {
             *slot ^= h.digest();
         }
     }
@@ -254,13 +272,13 @@ impl<'de> Deserialize<'de> for Digest {
                 if bytes.len() != BUCKETS * 8 {
                     return Err(E::invalid_length(bytes.len(), &self));
                 }
-                let mut d = Digest::default();
-                for (slot, b) in d.0.iter_mut().zip(bytes.chunks_exact(8)) {
+                let mut buckets = [0u64; BUCKETS];
+                for (slot, b) in buckets.iter_mut().zip(bytes.chunks_exact(8)) {
                     let mut le = [0u8; 8];
                     le.copy_from_slice(b);
                     *slot = u64::from_le_bytes(le);
                 }
-                Ok(d)
+                Ok(Digest(Arc::new(buckets)))
             }
         }
         d.deserialize_bytes(Buckets)

@@ -195,6 +195,11 @@ impl HandoffScale {
     pub fn ops(&self) -> &Ops {
         &self.ops
     }
+
+    /// `SUBSET Keys`, in the order `NextS` is unrolled.
+    pub fn subsets(&self) -> &[BTreeSet<Key>] {
+        &self.subsets
+    }
 }
 
 /// `TypeOKScale`
