@@ -32,6 +32,20 @@ fn the_implementation_refines_handoff_scale() {
 
 const QUICK_STATES: usize = 65_470;
 
+/// The scale cfg (a write then a delete, digests, the floor raised and the
+/// tombstone collected) and the chunks cfg (two keys, one record a chunk,
+/// one eviction): each refines HandoffScale.
+#[test]
+fn the_floor_and_chunked_recovery_refine_handoff_scale() {
+    for (name, states) in [("HandoffImplScale.cfg", 36_546), ("HandoffImplChunks.cfg", 28_975)] {
+        let cfg = TlcConfig::load(&models(name)).unwrap();
+        let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
+        let report = run::check(model, "HandoffImpl", name, None, &RunOptions { threads: 2, ..Default::default() });
+        assert_eq!(report.verdict, "pass", "{name}: {:?}\n{}", report.violated, run::format_trace(&report));
+        assert_eq!(report.unique_states, states, "{name}");
+    }
+}
+
 /// First boot, run through the real code, maps to the spec's `Init`.
 #[test]
 fn first_boot_maps_to_init() {

@@ -71,7 +71,8 @@ pub enum Mutation {
     /// A replica collects every tombstone it holds, not only those at or
     /// below its floor.
     CollectAboveFloor,
-    /// A recovering peer counts a source as seeded after its first chunk.
+    /// A recovering replica (coordinator collecting, peer reseeding) counts a
+    /// source done after its first chunk.
     FinishOnPartialSnapshot,
 }
 
