@@ -61,8 +61,8 @@ fn collecting_a_tombstone_above_the_floor_is_caught() {
 }
 
 /// A recovering replica counting a source done after its first chunk: the
-/// coordinator finishes collect missing a committed key (`ReseedChunkC` needs
-/// every key of the source).
+/// coordinator finishes collect missing a committed key (the spec's `Advance`
+/// seeds a source only when its chunks covered every key).
 #[test]
 fn finishing_recovery_on_a_partial_snapshot_is_caught() {
     let report = caught_on("HandoffImplChunks.cfg", "FinishOnPartialSnapshot");
