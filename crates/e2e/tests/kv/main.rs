@@ -3,6 +3,7 @@
 //! namespace, so they run in parallel; none is skipped without the Worker.
 
 mod api;
+mod budget;
 mod burst;
 mod evictions;
 mod idle;
