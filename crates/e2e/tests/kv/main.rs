@@ -8,3 +8,4 @@ mod burst;
 mod evictions;
 mod idle;
 mod internal;
+mod window;
