@@ -30,7 +30,10 @@ pub struct Config {
     /// and from each peer to the coordinator.
     pub gossip_ms: u64,
     /// Longest wait between two pushes of an unacknowledged write (the
-    /// wait doubles from `retry_ms` up to this).
+    /// wait doubles from `retry_ms` up to this). One second: a peer back
+    /// from a pause gets the write within a second, well inside the 10 s a
+    /// client waits for its commit, and a paused peer costs at most one
+    /// push per pending write per second (the window bounds them).
     pub retry_max_ms: u64,
     /// `Retry-After` suggested to clients while the coordinator recovers.
     pub retry_after_ms: u64,
@@ -89,7 +92,7 @@ impl Config {
             retry_ms: 250,
             heartbeat_ms: 2_000,
             gossip_ms: 5_000,
-            retry_max_ms: 4_000,
+            retry_max_ms: 1_000,
             retry_after_ms: 1_000,
             max_pending: 256,
             max_pending_bytes: 4 * 1024 * 1024,
