@@ -40,8 +40,9 @@ const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
 /// Bytes queued per destination and lane. Beyond it a message is dropped:
 /// the protocol resends what it still needs on its retry timer (with
 /// backoff), so under a slow or paused peer the queues hold at most
-/// 2 destinations x 2 lanes x this (plus one message each).
-const MAX_QUEUED_BYTES: usize = 4 * 1024 * 1024;
+/// 2 destinations x 2 lanes x this (plus one message each): 8 MiB a
+/// replica, 24 MiB for the three of a namespace (docs/handoff.md 5.16).
+const MAX_QUEUED_BYTES: usize = 2 * 1024 * 1024;
 /// A delivery not answered by then frees its slot (the protocol retries
 /// whatever it still needs).
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(5);
