@@ -15,8 +15,16 @@ pub trait MirrorVisitor {
 }
 
 /// Every module that has a Rust model, by TLA+ module name.
-pub const MODULES: &[&str] =
-    &["Handoff", "HandoffV2", "HandoffAcks", "HandoffZombie", "HandoffImpl", "RemoraClaimActivation", "ClaimImpl"];
+pub const MODULES: &[&str] = &[
+    "Handoff",
+    "HandoffV2",
+    "HandoffAcks",
+    "HandoffZombie",
+    "HandoffScale",
+    "HandoffImpl",
+    "RemoraClaimActivation",
+    "ClaimImpl",
+];
 
 /// Calls `visitor` with the mirror of `module`; `None` when no Rust model
 /// checks that module.
@@ -26,6 +34,7 @@ pub fn dispatch<V: MirrorVisitor>(module: &str, visitor: V) -> Option<V::Output>
         "HandoffV2" => Some(visitor.visit::<crate::mirror::handoff::HandoffV2>()),
         "HandoffAcks" => Some(visitor.visit::<crate::mirror::handoff_ext::HandoffAcks>()),
         "HandoffZombie" => Some(visitor.visit::<crate::mirror::handoff_ext::HandoffZombie>()),
+        "HandoffScale" => Some(visitor.visit::<crate::mirror::handoff_scale::HandoffScale>()),
         "HandoffImpl" => Some(visitor.visit::<crate::model::handoff::HandoffImpl>()),
         "RemoraClaimActivation" => Some(visitor.visit::<crate::mirror::remora::RemoraClaimActivation>()),
         "ClaimImpl" => Some(visitor.visit::<crate::model::claim::ClaimImpl>()),

@@ -5,8 +5,12 @@
 //! - [`handoff`] mirrors `tla/Handoff.tla` and `tla/HandoffV2.tla`;
 //! - [`handoff_ext`] mirrors the extensions `tla/HandoffAcks.tla` and
 //!   `tla/HandoffZombie.tla`, built on the HandoffV2 mirror;
+//! - [`handoff_scale`] mirrors `tla/HandoffScale.tla` (deletes, chunked
+//!   snapshots, digest anti-entropy, the tombstone floor, the budget),
+//!   built on the HandoffZombie mirror;
 //! - [`remora`] mirrors `tla/RemoraClaimActivation.tla`.
 
 pub mod handoff;
 pub mod handoff_ext;
+pub mod handoff_scale;
 pub mod remora;

@@ -39,6 +39,10 @@ impl From<StepError> for HttpError {
     }
 }
 
+/// The setting for a namespace's memory budget in bytes (a `[vars]` entry);
+/// without it, [`protocol::handoff::DEFAULT_BUDGET_BYTES`].
+const BUDGET_VAR: &str = "HANDOFF_BUDGET_BYTES";
+
 impl Host {
     /// Boots the protocol replica on the first request to this object.
     pub(super) fn ensure_booted(self: &Rc<Self>) -> HttpResult<()> {
@@ -47,8 +51,11 @@ impl Host {
             return Ok(());
         }
         let (_, me) = self.me().ok_or_else(|| HttpError::internal("no identity"))?;
-        let config =
+        let mut config =
             Config::new(ReplicaId(0), [ReplicaId(1), ReplicaId(2)]).map_err(|e| HttpError::internal(e.to_string()))?;
+        if let Some(budget) = self.env.var(BUDGET_VAR).ok().and_then(|v| v.to_string().parse().ok()) {
+            config.budget_bytes = budget;
+        }
         let (driver, outputs) = Driver::boot(config, ReplicaId(me.index()), Millis(now_ms()), random_u64())
             .map_err(|e| HttpError::internal(e.to_string()))?;
         self.instance.set(Some(driver.replica().instance()));
