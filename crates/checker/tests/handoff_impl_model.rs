@@ -1,4 +1,4 @@
-//! The implementation model: the real replicas, refining HandoffZombie.
+//! The implementation model: the real replicas, refining HandoffScale.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -13,10 +13,10 @@ fn models(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(name)
 }
 
-/// The quick cfg: every step of the real code maps to a HandoffZombie step
+/// The quick cfg: every step of the real code maps to a HandoffScale step
 /// or a stutter, and every invariant holds on the mapped states.
 #[test]
-fn the_implementation_refines_handoff_zombie() {
+fn the_implementation_refines_handoff_scale() {
     let cfg = TlcConfig::load(&models("HandoffImplQuick.cfg")).unwrap();
     let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
     let report = run::check(
@@ -30,7 +30,21 @@ fn the_implementation_refines_handoff_zombie() {
     assert_eq!(report.unique_states, QUICK_STATES);
 }
 
-const QUICK_STATES: usize = 16_017;
+const QUICK_STATES: usize = 65_470;
+
+/// The scale cfg (a write then a delete, digests, the floor raised and the
+/// tombstone collected) and the chunks cfg (two keys, one record a chunk,
+/// one eviction): each refines HandoffScale.
+#[test]
+fn the_floor_and_chunked_recovery_refine_handoff_scale() {
+    for (name, states) in [("HandoffImplScale.cfg", 36_546), ("HandoffImplChunks.cfg", 28_975)] {
+        let cfg = TlcConfig::load(&models(name)).unwrap();
+        let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
+        let report = run::check(model, "HandoffImpl", name, None, &RunOptions { threads: 2, ..Default::default() });
+        assert_eq!(report.verdict, "pass", "{name}: {:?}\n{}", report.violated, run::format_trace(&report));
+        assert_eq!(report.unique_states, states, "{name}");
+    }
+}
 
 /// First boot, run through the real code, maps to the spec's `Init`.
 #[test]

@@ -1,8 +1,9 @@
 //! The implementation model catches deliberately broken protocol code: each
 //! mutation (`protocol::handoff::Mutation`, compiled only with the
 //! `mutations` feature) runs the real replicas with one handler broken, and
-//! the model must report a violation on the quick cfg, with the shortest
-//! counterexample pinned as an insta snapshot.
+//! the model must report a violation on the cfg whose bounds reach it (the
+//! quick cfg; the scale and chunks cfgs for the floor and chunking), with the
+//! shortest counterexample pinned as an insta snapshot.
 
 use std::path::PathBuf;
 
@@ -12,16 +13,15 @@ use checker::run::{self, RunOptions};
 use checker::spec::Mirror;
 
 fn caught(mutation: &str) -> run::Report {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/HandoffImplQuick.cfg");
+    caught_on("HandoffImplQuick.cfg", mutation)
+}
+
+fn caught_on(cfg_name: &str, mutation: &str) -> run::Report {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(cfg_name);
     let cfg = TlcConfig::load(&path).unwrap();
     let model = HandoffImpl::from_cfg(&cfg, Some(mutation)).unwrap();
-    let report = run::check(
-        model,
-        "HandoffImpl",
-        "HandoffImplQuick.cfg",
-        Some(mutation),
-        &RunOptions { threads: 2, ..Default::default() },
-    );
+    let report =
+        run::check(model, "HandoffImpl", cfg_name, Some(mutation), &RunOptions { threads: 2, ..Default::default() });
     assert_eq!(report.verdict, "violation", "{mutation} was not caught");
     // The shortest counterexample, reviewed like the mirrors' ones.
     insta::assert_snapshot!(mutation, run::format_trace(&report));
@@ -37,7 +37,7 @@ fn commit_before_ack_is_caught() {
 }
 
 /// A peer accepting a push from an epoch older than it knows: the zombie's
-/// stale write lands, which HandoffZombie's `DeliverPushZ` refuses.
+/// stale write lands, which `DeliverPushZ` (HandoffZombie, kept by HandoffScale) refuses.
 #[test]
 fn a_peer_accepting_a_stale_epoch_push_is_caught() {
     let report = caught("AcceptStalePush");
@@ -49,6 +49,23 @@ fn a_peer_accepting_a_stale_epoch_push_is_caught() {
 #[test]
 fn a_coordinator_serving_before_announce_completes_is_caught() {
     let report = caught("ServeBeforeAnnounce");
+    assert_eq!(report.violated.as_deref(), Some("Refinement"), "{}", run::format_trace(&report));
+}
+
+/// A replica collecting a tombstone above its floor: what it stores is no
+/// longer the spec's `Concrete`, and a ghost push could resurrect the key.
+#[test]
+fn collecting_a_tombstone_above_the_floor_is_caught() {
+    let report = caught_on("HandoffImplScale.cfg", "CollectAboveFloor");
+    assert_eq!(report.violated.as_deref(), Some("Refinement"), "{}", run::format_trace(&report));
+}
+
+/// A recovering replica counting a source done after its first chunk: the
+/// coordinator finishes collect missing a committed key (the spec's `Advance`
+/// seeds a source only when its chunks covered every key).
+#[test]
+fn finishing_recovery_on_a_partial_snapshot_is_caught() {
+    let report = caught_on("HandoffImplChunks.cfg", "FinishOnPartialSnapshot");
     assert_eq!(report.violated.as_deref(), Some("Refinement"), "{}", run::format_trace(&report));
 }
 

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use e2e::history::{self, Call, Effort, Op, Outcome, Val};
-use e2e::{Ack, Found, Resp, Store, unique_ns};
+use e2e::{Ack, Found, Resp, Store};
 
 const CLIENTS: usize = 8;
 const KEYS: u64 = 4;
@@ -34,7 +34,7 @@ const MAX_RUN: Duration = Duration::from_secs(120);
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn histories_under_evictions_are_linearizable() {
     let s = Store::from_env();
-    let ns = unique_ns("linearizable");
+    let ns = s.new_ns("linearizable").await;
     Ack::parse(&s.put(&ns, "warm", b"up").await);
     s.wait_ready(&ns, RECOVER).await;
 

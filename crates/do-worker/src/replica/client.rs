@@ -212,6 +212,13 @@ fn write_reply(reply: WriteReply) -> HttpResult {
         }
         WriteReply::Overloaded { retry_after_ms } => Err(Unavailable::Overloaded { retry_after_ms }.into()),
         WriteReply::Superseded => Err(Unavailable::Superseded.into()),
+        WriteReply::Full { held, needed, budget } => Err(HttpError::new(
+            507,
+            "namespace_full",
+            format!(
+                "the namespace holds {held} of its {budget} bytes; this write needs {needed} more; nothing changed"
+            ),
+        )),
     }
 }
 

@@ -39,6 +39,11 @@ impl From<StepError> for HttpError {
     }
 }
 
+/// The deployment's default memory budget of a namespace in bytes (a
+/// `[vars]` entry), for namespaces created without `memory_budget_bytes`;
+/// without either, [`protocol::handoff::DEFAULT_BUDGET_BYTES`].
+const BUDGET_VAR: &str = "HANDOFF_BUDGET_BYTES";
+
 impl Host {
     /// Boots the protocol replica once the registry admitted it
     /// (`lifecycle.rs`: the settings are known then); a no-op once booted.
@@ -50,7 +55,9 @@ impl Host {
         let (_, me) = self.me().ok_or_else(|| HttpError::internal("no identity"))?;
         let settings = self.settings.try_borrow().map_err(|_| busy())?.clone();
         let settings = settings.ok_or_else(|| HttpError::internal("replica not admitted by the registry"))?;
-        let config = lifecycle::replica_config(&settings).map_err(|e| HttpError::internal(e.to_string()))?;
+        let default_budget = self.env.var(BUDGET_VAR).ok().and_then(|v| v.to_string().parse().ok());
+        let config =
+            lifecycle::replica_config(&settings, default_budget).map_err(|e| HttpError::internal(e.to_string()))?;
         let (driver, outputs) = Driver::boot(config, ReplicaId(me.index()), Millis(now_ms()), random_u64())
             .map_err(|e| HttpError::internal(e.to_string()))?;
         self.instance.set(Some(driver.replica().instance()));

@@ -24,12 +24,17 @@ const RETRY_AFTER_MS: u64 = 1000;
 
 /// The protocol configuration of a replica of a namespace with `settings`:
 /// the seam between a namespace's settings and the protocol. The memory
-/// budget (`settings.memory_budget_bytes`, `None` for the protocol's
-/// default) belongs in the protocol's `Config` once it has one; until then
-/// the protocol's fixed configuration is used, and the budget is only
-/// stored and reported (`GET /v1/{ns}`, the status line).
-pub(super) fn replica_config(_settings: &Settings) -> Result<Config, ConfigError> {
-    Config::new(ReplicaId(0), [ReplicaId(1), ReplicaId(2)])
+/// budget is the namespace's `memory_budget_bytes`, else the deployment's
+/// default (`default_budget`, the `HANDOFF_BUDGET_BYTES` var), else the
+/// protocol's.
+pub(super) fn replica_config(settings: &Settings, default_budget: Option<u64>) -> Result<Config, ConfigError> {
+    let mut config = Config::new(ReplicaId(0), [ReplicaId(1), ReplicaId(2)])?;
+    // Settings are validated (at most 96 MiB), so the budget fits a usize
+    // on wasm32 too; a value that did not would keep the default.
+    if let Some(budget) = settings.memory_budget_bytes.or(default_budget).and_then(|b| usize::try_from(b).ok()) {
+        config.budget_bytes = budget;
+    }
+    Ok(config)
 }
 
 impl Host {

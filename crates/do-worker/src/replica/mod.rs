@@ -271,9 +271,14 @@ impl Host {
             epoch: report.epoch.0,
             known: report.known.0,
             keys: report.keys,
+            tombstones: report.tombstones,
+            bytes: report.bytes,
+            budget: report.budget,
+            floor: format!("{}.{}", report.floor.ep.0, report.floor.ver.0),
             pending: report.pending,
+            pending_bytes: report.pending_bytes,
             generation: report.generation.map(|g| format!("{}-{:016x}", g.minted_at, g.nonce)),
-            instance: self.instance.get().map(|i| format!("{:016x}", i.0)),
+            instance: self.instance.get().map(|i| format!("{}-{:016x}", i.born, i.nonce)),
             object: format!("{:016x}", self.born),
             uptime_ms: now.saturating_sub(self.born_at),
             paused_ms: self.paused_until.get().saturating_sub(now),
@@ -313,7 +318,17 @@ struct StatusLine {
     epoch: u64,
     known: u64,
     keys: usize,
+    /// Tombstones not yet collected.
+    tombstones: usize,
+    /// Bytes of keys, values and tombstones this replica holds.
+    bytes: usize,
+    /// The namespace's memory budget (a write beyond it gets a 507).
+    budget: usize,
+    /// The tombstone floor, `ep.ver`.
+    floor: String,
     pending: usize,
+    /// Bytes of the coordinator's uncommitted writes.
+    pending_bytes: usize,
     generation: Option<String>,
     instance: Option<String>,
     object: String,

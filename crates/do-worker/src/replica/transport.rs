@@ -1,8 +1,9 @@
 //! Messages between replicas: outgoing ones queue per destination and
-//! lane and leave in batches over a bounded number of requests, through a
-//! cached stub; the replies in each response are fed back in. Incoming
-//! ones (`POST /msg`, one message or a batch) are stepped one by one, and
-//! the replies to their sender ride back in the response.
+//! lane (bounded in bytes, with at most one copy of a message queued) and
+//! leave in batches over a bounded number of requests, through a cached
+//! stub; the replies in each response are fed back in. Incoming ones
+//! (`POST /msg`, a binary [`Batch`]) are stepped one by one, and the
+//! replies to their sender ride back in the response, as a batch too.
 
 use std::collections::VecDeque;
 use std::pin::pin;
@@ -10,8 +11,8 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures_util::future::{self, Either};
+use protocol::handoff::message::{Batch, MAX_BATCH};
 use protocol::handoff::{Body, Input, Message};
-use serde_json::value::RawValue;
 use worker::wasm_bindgen_futures::spawn_local;
 use worker::{Delay, Response, Result, Stub, console_warn};
 
@@ -27,15 +28,21 @@ use crate::wire::{ReplicaOp, Target};
 /// queue and leave together in the next request: under load one round
 /// trip carries many pushes (fewer requests per write, which is what the
 /// CPU pays for), and while the link is idle nothing waits. Two lanes per
-/// destination (gossip, which carries whole memories, apart from
-/// everything else, so a large snapshot never delays a push) x two
+/// destination (anti-entropy digests and the records they ask for, apart
+/// from everything else, so a repair never delays a push) x two
 /// destinations = 4 connections, within the platform's 6.
 const MAX_IN_FLIGHT: usize = 1;
-/// Lanes: 0 = protocol traffic, 1 = gossip.
+/// Lanes: 0 = protocol traffic, 1 = anti-entropy.
 pub(super) const LANES: usize = 2;
-/// Messages per batch, and bytes (a batch holds at least one message).
-const MAX_BATCH: usize = 256;
+/// Bytes per batch (a batch holds at least one message, of at most
+/// [`protocol::handoff::message::MAX_MESSAGE_BYTES`]).
 const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
+/// Bytes queued per destination and lane. Beyond it a message is dropped:
+/// the protocol resends what it still needs on its retry timer (with
+/// backoff), so under a slow or paused peer the queues hold at most
+/// 2 destinations x 2 lanes x this (plus one message each): 8 MiB a
+/// replica, 24 MiB for the three of a namespace (docs/handoff.md 5.16).
+const MAX_QUEUED_BYTES: usize = 2 * 1024 * 1024;
 /// A delivery not answered by then frees its slot (the protocol retries
 /// whatever it still needs).
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -44,7 +51,30 @@ const DELIVERY_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Default)]
 pub(super) struct Outbox {
     queue: VecDeque<Vec<u8>>,
+    queued_bytes: usize,
     in_flight: usize,
+}
+
+impl Outbox {
+    /// Queues `bytes` unless the same message is already queued (a retry of
+    /// a push not yet sent) or the queue is full.
+    fn offer(&mut self, bytes: Vec<u8>) -> bool {
+        if self.queued_bytes + bytes.len() > MAX_QUEUED_BYTES && !self.queue.is_empty() {
+            return false;
+        }
+        if self.queue.iter().any(|q| *q == bytes) {
+            return true;
+        }
+        self.queued_bytes += bytes.len();
+        self.queue.push_back(bytes);
+        true
+    }
+
+    fn take(&mut self) -> Option<Vec<u8>> {
+        let bytes = self.queue.pop_front()?;
+        self.queued_bytes = self.queued_bytes.saturating_sub(bytes.len());
+        Some(bytes)
+    }
 }
 
 /// A cached route to one other replica: its stub and `POST /msg` URL.
@@ -64,11 +94,13 @@ impl Host {
             return;
         }
         let Some(to) = ReplicaName::from_index(msg.to.0) else { return };
-        let lane = usize::from(matches!(msg.body, Body::Gossip { .. }));
+        let lane = usize::from(matches!(msg.body, Body::Digest { .. } | Body::Records { .. }));
         let Ok(bytes) = msg.encode() else { return };
         bump(&self.counters.msgs_out);
-        if let Some(outbox) = self.outboxes.try_borrow_mut().ok().as_mut().and_then(|b| outbox(b, to, lane)) {
-            outbox.queue.push_back(bytes);
+        if let Some(outbox) = self.outboxes.try_borrow_mut().ok().as_mut().and_then(|b| outbox(b, to, lane))
+            && !outbox.offer(bytes)
+        {
+            bump(&self.counters.send_failures);
         }
         self.pump(to, lane);
     }
@@ -93,14 +125,13 @@ impl Host {
                         break;
                     }
                     bytes += next.len();
-                    batch.extend(outbox.queue.pop_front());
+                    batch.extend(outbox.take());
                 }
                 batch
             };
             let (host, ns) = (self.clone(), ns.clone());
             spawn_local(async move {
-                let body = batch_body(batch);
-                let delivery = pin!(host.deliver(&ns, to, &body));
+                let delivery = pin!(host.deliver(&ns, to, batch));
                 let outcome = match future::select(delivery, pin!(Delay::from(DELIVERY_TIMEOUT))).await {
                     Either::Left((outcome, _)) => outcome,
                     Either::Right(_) => Err(worker::Error::RustError("timed out".into())),
@@ -118,13 +149,15 @@ impl Host {
         }
     }
 
-    /// One request to `to` carrying `body` (a message or a batch); the
-    /// replies in its response are fed back in.
-    async fn deliver(self: &Rc<Self>, ns: &str, to: ReplicaName, body: &[u8]) -> Result<()> {
+    /// One request to `to` carrying `batch`; the replies in its response
+    /// are fed back in.
+    async fn deliver(self: &Rc<Self>, ns: &str, to: ReplicaName, batch: Vec<Vec<u8>>) -> Result<()> {
         let key = self.secret.as_ref().map_err(|e| worker::Error::RustError(e.to_string()))?;
+        let body = Batch::encode(&batch).map_err(|e| worker::Error::RustError(e.to_string()))?;
+        drop(batch);
         let (stub, url) = self.link(ns, to)?;
-        let headers = [("content-type", "application/json")];
-        let mut resp = match internal::call_url(&stub, &url, true, Some(key), Some(body), &headers).await {
+        let headers = [("content-type", BINARY)];
+        let mut resp = match internal::call_url(&stub, &url, true, Some(key), Some(&body), &headers).await {
             Ok(resp) => resp,
             Err(e) => {
                 // A stub whose object threw (was reset, evicted) stays broken:
@@ -145,9 +178,9 @@ impl Host {
             }
             return Err(worker::Error::RustError(format!("status {status}: {}", String::from_utf8_lossy(&bytes))));
         }
-        let replies: Vec<Box<RawValue>> = serde_json::from_slice(&bytes)?;
+        let replies = Batch::decode(&bytes).map_err(|e| worker::Error::RustError(format!("bad replies: {e}")))?;
         for raw in replies {
-            match Message::decode(raw.get().as_bytes()) {
+            match Message::decode(raw) {
                 Ok(reply) => self.receive(reply),
                 Err(e) => console_warn!("bad reply from {ns}:{to}: {e}"),
             }
@@ -194,85 +227,40 @@ impl Host {
         }
     }
 
-    /// `POST /msg`: a message from another replica, or a batch of them (a
-    /// JSON array). A single message that is malformed or refused gets a
-    /// 400/409; in a batch each message stands alone (bad ones are counted
-    /// and skipped). Replies to the sender ride back in the 200 response,
-    /// as a JSON array.
+    /// `POST /msg`: a batch of messages from another replica. A malformed
+    /// batch gets a 400; inside it each message stands alone (bad or
+    /// refused ones are counted and skipped). Replies to the sender ride
+    /// back in the 200 response, as a batch.
     pub(super) fn on_msg(self: &Rc<Self>, body: &[u8]) -> HttpResult {
         if self.paused() {
             return Err(Unavailable::Paused.into());
         }
-        let bad = |message: String| HttpError::new(400, "bad_message", message);
-        let batch = body.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'[');
-        let raws: Vec<&[u8]> = if batch {
-            match serde_json::from_slice::<Vec<&RawValue>>(body) {
-                Ok(raws) if raws.len() <= MAX_BATCH => raws.into_iter().map(|r| r.get().as_bytes()).collect(),
-                Ok(raws) => return Err(bad(format!("a batch is at most {MAX_BATCH} messages, not {}", raws.len()))),
-                Err(e) => return Err(bad(format!("malformed batch: {e}"))),
-            }
-        } else {
-            vec![body]
-        };
+        let raws = Batch::decode(body).map_err(|e| HttpError::new(400, "bad_message", e.to_string()))?;
         self.ensure_booted()?;
         let mut replies = Vec::new();
         for raw in raws {
-            let msg = match Message::decode(raw) {
-                Ok(msg) => msg,
-                Err(e) if !batch => return Err(bad(e.to_string())),
-                Err(_) => {
-                    bump(&self.counters.refused);
-                    continue;
-                }
+            let Ok(msg) = Message::decode(raw) else {
+                bump(&self.counters.refused);
+                continue;
             };
             bump(&self.counters.msgs_in);
             let from = msg.from;
             match self.step(Input::Message(msg)) {
                 Ok(outputs) => replies.extend(self.perform(outputs, Some(from))),
-                Err(e) => {
-                    bump(&self.counters.refused);
-                    if !batch {
-                        return Err(e.into());
-                    }
-                }
+                Err(_) => bump(&self.counters.refused),
             }
         }
-        let body = serde_json::to_vec(&replies)?;
+        let replies: Vec<Vec<u8>> = replies.iter().filter_map(|m| m.encode().ok()).collect();
+        let body = Batch::encode(&replies).map_err(|e| HttpError::internal(e.to_string()))?;
         let headers = worker::Headers::new();
-        headers.set("content-type", "application/json")?;
+        headers.set("content-type", BINARY)?;
         Ok(Response::from_bytes(body)?.with_headers(headers))
     }
 }
 
+/// The content type of replica messages.
+const BINARY: &str = "application/octet-stream";
+
 fn outbox(boxes: &mut [[Outbox; LANES]; 3], to: ReplicaName, lane: usize) -> Option<&mut Outbox> {
     boxes.get_mut(usize::from(to.index()))?.get_mut(lane)
-}
-
-/// One message as is, several as a JSON array.
-fn batch_body(mut batch: Vec<Vec<u8>>) -> Vec<u8> {
-    if batch.len() == 1 {
-        return batch.pop().unwrap_or_default();
-    }
-    let mut body = Vec::with_capacity(batch.iter().map(|m| m.len() + 1).sum::<usize>() + 2);
-    body.push(b'[');
-    for (i, msg) in batch.iter().enumerate() {
-        if i > 0 {
-            body.push(b',');
-        }
-        body.extend_from_slice(msg);
-    }
-    body.push(b']');
-    body
-}
-
-#[cfg(test)]
-mod tests {
-    use super::batch_body;
-
-    #[test]
-    fn one_message_travels_alone_several_as_an_array() {
-        assert_eq!(batch_body(vec![b"{\"a\":1}".to_vec()]), b"{\"a\":1}");
-        assert_eq!(batch_body(vec![b"{\"a\":1}".to_vec(), b"{\"b\":2}".to_vec()]), b"[{\"a\":1},{\"b\":2}]");
-        assert_eq!(batch_body(Vec::new()), b"[]");
-    }
 }

@@ -4,6 +4,24 @@
 //! wipe every replica in the isolate).
 
 use e2e::{Ack, Found, Store, replica_field};
+use protocol::handoff::message::MAX_BATCH;
+use protocol::handoff::{
+    Batch, Body, Epoch, Instance, Key, Message, Record, ReplicaId, Stamp, Value as RecordValue, Version, WriteId,
+};
+
+/// One message in its wire form.
+fn wire(from: u8, to: u8, body: Body) -> Vec<u8> {
+    Message::new(None, ReplicaId(from), ReplicaId(to), body).encode().expect("encodable")
+}
+
+/// A `POST /msg` body.
+fn batch(messages: &[Vec<u8>]) -> Vec<u8> {
+    Batch::encode(messages).expect("encodable")
+}
+
+fn heartbeat() -> Vec<u8> {
+    wire(0, 1, Body::Heartbeat)
+}
 
 #[tokio::test]
 async fn internal_endpoints_are_not_routed() {
@@ -45,16 +63,16 @@ async fn replicas_refuse_requests_without_the_worker_credential() {
     let s = Store::from_env();
     let ns = s.new_ns("noauth").await;
     Ack::parse(&s.put(&ns, "k", b"v").await);
-    let heartbeat = br#"{"v":1,"generation":null,"from":0,"to":1,"body":{"type":"heartbeat"}}"#;
+    let body = batch(&[heartbeat()]);
     for r in ["r0", "r1", "r2"] {
         // The test hook delivers the body to the replica's peer endpoint
         // WITHOUT the internal credential: the replica itself must refuse.
-        let resp = s.request("POST", &format!("/v1/{ns}/_test/raw/{r}?auth=0"), Some(heartbeat.to_vec()), &[]).await;
+        let resp = s.request("POST", &format!("/v1/{ns}/_test/raw/{r}?auth=0"), Some(body.clone()), &[]).await;
         resp.expect_error(403, "forbidden");
     }
     // With it, the same (well-formed) message is accepted: the 403 above
     // was the credential check, not a broken endpoint.
-    let resp = s.request("POST", &format!("/v1/{ns}/_test/raw/r1?auth=1"), Some(heartbeat.to_vec()), &[]).await;
+    let resp = s.request("POST", &format!("/v1/{ns}/_test/raw/r1?auth=1"), Some(body), &[]).await;
     assert_eq!(resp.status, 200, "{}", resp.text());
 }
 
@@ -64,57 +82,68 @@ async fn malformed_peer_messages_are_errors_not_panics() {
     let ns = s.new_ns("garbage").await;
     let ack = Ack::parse(&s.put(&ns, "k", b"survives").await);
     let before = s.wait_ready(&ns, std::time::Duration::from_secs(10)).await;
-    let deep = format!("{}1{}", "{\"v\":".repeat(100_000), "}".repeat(100_000));
-    let bodies: Vec<(Vec<u8>, &str)> = vec![
+    let raw = |body: Vec<u8>| {
+        let s = &s;
+        let path = format!("/v1/{ns}/_test/raw/r1?auth=1");
+        async move { s.request("POST", &path, Some(body), &[]).await }
+    };
+    // A body that is no batch is refused whole.
+    let hb = heartbeat();
+    let whole = batch(std::slice::from_ref(&hb));
+    let mut trailing = whole.clone();
+    trailing.push(0);
+    let bad_bodies: Vec<(Vec<u8>, &str)> = vec![
         (Vec::new(), "empty"),
-        (b"\xff\xfe\x00".to_vec(), "not utf-8"),
-        (b"null".to_vec(), "null"),
-        (b"{\"v\":1}".to_vec(), "missing fields"),
-        (b"{\"v\":99,\"x\":1}".to_vec(), "future version"),
-        (b"{\"v\":1,\"generation\":null,\"from\":0,\"to\":1,\"body\":{\"type\":\"nope\"}}".to_vec(), "unknown type"),
-        (b"{\"v\":1,\"generation\":null,\"from\":300,\"to\":1,\"body\":{\"type\":\"heartbeat\"}}".to_vec(), "sender out of range"),
-        (b"{\"v\":1,\"generation\":null,\"from\":7,\"to\":1,\"body\":{\"type\":\"heartbeat\"}}".to_vec(), "unknown replica"),
-        (b"{\"v\":1,\"generation\":null,\"from\":0,\"to\":2,\"body\":{\"type\":\"heartbeat\"}}".to_vec(), "wrong destination"),
-        (b"{\"v\":1,\"generation\":null,\"from\":1,\"to\":1,\"body\":{\"type\":\"heartbeat\"}}".to_vec(), "from itself"),
-        (
-            b"{\"v\":1,\"generation\":null,\"from\":2,\"to\":1,\"body\":{\"type\":\"push\",\"instance\":1,\"key\":\"k\",\"record\":{\"stamp\":{\"ep\":1,\"ver\":1},\"wid\":\"0000000000000000000000000000002a\",\"value\":{\"bytes\":\"00\"}}}}".to_vec(),
-            "push not from the coordinator",
-        ),
-        (
-            b"{\"v\":1,\"generation\":null,\"from\":0,\"to\":1,\"body\":{\"type\":\"push\",\"instance\":1,\"key\":\"\",\"record\":{\"stamp\":{\"ep\":1,\"ver\":1},\"wid\":\"2a\",\"value\":{\"bytes\":\"0\"}}}}".to_vec(),
-            "invalid key, wid and bytes",
-        ),
-        (b"{\"v\":1,\"generation\":null,\"from\":0,\"to\":1,\"body\":{\"type\":\"collect\",\"instance\":-1}}".to_vec(), "negative"),
-        (b"{\"v\":1,\"generation\":{\"minted_at\":1e400,\"nonce\":1},\"from\":0,\"to\":1,\"body\":{\"type\":\"heartbeat\"}}".to_vec(), "huge number"),
-        (deep.into_bytes(), "deep nesting"),
+        (b"\xff\xfe\x00".to_vec(), "not a count"),
+        (vec![0xff, 0xff, 0xff, 0xff, 0x0f], "4 G messages"),
+        (vec![1, 0xff, 0xff, 0xff, 0xff, 0x0f], "a 4 GB message"),
+        (whole[..whole.len() - 1].to_vec(), "truncated"),
+        (trailing, "trailing bytes"),
+        (batch(&vec![hb.clone(); MAX_BATCH + 1]), "too many messages"),
+        (br#"[{"v":1,"generation":null,"from":0,"to":1,"body":{"type":"heartbeat"}}]"#.to_vec(), "version 1 JSON"),
     ];
-    for (body, what) in bodies {
-        let resp = s.request("POST", &format!("/v1/{ns}/_test/raw/r1?auth=1"), Some(body), &[]).await;
-        assert!(matches!(resp.status, 400 | 409), "{what}: expected 400/409, got {}: {}", resp.status, resp.text());
-        let code = resp.error_code();
-        assert!(matches!(code.as_str(), "bad_message" | "refused"), "{what}: {code}");
+    for (body, what) in bad_bodies {
+        let resp = raw(body).await;
+        assert_eq!(resp.status, 400, "{what}: {}", resp.text());
+        assert_eq!(resp.error_code(), "bad_message", "{what}");
     }
-    // Batches (what replicas send each other under load): a malformed
-    // batch is refused whole; in a well-formed one, each message stands
-    // alone.
-    let hb = r#"{"v":1,"generation":null,"from":0,"to":1,"body":{"type":"heartbeat"}}"#;
-    for (body, status) in [
-        (format!("[{hb},{hb}]"), 200),
-        (format!("[{hb},{{\"v\":1}},\"junk\",{hb}]"), 200),
-        ("[]".to_string(), 200),
-        // Deep nesting inside a batch: one undecodable element, skipped.
-        (format!("[{}{}]", "[".repeat(100_000), "]".repeat(100_000)), 200),
-        (format!("[{hb},"), 400),
-        (format!("[{}]", vec![hb; 300].join(",")), 400),
-    ] {
-        let resp = s.request("POST", &format!("/v1/{ns}/_test/raw/r1?auth=1"), Some(body.into_bytes()), &[]).await;
-        assert_eq!(resp.status, status, "{}", resp.text());
-        if status == 200 {
-            assert_eq!(resp.json(), serde_json::json!([]), "heartbeats need no reply");
-        } else {
-            assert_eq!(resp.error_code(), "bad_message");
-        }
-    }
+    // In a well-formed batch each message stands alone: the bad ones are
+    // counted as refused and skipped, the good ones stepped.
+    let key = Key::new("k").expect("a key");
+    let record = Record {
+        stamp: Stamp { ep: Epoch(1), ver: Version(1) },
+        wid: WriteId(42),
+        value: RecordValue::Bytes(b"ghost".to_vec()),
+    };
+    let push = Body::Push { instance: Instance { born: 0, nonce: 1 }, key: key.clone(), record: record.clone() };
+    let bad_messages: Vec<(Vec<u8>, &str)> = vec![
+        (Vec::new(), "empty"),
+        (vec![2], "truncated"),
+        (vec![99, 0], "future version"),
+        (vec![2, 0, 0, 1, 99], "unknown body"),
+        (format!("{}1{}", "[".repeat(100_000), "]".repeat(100_000)).into_bytes(), "deep nesting"),
+        (wire(7, 1, Body::Heartbeat), "unknown replica"),
+        (wire(0, 2, Body::Heartbeat), "wrong destination"),
+        (wire(1, 1, Body::Heartbeat), "from itself"),
+        (wire(2, 1, push), "push not from the coordinator"),
+    ];
+    let refused = |status: &serde_json::Value| replica_field(status, "r1", "refused").as_u64().unwrap_or(0);
+    let refused_before = refused(&before);
+    let mut body: Vec<Vec<u8>> = vec![hb.clone()];
+    body.extend(bad_messages.iter().map(|(m, _)| m.clone()));
+    body.push(hb.clone());
+    let resp = raw(batch(&body)).await;
+    assert_eq!(resp.status, 200, "{}", resp.text());
+    assert_eq!(Batch::decode(&resp.body).map(|r| r.len()), Ok(0), "heartbeats need no reply");
+    let refused_after = refused(&s.status(&ns).await);
+    assert!(
+        refused_after >= refused_before + bad_messages.len() as u64,
+        "{} bad messages, refused {refused_before} -> {refused_after}: {:?}",
+        bad_messages.len(),
+        bad_messages.iter().map(|(_, what)| what).collect::<Vec<_>>()
+    );
+    // An empty batch is fine.
+    assert_eq!(raw(batch(&[])).await.status, 200);
     // Nothing panicked: the same object instances, the same protocol
     // instances, the data intact, still serving writes.
     let after = s.status(&ns).await;

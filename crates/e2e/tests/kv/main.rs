@@ -3,7 +3,9 @@
 //! namespace, so they run in parallel; none is skipped without the Worker.
 
 mod api;
+mod budget;
 mod burst;
 mod evictions;
 mod idle;
 mod internal;
+mod window;

@@ -2,6 +2,16 @@
 
 use super::error::ConfigError;
 use super::ids::ReplicaId;
+use super::memory::MAX_CHUNK_BYTES;
+use super::record::MAX_VALUE_BYTES;
+
+/// The default memory budget per namespace: 16 MiB of keys, values and
+/// tombstones (with [`RECORD_OVERHEAD`](super::memory::RECORD_OVERHEAD) per
+/// record). Three replicas of a namespace at its budget are 48 MiB; with
+/// the coordinator's pending window, the transport's bounded queues and a
+/// recovery's chunks in flight that stays under 100 MiB, inside the 128 MB
+/// a Durable Object isolate has (docs/handoff.md section 5.16).
+pub const DEFAULT_BUDGET_BYTES: usize = 16 * 1024 * 1024;
 
 /// Who is who, and how often things happen. The same for all three
 /// replicas of a namespace.
@@ -16,14 +26,31 @@ pub struct Config {
     /// 10 s hibernates and its memory is gone; 2 s leaves room for four
     /// lost heartbeats in a row.
     pub heartbeat_ms: u64,
-    /// Anti-entropy interval (full-memory gossip to both other replicas).
+    /// Anti-entropy interval: digests from the coordinator to both peers
+    /// and from each peer to the coordinator.
     pub gossip_ms: u64,
+    /// Longest wait between two pushes of an unacknowledged write (the
+    /// wait doubles from `retry_ms` up to this). One second: a peer back
+    /// from a pause gets the write within a second, well inside the 10 s a
+    /// client waits for its commit, and a paused peer costs at most one
+    /// push per pending write per second (the window bounds them).
+    pub retry_max_ms: u64,
     /// `Retry-After` suggested to clients while the coordinator recovers.
     pub retry_after_ms: u64,
     /// Uncommitted writes the coordinator buffers before it sheds load.
     pub max_pending: usize,
-    /// Largest value accepted, in bytes.
+    /// Bytes of uncommitted writes the coordinator buffers before it sheds
+    /// load.
+    pub max_pending_bytes: usize,
+    /// Largest value accepted, in bytes (at most [`MAX_VALUE_BYTES`]).
     pub max_value_bytes: usize,
+    /// The namespace's memory budget: bytes of keys, values and tombstones
+    /// the coordinator stores plus those its pending writes would add. A
+    /// write beyond it is refused ([`WriteReply::Full`](super::interface::WriteReply::Full)).
+    pub budget_bytes: usize,
+    /// Bytes of records in one snapshot chunk or gossip answer (at most
+    /// [`MAX_CHUNK_BYTES`]; one record always fits).
+    pub chunk_bytes: usize,
     /// A deliberate bug, for the model checker to catch (feature
     /// `mutations`; never compiled into the Worker).
     #[cfg(feature = "mutations")]
@@ -44,6 +71,12 @@ pub enum Mutation {
     /// The coordinator serves as soon as it chose its epoch, before the
     /// announce completed.
     ServeBeforeAnnounce,
+    /// A replica collects every tombstone it holds, not only those at or
+    /// below its floor.
+    CollectAboveFloor,
+    /// A recovering replica (coordinator collecting, peer reseeding) counts a
+    /// source done after its first chunk.
+    FinishOnPartialSnapshot,
 }
 
 impl Config {
@@ -59,21 +92,33 @@ impl Config {
             retry_ms: 250,
             heartbeat_ms: 2_000,
             gossip_ms: 5_000,
+            retry_max_ms: 1_000,
             retry_after_ms: 1_000,
-            max_pending: 1_024,
-            max_value_bytes: 1024 * 1024,
+            max_pending: 256,
+            max_pending_bytes: 4 * 1024 * 1024,
+            max_value_bytes: MAX_VALUE_BYTES,
+            budget_bytes: DEFAULT_BUDGET_BYTES,
+            chunk_bytes: MAX_CHUNK_BYTES,
             #[cfg(feature = "mutations")]
             mutation: None,
         })
     }
 
-    /// Fails on timings that cannot work.
+    /// Fails on timings and sizes that cannot work.
     pub(crate) fn validate(&self) -> Result<(), ConfigError> {
         for (name, ms) in
             [("retry_ms", self.retry_ms), ("heartbeat_ms", self.heartbeat_ms), ("gossip_ms", self.gossip_ms)]
         {
             if ms == 0 {
                 return Err(ConfigError::ZeroInterval { name });
+            }
+        }
+        for (name, value, max) in [
+            ("max_value_bytes", self.max_value_bytes, MAX_VALUE_BYTES),
+            ("chunk_bytes", self.chunk_bytes, MAX_CHUNK_BYTES),
+        ] {
+            if value > max {
+                return Err(ConfigError::TooLarge { name, value, max });
             }
         }
         Ok(())
@@ -133,5 +178,11 @@ mod tests {
         assert!(c.validate().is_ok());
         c.retry_ms = 0;
         assert_eq!(c.validate(), Err(ConfigError::ZeroInterval { name: "retry_ms" }));
+        c.retry_ms = 1;
+        c.chunk_bytes = MAX_CHUNK_BYTES + 1;
+        assert_eq!(
+            c.validate(),
+            Err(ConfigError::TooLarge { name: "chunk_bytes", value: MAX_CHUNK_BYTES + 1, max: MAX_CHUNK_BYTES })
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The coordinator: issues every write, commits on the first peer ack, and
 //! recovers after a reboot in two phases (collect snapshots and known
-//! epochs from both peers, choose `collectMax + 1`, announce it to both
-//! peers) before serving.
+//! epochs from both peers, chunk by chunk, choose `collectMax + 1`,
+//! announce it to both peers) before serving.
 //!
 //! Only ready peers answer a collect (HandoffV2's `CanSeed`); recovering
 //! ones decline. A coordinator with no generation whose collect was
@@ -21,12 +21,20 @@
 //! Zombie fencing: a peer that knows a newer epoch refuses this instance's
 //! pushes and announces; on the first refusal the instance is `Fenced` --
 //! it fails its waiting clients and never acknowledges a write again.
+//!
+//! HandoffScale: a write is admitted only within the namespace's budget
+//! and the pending window (count and bytes); an unacknowledged write is
+//! pushed again with a doubling wait; the coordinator raises the tombstone
+//! floor to `(epoch, verCtr)` once nothing is pending and the newest
+//! instance it heard from of each peer (`reg`) sent it a digest equal to
+//! its own while knowing its epoch (`RaiseFloor`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::HandleError;
 use super::ids::{ClientRequestId, Epoch, Generation, Instance, Key, Millis, ReplicaId, Version, WriteId};
 use super::interface::{Output, Read, Status, Timer, WriteReply};
+use super::memory::{self, Digest};
 use super::message::{Body, Message};
 use super::node::Node;
 use super::record::{Record, Stamp, Value};
@@ -35,10 +43,13 @@ use super::record::{Record, Stamp, Value};
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
     /// Collecting snapshots from ready peers; `collected` = the spec's
-    /// `seeded[Coordinator]`. `declined` holds this round's declines (by
-    /// peer instance) and `prev_declined` the last fully declined round's.
+    /// `seeded[Coordinator]`, `cursors` its `got[Coordinator]` (the key each
+    /// peer's next chunk starts after). `declined` holds this round's
+    /// declines (by peer instance) and `prev_declined` the last fully
+    /// declined round's.
     Collect {
         collected: BTreeSet<ReplicaId>,
+        cursors: BTreeMap<ReplicaId, Key>,
         round: u64,
         declined: BTreeMap<ReplicaId, Instance>,
         prev_declined: BTreeMap<ReplicaId, Instance>,
@@ -61,6 +72,18 @@ pub struct Pending {
     /// Client requests waiting for this write (a client may retry with the
     /// same write id before the first attempt commits).
     pub waiters: Vec<ClientRequestId>,
+    /// When to push it again, and how many times it was pushed.
+    next_push: Millis,
+    pushes: u32,
+}
+
+/// A peer's digest that equalled this coordinator's own: from which
+/// instance, at which `(epoch, verCtr)`, for which digest.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Match {
+    instance: Instance,
+    at: Stamp,
+    digest: Digest,
 }
 
 /// The coordinator's state beyond the shared [`Node`].
@@ -75,6 +98,10 @@ pub struct Coordinator {
     ver_ctr: Version,
     /// The spec's `pending`, by version (unique within the epoch).
     pending: BTreeMap<Version, Pending>,
+    /// HandoffScale's `reg`: the newest instance of each peer heard from.
+    reg: BTreeMap<ReplicaId, Instance>,
+    /// Digests of peers that equalled this coordinator's (`RaiseFloor`).
+    matched: BTreeMap<ReplicaId, Match>,
 }
 
 /// Messages a coordinator never receives.
@@ -87,7 +114,7 @@ pub(super) fn check(msg: &Message) -> Result<(), HandleError> {
         | Body::ReseedDecline { .. } => {
             Err(HandleError::UnexpectedMessage { kind: msg.body.kind(), role: "coordinator" })
         }
-        Body::Gossip { .. } | Body::CollectReply { .. } if msg.generation.is_none() => {
+        Body::Digest { .. } | Body::Records { .. } | Body::CollectReply { .. } if msg.generation.is_none() => {
             Err(HandleError::MissingGeneration { kind: msg.body.kind() })
         }
         _ => Ok(()),
@@ -100,6 +127,7 @@ impl Coordinator {
         let c = Coordinator {
             phase: Phase::Collect {
                 collected: BTreeSet::new(),
+                cursors: BTreeMap::new(),
                 round: 0,
                 declined: BTreeMap::new(),
                 prev_declined: BTreeMap::new(),
@@ -108,8 +136,11 @@ impl Coordinator {
             collect_max: Epoch::NONE,
             ver_ctr: Version(0),
             pending: BTreeMap::new(),
+            reg: BTreeMap::new(),
+            matched: BTreeMap::new(),
         };
-        let mut out: Vec<Output> = node.send_others(Body::Collect { instance: node.instance, round: 0 }).collect();
+        let mut out: Vec<Output> =
+            node.send_others(Body::Collect { instance: node.instance, round: 0, after: None }).collect();
         out.extend(node.boot_timers(now));
         (c, out)
     }
@@ -135,6 +166,16 @@ impl Coordinator {
         self.pending.values()
     }
 
+    /// Bytes the uncommitted writes hold.
+    pub fn pending_bytes(&self) -> usize {
+        self.pending.values().map(|p| memory::cost(&p.key, &p.record)).sum()
+    }
+
+    /// HandoffScale's `reg[p]`: the newest instance of peer `p` heard from.
+    pub fn registered(&self, p: ReplicaId) -> Option<Instance> {
+        self.reg.get(&p).copied()
+    }
+
     pub(super) fn status(&self) -> Status {
         match self.phase {
             Phase::Collect { .. } => Status::Collect,
@@ -154,8 +195,15 @@ impl Coordinator {
         }
     }
 
-    /// `ClientWrite`: buffer as pending (never served from there) and push
-    /// to both peers. Not applied locally until a peer acks.
+    /// `Heard(p, i)`: this coordinator heard from instance `i` of peer `p`.
+    pub(super) fn heard(&mut self, p: ReplicaId, i: Instance) {
+        let newest = self.reg.get(&p).map_or(i, |&r| r.max(i));
+        self.reg.insert(p, newest);
+    }
+
+    /// `ClientWrite`: admitted within the budget and the pending window,
+    /// buffered as pending (never served from there) and pushed to both
+    /// peers. Not applied locally until a peer acks.
     pub(super) fn on_write(
         &mut self,
         node: &mut Node,
@@ -165,32 +213,36 @@ impl Coordinator {
         value: Value,
         wid: WriteId,
     ) -> Vec<Output> {
-        if let Some(reply) = self.unavailable(node) {
-            return vec![Output::Reply { req, reply }];
+        let reply = |reply: WriteReply| vec![Output::Reply { req, reply }];
+        if let Some(r) = self.unavailable(node) {
+            return reply(r);
         }
         // A client retrying a write id: answer from the committed record,
         // or wait for the pending attempt, instead of writing twice.
         if let Some(held) = node.mem.get(&key).filter(|r| r.wid == wid) {
-            let reply = WriteReply::Committed { key, stamp: held.stamp, wid };
-            return vec![Output::Reply { req, reply }];
+            return reply(WriteReply::Committed { key, stamp: held.stamp, wid });
         }
         if let Some(p) = self.pending.values_mut().find(|p| p.key == key && p.record.wid == wid) {
             p.waiters.push(req);
             return Vec::new();
         }
-        let ver = match self.ver_ctr.0.checked_add(1) {
-            Some(v) if self.pending.len() < node.config.max_pending => Version(v),
-            _ => {
-                return vec![Output::Reply {
-                    req,
-                    reply: WriteReply::Overloaded { retry_after_ms: node.config.retry_after_ms },
-                }];
-            }
-        };
-        self.ver_ctr = ver;
+        let overloaded = WriteReply::Overloaded { retry_after_ms: node.config.retry_after_ms };
+        let Some(ver) = self.ver_ctr.0.checked_add(1).map(Version) else { return reply(overloaded) };
         let record = Record { stamp: Stamp { ep: self.epoch, ver }, wid, value };
+        let size = memory::cost(&key, &record);
+        if self.pending.len() >= node.config.max_pending
+            || self.pending_bytes().saturating_add(size) > node.config.max_pending_bytes
+        {
+            return reply(overloaded);
+        }
+        let (held, needed) = (self.held(node), self.grows(node, &key, size));
+        if needed > 0 && held.saturating_add(needed) > node.config.budget_bytes {
+            return reply(WriteReply::Full { held, needed, budget: node.config.budget_bytes });
+        }
+        self.ver_ctr = ver;
         let push = Body::Push { instance: node.instance, key: key.clone(), record: record.clone() };
-        self.pending.insert(ver, Pending { key, record, waiters: vec![req] });
+        let next_push = now.plus(node.config.retry_ms);
+        self.pending.insert(ver, Pending { key, record, waiters: vec![req], next_push, pushes: 1 });
         let mut out: Vec<Output> = node.send_others(push).collect();
         out.push(node.arm(now, Timer::Retry));
         #[cfg(feature = "mutations")]
@@ -202,6 +254,31 @@ impl Coordinator {
         out
     }
 
+    /// The budget's count: bytes stored plus what the pending writes add
+    /// (for each key, its latest pending write over what is stored).
+    fn held(&self, node: &Node) -> usize {
+        let mut latest: BTreeMap<&Key, usize> = BTreeMap::new();
+        for p in self.pending.values() {
+            latest.insert(&p.key, memory::cost(&p.key, &p.record));
+        }
+        let extra: usize = latest.iter().map(|(k, &size)| size.saturating_sub(self.stored(node, k))).sum();
+        node.mem.bytes().saturating_add(extra)
+    }
+
+    /// What a write of `size` bytes to `key` adds to [`Coordinator::held`].
+    fn grows(&self, node: &Node, key: &Key, size: usize) -> usize {
+        let current =
+            self.pending.values().rev().find(|p| p.key == *key).map_or_else(
+                || self.stored(node, key),
+                |p| memory::cost(&p.key, &p.record).max(self.stored(node, key)),
+            );
+        size.saturating_sub(current)
+    }
+
+    fn stored(&self, node: &Node, key: &Key) -> usize {
+        node.mem.get(key).map_or(0, |r| memory::cost(key, r))
+    }
+
     pub(super) fn on_message(&mut self, node: &mut Node, now: Millis, msg: Message) -> Vec<Output> {
         let mine = |instance: Instance| instance == node.instance;
         match msg.body {
@@ -211,15 +288,34 @@ impl Coordinator {
             {
                 self.fence()
             }
-            Body::CollectReply { instance, known, memory } if mine(instance) => {
-                let Phase::Collect { collected, .. } = &mut self.phase else { return Vec::new() };
-                if !collected.insert(msg.from) {
+            Body::CollectReply { instance, peer, known, floor, chunk } if mine(instance) => {
+                let Phase::Collect { collected, cursors, round, .. } = &mut self.phase else { return Vec::new() };
+                if collected.contains(&msg.from) || chunk.after.as_ref() != cursors.get(&msg.from) {
                     return Vec::new();
                 }
-                // ReseedC: merge the snapshot and the epochs it witnesses.
-                self.collect_max = self.collect_max.max(node.absorb(&memory, known));
+                let complete = chunk.last;
+                #[cfg(feature = "mutations")]
+                let complete = complete || node.config.mutated(super::config::Mutation::FinishOnPartialSnapshot);
+                let next = chunk.next_after();
+                if complete {
+                    cursors.remove(&msg.from);
+                    collected.insert(msg.from);
+                } else if let Some(next) = next.clone() {
+                    cursors.insert(msg.from, next);
+                }
+                let (done, round) = (collected.len() == node.config.peers().len(), *round);
+                // ReseedChunkC: merge the chunk and the epochs it witnesses.
+                self.collect_max = self.collect_max.max(node.absorb(&chunk, known, floor));
                 node.adopt_generation(msg.generation);
-                if collected.len() == node.config.peers().len() { vec![Node::step_now(now)] } else { Vec::new() }
+                self.heard(msg.from, peer);
+                if done {
+                    vec![Node::step_now(now)]
+                } else if complete {
+                    Vec::new()
+                } else {
+                    // Ask for the next chunk at once.
+                    vec![node.send(msg.from, Body::Collect { instance: node.instance, round, after: next })]
+                }
             }
             Body::CollectDecline { instance, round, peer } if mine(instance) => {
                 if let Phase::Collect { collected, round: current, declined, .. } = &mut self.phase
@@ -238,10 +334,55 @@ impl Coordinator {
                 acked.insert(msg.from, peer);
                 if acked.len() == node.config.peers().len() { vec![Node::step_now(now)] } else { Vec::new() }
             }
-            // Stale or duplicate replies. (Reseed, gossip and heartbeats are
-            // the same for both roles: `Replica` answers them.)
+            // Stale or duplicate replies. (Reseed, digests, records and
+            // heartbeats are the same for both roles: `Replica` answers
+            // them.)
             _ => Vec::new(),
         }
+    }
+
+    /// `DigestRecv` at the coordinator, beyond what every replica does: it
+    /// heard from the sender's instance, and a digest equal to its own,
+    /// from a peer that knows its epoch, with nothing pending, is a match
+    /// for `RaiseFloor` (run on the next retry step).
+    pub(super) fn on_digest(
+        &mut self,
+        node: &Node,
+        now: Millis,
+        from: ReplicaId,
+        instance: Instance,
+        known: Epoch,
+        theirs: &Digest,
+    ) -> Vec<Output> {
+        if self.phase != Phase::Ready {
+            return Vec::new();
+        }
+        self.heard(from, instance);
+        if known != self.epoch || !self.pending.is_empty() || node.mem.digest() != theirs {
+            return Vec::new();
+        }
+        let at = self.at();
+        self.matched.insert(from, Match { instance, at, digest: theirs.clone() });
+        if self.floor_due(node) { vec![Node::step_now(now)] } else { Vec::new() }
+    }
+
+    /// `(epoch, verCtr)`: the floor this coordinator would raise now.
+    fn at(&self) -> Stamp {
+        Stamp { ep: self.epoch, ver: self.ver_ctr }
+    }
+
+    /// `RaiseFloor`'s guard: nothing pending, a floor above the current
+    /// one, and for each peer a match from its newest instance at this
+    /// `(epoch, verCtr)` for this memory.
+    fn floor_due(&self, node: &Node) -> bool {
+        let at = self.at();
+        self.pending.is_empty()
+            && at.wins(node.floor)
+            && node.config.peers().iter().all(|p| {
+                self.matched.get(p).is_some_and(|m| {
+                    m.at == at && Some(m.instance) == self.reg.get(p).copied() && m.digest == *node.mem.digest()
+                })
+            })
     }
 
     /// `CommitWrite` on a peer's ack: apply locally, answer the clients.
@@ -264,13 +405,14 @@ impl Coordinator {
     }
 
     /// [`Timer::Retry`]: one internal step if one is enabled, else resend
-    /// what is unanswered.
+    /// what is unanswered (an unacknowledged write when its wait is over).
     pub(super) fn on_retry(&mut self, node: &mut Node, now: Millis) -> Vec<Output> {
         let peers = node.config.peers();
         let instance = node.instance;
+        let floor_due = self.phase == Phase::Ready && self.floor_due(node);
         let mut out: Vec<Output> = match &mut self.phase {
             Phase::Collect { collected, .. } if collected.len() == peers.len() => return self.choose_epoch(node, now),
-            Phase::Collect { round, declined, prev_declined, .. }
+            Phase::Collect { round, declined, prev_declined, cursors, .. }
                 if node.generation.is_none() && declined.len() == peers.len() =>
             {
                 if declined == prev_declined {
@@ -280,11 +422,15 @@ impl Coordinator {
                 *prev_declined = std::mem::take(declined);
                 *round = round.saturating_add(1);
                 let round = *round;
-                node.send_others(Body::Collect { instance, round }).collect()
+                peers
+                    .iter()
+                    .map(|&p| node.send(p, Body::Collect { instance, round, after: cursors.get(&p).cloned() }))
+                    .collect()
             }
             Phase::Announce { acked, prev, .. } if acked.len() == peers.len() && acked == prev => {
                 // FinishRecoveryC: two rounds acked by the same instances.
                 self.phase = Phase::Ready;
+                node.collect();
                 return Vec::new();
             }
             Phase::Announce { round, acked, prev } if acked.len() == peers.len() => {
@@ -295,11 +441,15 @@ impl Coordinator {
                 let (epoch, round) = (self.epoch, *round);
                 node.send_others(Body::Announce { instance, epoch, round }).collect()
             }
-            // Ask again every peer not collected: one that declined may be
-            // ready by now.
-            Phase::Collect { collected, round, .. } => {
+            // Ask again every peer not collected, from where its chunks
+            // stopped: one that declined may be ready by now.
+            Phase::Collect { collected, cursors, round, .. } => {
                 let round = *round;
-                unanswered(&peers, collected).map(|p| node.send(p, Body::Collect { instance, round })).collect()
+                peers
+                    .iter()
+                    .filter(|p| !collected.contains(p))
+                    .map(|&p| node.send(p, Body::Collect { instance, round, after: cursors.get(&p).cloned() }))
+                    .collect()
             }
             Phase::Announce { round, acked, .. } => {
                 let (epoch, round) = (self.epoch, *round);
@@ -309,15 +459,32 @@ impl Coordinator {
                     .map(|&p| node.send(p, Body::Announce { instance, epoch, round }))
                     .collect()
             }
-            Phase::Ready => self
-                .pending
-                .values()
-                .flat_map(|p| node.send_others(Body::Push { instance, key: p.key.clone(), record: p.record.clone() }))
-                .collect(),
+            Phase::Ready if floor_due => {
+                // RaiseFloor
+                node.raise_floor(self.at());
+                self.matched.clear();
+                return Vec::new();
+            }
+            Phase::Ready => self.repush(node, now),
             Phase::Fenced => return Vec::new(),
         };
-        if !out.is_empty() {
+        if !out.is_empty() || !self.pending.is_empty() {
             out.push(node.arm(now, Timer::Retry));
+        }
+        out
+    }
+
+    /// Pushes again the unacknowledged writes whose wait is over, and
+    /// doubles their wait (up to `retry_max_ms`).
+    fn repush(&mut self, node: &Node, now: Millis) -> Vec<Output> {
+        let (base, max) = (node.config.retry_ms, node.config.retry_max_ms.max(node.config.retry_ms));
+        let mut out = Vec::new();
+        for p in self.pending.values_mut().filter(|p| p.next_push <= now) {
+            let wait = base.saturating_mul(1u64 << p.pushes.min(20)).min(max);
+            p.pushes = p.pushes.saturating_add(1);
+            p.next_push = now.plus(wait);
+            let push = Body::Push { instance: node.instance, key: p.key.clone(), record: p.record.clone() };
+            out.extend(node.send_others(push));
         }
         out
     }
@@ -351,11 +518,4 @@ impl Coordinator {
             }
         }
     }
-}
-
-fn unanswered<'a>(
-    peers: &'a [ReplicaId; 2],
-    answered: &'a BTreeSet<ReplicaId>,
-) -> impl Iterator<Item = ReplicaId> + 'a {
-    peers.iter().copied().filter(|p| !answered.contains(p))
 }

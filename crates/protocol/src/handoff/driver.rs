@@ -156,7 +156,13 @@ mod tests {
         let now = Millis(1_010);
         let generation = Some(Generation { minted_at: 1, nonce: 2 });
         for p in P {
-            let reply = Body::CollectReply { instance, known: Epoch(3), memory: Memory::default() };
+            let reply = Body::CollectReply {
+                instance,
+                peer: instance,
+                known: Epoch(3),
+                floor: crate::handoff::Stamp::ZERO,
+                chunk: Memory::default().chunk(None, 1),
+            };
             let out = d.handle(now, Input::Message(Message::new(generation, p, C, reply))).unwrap();
             assert!(out.is_empty());
         }

@@ -24,6 +24,8 @@ pub enum ConfigError {
     NotAReplica(ReplicaId),
     #[error("{name} must be at least 1 ms")]
     ZeroInterval { name: &'static str },
+    #[error("{name} is {value}, at most {max}")]
+    TooLarge { name: &'static str, value: usize, max: usize },
 }
 
 /// An input the replica refuses. The replica's state is unchanged.

@@ -44,8 +44,9 @@ impl Epoch {
 pub struct Version(pub u64);
 
 /// A globally unique write id (the spec's `wid`), supplied by the caller:
-/// 128 random bits, so two writers never need to coordinate. On the wire it
-/// is 32 lowercase hex digits (a JSON number cannot carry 128 bits).
+/// 128 random bits, so two writers never need to coordinate. On the replica
+/// wire it is a plain `u128`; in HTTP headers and answers, 32 lowercase hex
+/// digits (its `Display`).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct WriteId(pub u128);
 
@@ -73,14 +74,13 @@ impl WriteId {
 
 impl Serialize for WriteId {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        s.serialize_u128(self.0)
     }
 }
 
 impl<'de> Deserialize<'de> for WriteId {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        WriteId::parse(&s).ok_or_else(|| serde::de::Error::custom("a write id is 32 hex digits"))
+        u128::deserialize(d).map(WriteId)
     }
 }
 
@@ -98,12 +98,18 @@ pub struct Generation {
     pub nonce: u64,
 }
 
-/// One boot of one replica (a Durable Object instance): drawn from the
-/// host-supplied seed. Requests carry the requester's instance and replies
-/// echo it, so a reply addressed to a dead instance is recognised as stale.
+/// One boot of one replica (a Durable Object instance): its boot time and a
+/// nonce drawn from the host-supplied seed. Requests carry the requester's
+/// instance and replies echo it, so a reply addressed to a dead instance is
+/// recognised as stale. Instances of one replica are ordered by boot time
+/// (then nonce): the coordinator keeps the newest instance of each peer it
+/// heard from (the spec's `reg`), which assumes that host clocks agree to
+/// better than the time between an eviction and the next boot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Instance(pub u64);
+pub struct Instance {
+    pub born: u64,
+    pub nonce: u64,
+}
 
 /// The host's id for a client request, echoed in the reply (the Durable
 /// Object glue keeps the open HTTP request under this id).
@@ -134,10 +140,9 @@ pub enum KeyError {
 }
 
 /// A record key: non-empty UTF-8 of at most [`Key::MAX_LEN`] bytes. Checked
-/// on construction and on decoding, so an adversarial key never reaches the
-/// state machines.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(try_from = "String", into = "String")]
+/// on construction and on decoding (the length before anything is
+/// allocated), so an adversarial key never reaches the state machines.
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Key(String);
 
 impl Key {
@@ -174,6 +179,36 @@ impl TryFrom<String> for Key {
 impl From<Key> for String {
     fn from(k: Key) -> String {
         k.0
+    }
+}
+
+impl Serialize for Key {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+/// Checks a key's length on the borrowed text, then copies it.
+struct KeyVisitor;
+
+impl serde::de::Visitor<'_> for KeyVisitor {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "a key of 1 to {} bytes", Key::MAX_LEN)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Key, E> {
+        if s.is_empty() || s.len() > Key::MAX_LEN {
+            return Err(E::invalid_length(s.len(), &self));
+        }
+        Ok(Key(s.to_owned()))
     }
 }
 
@@ -215,16 +250,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn write_ids_round_trip_as_32_hex_digits() {
+    fn write_ids_print_and_parse_as_32_hex_digits() {
         let w = WriteId(0x0123_4567_89ab_cdef_0011_2233_4455_6677);
-        let json = serde_json::to_string(&w).unwrap();
-        assert_eq!(json, "\"0123456789abcdef0011223344556677\"");
-        assert_eq!(serde_json::from_str::<WriteId>(&json).unwrap(), w);
+        assert_eq!(w.to_string(), "0123456789abcdef0011223344556677");
         assert_eq!(WriteId::parse("0123456789ABCDEF0011223344556677"), Some(w));
         for bad in ["", "123", "0123456789abcdef001122334455667g", "+123456789abcdef0011223344556677"] {
             assert_eq!(WriteId::parse(bad), None, "{bad:?}");
         }
-        assert!(serde_json::from_str::<WriteId>("12").is_err());
+        let bytes = postcard::to_allocvec(&w).unwrap();
+        assert_eq!(postcard::from_bytes::<WriteId>(&bytes).unwrap(), w);
     }
 
     #[test]
@@ -232,8 +266,10 @@ mod tests {
         assert_eq!(Key::new(""), Err(KeyError::Empty));
         assert!(matches!(Key::new("x".repeat(Key::MAX_LEN + 1)), Err(KeyError::TooLong { .. })));
         assert!(Key::new("x".repeat(Key::MAX_LEN)).is_ok());
-        assert!(serde_json::from_str::<Key>("\"\"").is_err());
-        assert_eq!(serde_json::from_str::<Key>("\"a/b\"").unwrap().as_str(), "a/b");
+        let decode = |s: &str| postcard::from_bytes::<Key>(&postcard::to_allocvec(s).unwrap());
+        assert!(decode("").is_err());
+        assert!(decode(&"x".repeat(Key::MAX_LEN + 1)).is_err());
+        assert_eq!(decode("a/b").unwrap().as_str(), "a/b");
     }
 
     #[test]

@@ -44,7 +44,8 @@ pub enum Timer {
     Retry,
     /// Send keep-alives to both other replicas.
     Heartbeat,
-    /// Send this replica's memory to both other replicas (when ready).
+    /// Anti-entropy: send this replica's digest (when ready) -- the
+    /// coordinator to both peers, a peer to the coordinator.
     Gossip,
 }
 
@@ -56,8 +57,12 @@ pub enum WriteReply {
     Committed { key: Key, stamp: Stamp, wid: WriteId },
     /// The coordinator is recovering (HTTP 503 + `Retry-After`).
     Unavailable { status: Status, retry_after_ms: u64 },
-    /// Too many uncommitted writes (HTTP 503 + `Retry-After`).
+    /// Too many uncommitted writes, by count or bytes (HTTP 503 +
+    /// `Retry-After`).
     Overloaded { retry_after_ms: u64 },
+    /// The write would take the namespace beyond its memory budget; nothing
+    /// changed (HTTP 507).
+    Full { held: usize, needed: usize, budget: usize },
     /// This coordinator instance learned that a newer one exists; it never
     /// acknowledges a write again. The client retries and reaches the
     /// current instance.
@@ -119,7 +124,16 @@ pub struct StatusReport {
     pub known: Epoch,
     /// Keys with a live value.
     pub keys: usize,
+    /// Tombstones held (not yet collected).
+    pub tombstones: usize,
+    /// Bytes of keys, values and tombstones held.
+    pub bytes: usize,
+    /// The namespace's memory budget.
+    pub budget: usize,
+    /// The tombstone floor.
+    pub floor: Stamp,
     pub generation: Option<Generation>,
-    /// Uncommitted writes (coordinator only).
+    /// Uncommitted writes, and their bytes (coordinator only).
     pub pending: usize,
+    pub pending_bytes: usize,
 }

@@ -1,79 +1,385 @@
-//! A replica's memory (the spec's `mem[r]`): one record per key, merged
-//! only through [`record::replaces`](super::record::replaces). Memory only grows
-//! while a replica lives; eviction is the construction of an empty one.
+//! A replica's memory (the spec's `mem[r]`, less the tombstones its floor
+//! collected): one record per key, merged only through
+//! [`record::replaces`](super::record::replaces). Eviction is the
+//! construction of an empty one.
+//!
+//! Besides the records it keeps what the scale of a real namespace needs,
+//! each updated in O(1) or O(log n) per merge: the bytes held (the budget
+//! counts them), the tombstones by stamp (collection pops them), and a
+//! digest -- per key bucket, the XOR of a hash of every record's `(key,
+//! ep, ver, wid)` -- so that two replicas compare memories by exchanging
+//! 256 numbers, whatever they hold.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::ops::Bound;
+use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
+use serde::de::{self, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
-use super::ids::{Epoch, Key};
-use super::record::{self, Record, Stamp, Value};
+use super::ids::{Epoch, Key, Version};
+use super::record::{self, Record, Stamp};
 
-/// The records a replica holds. Also the payload of snapshots (collect,
-/// reseed and gossip messages): a snapshot is a memory in transit.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Memory(BTreeMap<Key, Record>);
+/// What a record costs besides its key and value bytes: the map's node,
+/// the record's stamp and write id, the allocations' headers. Counted in
+/// [`Memory::bytes`], which the budget compares.
+pub const RECORD_OVERHEAD: usize = 64;
+/// Key buckets of a digest.
+pub const BUCKETS: usize = 256;
+/// Bytes of records in one snapshot chunk or gossip message, at most (one
+/// record always fits, whatever its size).
+pub const MAX_CHUNK_BYTES: usize = 1024 * 1024;
+/// Records one message carries, at most: [`MAX_CHUNK_BYTES`] of the
+/// smallest records, plus the one that always fits.
+pub const MAX_RECORDS: usize = MAX_CHUNK_BYTES / RECORD_OVERHEAD + 1;
+
+/// The bytes a record for `key` holds.
+pub fn cost(key: &Key, rec: &Record) -> usize {
+    key.as_str().len() + rec.value.len() + RECORD_OVERHEAD
+}
+
+/// The records a replica holds. Equal and hashed by its records only: the
+/// rest is a function of them.
+#[derive(Clone, Debug, Default)]
+pub struct Memory {
+    records: BTreeMap<Key, Record>,
+    bytes: usize,
+    /// Tombstones by `(ep, ver)`, the order `Stamp::wins` gives.
+    tombstones: BTreeSet<(Epoch, Version, Key)>,
+    digest: Digest,
+}
+
+impl PartialEq for Memory {
+    fn eq(&self, other: &Self) -> bool {
+        self.records == other.records
+    }
+}
+impl Eq for Memory {}
+impl Hash for Memory {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        self.records.hash(h);
+    }
+}
 
 impl Memory {
     /// The record for `key`, tombstones included.
     pub fn get(&self, key: &Key) -> Option<&Record> {
-        self.0.get(key)
+        self.records.get(key)
     }
 
     /// Merges one record (`mem[r][k] := MergeVal(mem[r][k], rec)`); returns
     /// whether the memory changed.
     pub fn merge(&mut self, key: &Key, rec: &Record) -> bool {
-        let changed = record::replaces(self.0.get(key), rec);
-        if changed {
-            self.0.insert(key.clone(), rec.clone());
+        if !record::replaces(self.records.get(key), rec) {
+            return false;
         }
-        changed
+        if let Some(old) = self.records.insert(key.clone(), rec.clone()) {
+            self.forget(key, &old);
+        }
+        self.bytes += cost(key, rec);
+        self.digest.toggle(key, rec);
+        if rec.is_tombstone() {
+            self.tombstones.insert((rec.stamp.ep, rec.stamp.ver, key.clone()));
+        }
+        true
     }
 
-    /// `MergeMem(mem, other)`; returns whether the memory changed.
-    pub fn merge_all(&mut self, other: &Memory) -> bool {
-        other.0.iter().fold(false, |changed, (k, r)| self.merge(k, r) | changed)
+    /// HandoffScale's `RefusedAt`: a record at or below `floor` for a key
+    /// this memory stores nothing for (nothing, or a tombstone the floor
+    /// collects) is refused.
+    pub fn refuses(&self, key: &Key, stamp: Stamp, floor: Stamp) -> bool {
+        let stores = self.records.get(key).is_some_and(|held| !held.is_tombstone() || held.stamp.wins(floor));
+        !stores && !stamp.wins(floor)
+    }
+
+    /// HandoffScale's `MergeValAt`: [`Memory::merge`] unless the floor
+    /// refuses the record; returns whether the memory changed.
+    pub fn merge_above(&mut self, key: &Key, rec: &Record, floor: Stamp) -> bool {
+        !self.refuses(key, rec.stamp, floor) && self.merge(key, rec)
+    }
+
+    /// Drops the tombstones at or below `floor` (they are collected: the
+    /// floor stands for them); returns how many.
+    pub fn collect(&mut self, floor: Stamp) -> usize {
+        let mut dropped = 0;
+        while let Some((ep, ver, key)) = self.tombstones.first().cloned() {
+            if (Stamp { ep, ver }).wins(floor) {
+                break;
+            }
+            self.tombstones.pop_first();
+            if let Some(old) = self.records.remove(&key) {
+                self.bytes = self.bytes.saturating_sub(cost(&key, &old));
+                self.digest.toggle(&key, &old);
+                dropped += 1;
+            }
+        }
+        dropped
     }
 
     /// `Holds`: the record for `key` dominates `stamp`.
     pub fn holds(&self, key: &Key, stamp: Stamp) -> bool {
-        record::dominates(self.0.get(key), stamp)
-    }
-
-    /// `MemEpMax`: the highest epoch tag held, `Epoch::NONE` when empty.
-    pub fn max_epoch(&self) -> Epoch {
-        self.0.values().map(|r| r.stamp.ep).max().unwrap_or(Epoch::NONE)
+        record::dominates(self.records.get(key), stamp)
     }
 
     /// Keys with a live value (tombstones are not counted).
     pub fn live_keys(&self) -> usize {
-        self.0.values().filter(|r| matches!(r.value, Value::Bytes(_))).count()
+        self.records.len() - self.tombstones.len()
+    }
+
+    /// Tombstones held.
+    pub fn tombstones(&self) -> usize {
+        self.tombstones.len()
+    }
+
+    /// Bytes held: keys, values and [`RECORD_OVERHEAD`] per record.
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// Every `(key, record)`, in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Record)> {
-        self.0.iter()
+        self.records.iter()
     }
 
     /// No record at all.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.records.is_empty()
+    }
+
+    /// This memory's digest.
+    pub fn digest(&self) -> &Digest {
+        &self.digest
+    }
+
+    /// The next chunk of a snapshot paged in key order: the records after
+    /// `after`, up to `max_bytes` of them (at least one), and whether they
+    /// are the last.
+    pub fn chunk(&self, after: Option<&Key>, max_bytes: usize) -> Chunk {
+        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+        let mut records = Vec::new();
+        let mut bytes = 0;
+        let mut rest = self.records.range::<Key, _>((from, Bound::Unbounded)).peekable();
+        while let Some((k, r)) = rest.peek() {
+            let more = cost(k, r);
+            if !records.is_empty() && bytes + more > max_bytes {
+                break;
+            }
+            bytes += more;
+            records.push(((*k).clone(), (*r).clone()));
+            rest.next();
+        }
+        Chunk { after: after.cloned(), records: Records(records), last: rest.peek().is_none() }
+    }
+
+    /// This memory's records in the buckets where `theirs` differs, up to
+    /// `max_bytes` of them (at least one, if there is any), in key order.
+    pub fn differing(&self, theirs: &Digest, max_bytes: usize) -> Records {
+        let differ: BTreeSet<usize> = (0..BUCKETS).filter(|&b| self.digest.0.get(b) != theirs.0.get(b)).collect();
+        let mut records = Vec::new();
+        let mut bytes = 0;
+        if differ.is_empty() {
+            return Records(records);
+        }
+        for (k, r) in self.records.iter().filter(|(k, _)| differ.contains(&bucket(k))) {
+            let more = cost(k, r);
+            if !records.is_empty() && bytes + more > max_bytes {
+                break;
+            }
+            bytes += more;
+            records.push((k.clone(), r.clone()));
+        }
+        Records(records)
+    }
+
+    fn forget(&mut self, key: &Key, old: &Record) {
+        self.bytes = self.bytes.saturating_sub(cost(key, old));
+        self.digest.toggle(key, old);
+        if old.is_tombstone() {
+            self.tombstones.remove(&(old.stamp.ep, old.stamp.ver, key.clone()));
+        }
+    }
+}
+
+/// The bucket of a key.
+fn bucket(key: &Key) -> usize {
+    (xxh3_64(key.as_str().as_bytes()) >> 56) as usize
+}
+
+/// A memory's digest: per key bucket, the XOR of a 64-bit hash of each
+/// record's `(key, ep, ver, wid)`. Equal memories have equal digests; a
+/// record in one and not the other changes its bucket (up to a 2^-64
+/// chance). The hash is xxh3, a specified hash, so every build of the
+/// protocol agrees.
+///
+/// Shared on clone (a replica's memory is cloned only by tests and the
+/// model checker), copied on the first change after.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct Digest(Arc<[u64; BUCKETS]>);
+
+impl Default for Digest {
+    fn default() -> Self {
+        Digest(Arc::new([0; BUCKETS]))
+    }
+}
+
+impl Digest {
+    fn toggle(&mut self, key: &Key, rec: &Record) {
+        let mut h = Xxh3::new();
+        h.update(&(key.as_str().len() as u64).to_le_bytes());
+        h.update(key.as_str().as_bytes());
+        h.update(&rec.stamp.ep.0.to_le_bytes());
+        h.update(&rec.stamp.ver.0.to_le_bytes());
+        h.update(&rec.wid.0.to_le_bytes());
+        if let Some(slot) = Arc::make_mut(&mut self.0).get_mut(bucket(key)) {
+            *slot ^= h.digest();
+        }
+    }
+
+    /// The buckets, for tests and status pages.
+    pub fn buckets(&self) -> &[u64; BUCKETS] {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let all = self.0.iter().fold(0u64, |acc, b| acc.rotate_left(1) ^ b);
+        write!(f, "Digest({all:016x})")
+    }
+}
+
+/// A digest travels as its buckets' bytes, little-endian: a fixed size
+/// (2 KiB), whatever the memory holds.
+impl Serialize for Digest {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let bytes: Vec<u8> = self.0.iter().flat_map(|b| b.to_le_bytes()).collect();
+        s.serialize_bytes(&bytes)
+    }
+}
+
+impl<'de> Deserialize<'de> for Digest {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Digest, D::Error> {
+        struct Buckets;
+        impl Visitor<'_> for Buckets {
+            type Value = Digest;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{} bytes", BUCKETS * 8)
+            }
+            fn visit_bytes<E: de::Error>(self, bytes: &[u8]) -> Result<Digest, E> {
+                if bytes.len() != BUCKETS * 8 {
+                    return Err(E::invalid_length(bytes.len(), &self));
+                }
+                let mut buckets = [0u64; BUCKETS];
+                for (slot, b) in buckets.iter_mut().zip(bytes.chunks_exact(8)) {
+                    let mut le = [0u8; 8];
+                    le.copy_from_slice(b);
+                    *slot = u64::from_le_bytes(le);
+                }
+                Ok(Digest(Arc::new(buckets)))
+            }
+        }
+        d.deserialize_bytes(Buckets)
+    }
+}
+
+/// Records in transit, in key order, at most [`MAX_RECORDS`] of them: the
+/// decoder checks the count before it allocates.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Records(pub Vec<(Key, Record)>);
+
+impl Records {
+    /// Keys strictly increasing (each key once, in order).
+    pub fn in_key_order(&self) -> bool {
+        self.0.windows(2).all(|w| matches!(w, [(a, _), (b, _)] if a < b))
+    }
+
+    /// The highest epoch tag carried (`MemEpMax` of the chunk).
+    pub fn max_epoch(&self) -> Epoch {
+        self.0.iter().map(|(_, r)| r.stamp.ep).max().unwrap_or(Epoch::NONE)
+    }
+
+    /// Bytes of the records, as [`Memory::bytes`] counts them.
+    pub fn bytes(&self) -> usize {
+        self.0.iter().map(|(k, r)| cost(k, r)).sum()
+    }
+}
+
+impl<'de> Deserialize<'de> for Records {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Records, D::Error> {
+        struct Bounded;
+        impl<'de> Visitor<'de> for Bounded {
+            type Value = Records;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "at most {MAX_RECORDS} records")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Records, A::Error> {
+                let n = seq.size_hint().unwrap_or(0);
+                if n > MAX_RECORDS {
+                    return Err(de::Error::invalid_length(n, &self));
+                }
+                // Room grows with what is actually decoded, not with the
+                // count the input claims.
+                let mut out = Vec::with_capacity(n.min(64));
+                while let Some(item) = seq.next_element()? {
+                    if out.len() == MAX_RECORDS {
+                        return Err(de::Error::invalid_length(out.len() + 1, &self));
+                    }
+                    out.push(item);
+                }
+                Ok(Records(out))
+            }
+        }
+        d.deserialize_seq(Bounded)
+    }
+}
+
+/// One chunk of a snapshot paged in key order: the records after `after`
+/// (exclusive), and whether no record follows them.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Chunk {
+    pub after: Option<Key>,
+    pub records: Records,
+    pub last: bool,
+}
+
+impl Chunk {
+    /// Well-formed: records in key order, all after `after`, and at least
+    /// one unless it is the last chunk.
+    pub fn well_formed(&self) -> bool {
+        let after_cursor = match (&self.after, self.records.0.first()) {
+            (Some(a), Some((k, _))) => k > a,
+            _ => true,
+        };
+        self.records.in_key_order() && after_cursor && (self.last || !self.records.0.is_empty())
+    }
+
+    /// The cursor after this chunk: its last key, or the one it started
+    /// after.
+    pub fn next_after(&self) -> Option<Key> {
+        self.records.0.last().map(|(k, _)| k.clone()).or_else(|| self.after.clone())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::handoff::ids::{Version, WriteId};
+    use crate::handoff::ids::WriteId;
+    use crate::handoff::record::Value;
 
     fn rec(ep: u64, ver: u64, value: Value) -> Record {
         Record { stamp: Stamp { ep: Epoch(ep), ver: Version(ver) }, wid: WriteId(u128::from(ep * 10 + ver)), value }
     }
 
+    fn key(s: &str) -> Key {
+        Key::new(s).unwrap()
+    }
+
     #[test]
-    fn merge_all_is_a_commutative_max() {
-        let (a, b) = (Key::new("a").unwrap(), Key::new("b").unwrap());
+    fn merge_is_a_commutative_max_and_keeps_bytes_and_digest_in_step() {
+        let (a, b) = (key("a"), key("b"));
         let mut m = Memory::default();
         m.merge(&a, &rec(1, 2, Value::Bytes(b"x".to_vec())));
         m.merge(&b, &rec(1, 1, Value::Tombstone));
@@ -83,26 +389,88 @@ mod tests {
 
         let mut mn = m.clone();
         let mut nm = n.clone();
-        assert!(mn.merge_all(&n));
-        assert!(nm.merge_all(&m));
-        assert_eq!(mn, nm);
+        for (k, r) in n.iter() {
+            mn.merge(k, r);
+        }
+        for (k, r) in m.iter() {
+            nm.merge(k, r);
+        }
+        assert_eq!(mn, nm, "same records, same bytes, same digest, same tombstone index");
         assert_eq!(mn.get(&a).map(|r| r.stamp.ver), Some(Version(2)));
-        assert_eq!(mn.max_epoch(), Epoch(2));
         assert_eq!(mn.live_keys(), 2);
-        assert!(!mn.merge_all(&n), "merging again changes nothing");
+        assert_eq!(mn.tombstones(), 0);
+        assert_eq!(mn.bytes(), 1 + 1 + 1 + 1 + 2 * RECORD_OVERHEAD);
         assert!(mn.holds(&a, rec(1, 1, Value::Tombstone).stamp));
         assert!(!mn.holds(&a, rec(1, 3, Value::Tombstone).stamp));
+        assert_ne!(mn.digest(), m.digest());
     }
 
     #[test]
-    fn tombstones_are_records_but_not_live_keys() {
-        let k = Key::new("k").unwrap();
+    fn the_floor_collects_tombstones_and_refuses_what_it_stands_for() {
+        let k = key("k");
         let mut m = Memory::default();
         m.merge(&k, &rec(1, 1, Value::Bytes(b"v".to_vec())));
-        assert_eq!(m.live_keys(), 1);
         m.merge(&k, &rec(1, 2, Value::Tombstone));
-        assert_eq!(m.live_keys(), 0);
-        assert!(!m.is_empty());
-        assert_eq!(Memory::default().max_epoch(), Epoch::NONE);
+        assert_eq!((m.live_keys(), m.tombstones()), (0, 1));
+        let floor = Stamp { ep: Epoch(1), ver: Version(2) };
+        assert_eq!(m.collect(floor), 1);
+        assert!(m.is_empty());
+        assert_eq!((m.bytes(), m.digest()), (0, Memory::default().digest()));
+        // A ghost of the deleted key, at or below the floor: refused.
+        assert!(!m.merge_above(&k, &rec(1, 1, Value::Bytes(b"v".to_vec())), floor));
+        assert!(m.is_empty());
+        // A newer write: taken.
+        assert!(m.merge_above(&k, &rec(1, 3, Value::Bytes(b"w".to_vec())), floor));
+        // A stored key merges as usual, floor or not.
+        assert!(!m.merge_above(&k, &rec(1, 1, Value::Bytes(b"v".to_vec())), floor));
+    }
+
+    #[test]
+    fn chunks_page_in_key_order_and_resume() {
+        let mut m = Memory::default();
+        for (i, name) in ["a", "b", "c", "d"].iter().enumerate() {
+            m.merge(&key(name), &rec(1, i as u64 + 1, Value::Bytes(vec![0; 100])));
+        }
+        let per = cost(&key("a"), &rec(1, 1, Value::Bytes(vec![0; 100])));
+        let first = m.chunk(None, 2 * per);
+        assert_eq!(first.records.0.len(), 2);
+        assert!(!first.last && first.well_formed());
+        let second = m.chunk(first.next_after().as_ref(), 2 * per);
+        assert_eq!(second.records.0.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>(), ["c", "d"]);
+        assert!(second.last && second.well_formed());
+        // One record always fits; an empty memory is one empty last chunk.
+        assert_eq!(m.chunk(None, 0).records.0.len(), 1);
+        let empty = Memory::default().chunk(None, 1);
+        assert!(empty.last && empty.records.0.is_empty() && empty.well_formed());
+    }
+
+    #[test]
+    fn digests_find_the_differing_records() {
+        let mut m = Memory::default();
+        let mut n = Memory::default();
+        for i in 0..100u64 {
+            let k = key(&format!("key-{i}"));
+            m.merge(&k, &rec(1, i + 1, Value::Bytes(vec![1])));
+            n.merge(&k, &rec(1, i + 1, Value::Bytes(vec![1])));
+        }
+        assert_eq!(m.digest(), n.digest());
+        assert!(m.differing(n.digest(), MAX_CHUNK_BYTES).0.is_empty());
+        let k = key("key-7");
+        m.merge(&k, &rec(2, 1, Value::Bytes(vec![2])));
+        let diff = m.differing(n.digest(), MAX_CHUNK_BYTES);
+        assert!(diff.0.iter().any(|(dk, r)| *dk == k && r.stamp.ep == Epoch(2)));
+        assert!(diff.0.len() < 10, "only the differing bucket travels: {}", diff.0.len());
+        for (dk, r) in &diff.0 {
+            n.merge(dk, r);
+        }
+        assert_eq!(m.digest(), n.digest());
+    }
+
+    #[test]
+    fn record_lists_are_bounded_before_allocation() {
+        let too_many = postcard::to_allocvec(&(MAX_RECORDS as u64 + 1)).unwrap();
+        assert!(postcard::from_bytes::<Records>(&too_many).is_err());
+        let huge = postcard::to_allocvec(&u64::MAX).unwrap();
+        assert!(postcard::from_bytes::<Records>(&huge).is_err());
     }
 }

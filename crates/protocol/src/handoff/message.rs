@@ -1,33 +1,46 @@
-//! Replica-to-replica messages: JSON with a protocol version, a namespace
-//! generation, sender and addressee, and one body.
+//! Replica-to-replica messages: a protocol version, a namespace
+//! generation, sender and addressee, and one body, in postcard's compact
+//! binary form (values as raw bytes). Several messages travel together as a
+//! [`Batch`].
 //!
 //! Requests carry the sender's [`Instance`]; replies echo the requester's,
 //! so a reply that outlived the instance that asked is recognised as stale
 //! (the request id of the issue: an instance plus what is asked, e.g. the
 //! write's stamp). Every message may be lost, duplicated or reordered: the
 //! requester retries on its retry timer, and every handler is idempotent.
+//!
+//! Decoding is total and bounded: the input's size is checked first, the
+//! version before the rest, and every length inside (keys, values, record
+//! lists, batches) against its limit before anything is allocated for it.
 
-use serde::{Deserialize, Serialize};
+use std::fmt;
+
+use serde::de::{self, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize};
 
 use super::error::DecodeError;
 use super::ids::{Epoch, Generation, Instance, Key, ReplicaId, WriteId};
-use super::memory::Memory;
+use super::memory::{Chunk, Digest, Records};
 use super::record::{Record, Stamp};
 
 /// The wire protocol version. A replica refuses other versions with a typed
 /// error rather than guessing (the three replicas of a namespace are
-/// deployed together, so a mismatch is a deployment in progress).
-pub const PROTOCOL_VERSION: u16 = 1;
+/// deployed together, so a mismatch is a deployment in progress). Version 1
+/// was JSON with whole-memory snapshots.
+pub const PROTOCOL_VERSION: u16 = 2;
 
-/// Largest encoded message accepted (snapshots carry whole memories; the
-/// Durable Objects platform caps a request body at 100 MB, a replica's
-/// memory at far less).
-pub const MAX_MESSAGE_BYTES: usize = 64 * 1024 * 1024;
+/// Largest encoded message accepted: a chunk of records of at most 1 MiB
+/// plus one record of the largest size (a 1 MiB value), with room for the
+/// envelope.
+pub const MAX_MESSAGE_BYTES: usize = 3 * 1024 * 1024;
+
+/// Messages in one batch, at most.
+pub const MAX_BATCH: usize = 256;
 
 /// One message between replicas.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Message {
-    /// [`PROTOCOL_VERSION`] of the sender.
+    /// [`PROTOCOL_VERSION`] of the sender; encoded first.
     pub v: u16,
     /// The sender's namespace generation; `None` while the sender is a
     /// freshly booted replica that has not yet joined one.
@@ -39,7 +52,6 @@ pub struct Message {
 
 /// What a message says.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
 pub enum Body {
     /// Coordinator → peer: store this write (the spec's push in `net`).
     Push { instance: Instance, key: Key, record: Record },
@@ -48,13 +60,15 @@ pub enum Body {
     /// Peer → coordinator: the push's epoch is older than the peer knows;
     /// the sender is superseded (zombie fencing).
     PushRefused { instance: Instance, key: Key, stamp: Stamp, known: Epoch },
-    /// Recovering coordinator → peer: send me your snapshot and epoch.
-    /// `round` counts collect rounds that every peer declined (first boot).
-    Collect { instance: Instance, round: u64 },
-    /// Ready peer → coordinator: the peer's memory and the epoch it knows
-    /// of. Only a ready peer answers (HandoffV2's `CanSeed`): a recovering
-    /// one may have forgotten the epoch.
-    CollectReply { instance: Instance, known: Epoch, memory: Memory },
+    /// Recovering coordinator → peer: send me your next snapshot chunk
+    /// (the records after `after`) and epoch. `round` counts collect
+    /// rounds that every peer declined (first boot).
+    Collect { instance: Instance, round: u64, after: Option<Key> },
+    /// Ready peer → coordinator: a chunk of the peer's memory, the epoch it
+    /// knows of and its floor; `peer` is the peer's instance. Only a ready
+    /// peer answers (HandoffV2's `CanSeed`): a recovering one may have
+    /// forgotten the epoch.
+    CollectReply { instance: Instance, peer: Instance, known: Epoch, floor: Stamp, chunk: Chunk },
     /// Recovering peer → coordinator: I cannot seed you now. Names the
     /// peer's own instance, so that two rounds declined by the same two
     /// instances prove that no replica was ready at some instant.
@@ -66,16 +80,22 @@ pub enum Body {
     AnnounceAck { instance: Instance, epoch: Epoch, round: u64, peer: Instance },
     /// Peer → coordinator: the peer knows a newer epoch (zombie fencing).
     AnnounceRefused { instance: Instance, epoch: Epoch, known: Epoch },
-    /// Recovering replica → any replica: send me your snapshot.
-    Reseed { instance: Instance },
+    /// Recovering peer → any replica: send me your next snapshot chunk.
+    Reseed { instance: Instance, after: Option<Key> },
     /// Replica that `CanSeed` (a ready one, or the coordinator announcing
-    /// its epoch) → recovering peer: my memory and epoch knowledge (the
-    /// spec's `SrcKnow`).
-    ReseedReply { instance: Instance, known: Epoch, memory: Memory },
+    /// its epoch) → recovering peer: a chunk of my memory, my epoch
+    /// knowledge (the spec's `SrcKnow`) and floor; `source` is my instance.
+    ReseedReply { instance: Instance, source: Instance, known: Epoch, floor: Stamp, chunk: Chunk },
     /// Replica that cannot seed now → recovering peer: do not wait for me.
     ReseedDecline { instance: Instance },
-    /// Ready replica → ready replica: anti-entropy, one-way max-merge.
-    Gossip { memory: Memory },
+    /// Ready replica → coordinator, coordinator → both peers: anti-entropy.
+    /// The sender's digest, the epoch it knows (`SrcKnow`), its floor and
+    /// its instance. The receiver answers with its records where the
+    /// digests differ.
+    Digest { instance: Instance, known: Epoch, floor: Stamp, digest: Digest },
+    /// The answer to a digest: the sender's records in the buckets that
+    /// differ (at most one chunk's worth), and its floor.
+    Records { floor: Stamp, records: Records },
     /// Keep-alive: a Durable Object that receives nothing for ~10 s
     /// hibernates and loses its memory. Changes no state.
     Heartbeat,
@@ -97,7 +117,8 @@ impl Body {
             Body::Reseed { .. } => "reseed",
             Body::ReseedReply { .. } => "reseed_reply",
             Body::ReseedDecline { .. } => "reseed_decline",
-            Body::Gossip { .. } => "gossip",
+            Body::Digest { .. } => "digest",
+            Body::Records { .. } => "records",
             Body::Heartbeat => "heartbeat",
         }
     }
@@ -118,17 +139,21 @@ impl Body {
             | Body::Collect { .. }
             | Body::Announce { .. }
             | Body::Reseed { .. }
-            | Body::Gossip { .. }
+            | Body::Digest { .. }
+            | Body::Records { .. }
             | Body::Heartbeat => None,
         }
     }
-}
 
-/// Only the version, read first so that a message from another protocol
-/// version is reported as such rather than as malformed.
-#[derive(Deserialize)]
-struct Header {
-    v: u16,
+    /// Whether a body is well-formed beyond its types: chunks in key order
+    /// after their cursor, records in key order.
+    fn well_formed(&self) -> bool {
+        match self {
+            Body::CollectReply { chunk, .. } | Body::ReseedReply { chunk, .. } => chunk.well_formed(),
+            Body::Records { records, .. } => records.in_key_order(),
+            _ => true,
+        }
+    }
 }
 
 impl Message {
@@ -139,7 +164,7 @@ impl Message {
 
     /// The wire form.
     pub fn encode(&self) -> Result<Vec<u8>, DecodeError> {
-        serde_json::to_vec(self).map_err(|e| DecodeError::Malformed(e.to_string()))
+        postcard::to_allocvec(self).map_err(|e| DecodeError::Malformed(e.to_string()))
     }
 
     /// Parses the wire form; any malformed, oversized or foreign-version
@@ -148,11 +173,103 @@ impl Message {
         if bytes.len() > MAX_MESSAGE_BYTES {
             return Err(DecodeError::TooLarge { len: bytes.len(), max: MAX_MESSAGE_BYTES });
         }
-        let header: Header = serde_json::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))?;
-        if header.v != PROTOCOL_VERSION {
-            return Err(DecodeError::UnsupportedVersion { got: header.v, supported: PROTOCOL_VERSION });
+        let malformed = |e: postcard::Error| DecodeError::Malformed(e.to_string());
+        let (v, _) = postcard::take_from_bytes::<u16>(bytes).map_err(malformed)?;
+        if v != PROTOCOL_VERSION {
+            return Err(DecodeError::UnsupportedVersion { got: v, supported: PROTOCOL_VERSION });
         }
-        serde_json::from_slice(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))
+        let (msg, rest) = postcard::take_from_bytes::<Message>(bytes).map_err(malformed)?;
+        if !rest.is_empty() {
+            return Err(DecodeError::Malformed(format!("{} bytes after the message", rest.len())));
+        }
+        if !msg.body.well_formed() {
+            return Err(DecodeError::Malformed(format!("a {} out of key order", msg.body.kind())));
+        }
+        Ok(msg)
+    }
+}
+
+/// Several encoded messages in one request or response body: a count, then
+/// each message as a length and its bytes.
+pub struct Batch;
+
+impl Batch {
+    /// One body for `messages` (each already encoded).
+    pub fn encode(messages: &[Vec<u8>]) -> Result<Vec<u8>, DecodeError> {
+        let items: Vec<Encoded<'_>> = messages.iter().map(|m| Encoded(m)).collect();
+        postcard::to_allocvec(&items).map_err(|e| DecodeError::Malformed(e.to_string()))
+    }
+
+    /// The messages of a body, still encoded; at most [`MAX_BATCH`] of
+    /// them, each at most [`MAX_MESSAGE_BYTES`].
+    pub fn decode(body: &[u8]) -> Result<Vec<&[u8]>, DecodeError> {
+        let (items, rest) =
+            postcard::take_from_bytes::<BoundedBatch<'_>>(body).map_err(|e| DecodeError::Malformed(e.to_string()))?;
+        if !rest.is_empty() {
+            return Err(DecodeError::Malformed(format!("{} bytes after the batch", rest.len())));
+        }
+        Ok(items.0)
+    }
+}
+
+/// A batch as decoded: borrowed slices of the body.
+struct BoundedBatch<'a>(Vec<&'a [u8]>);
+
+impl<'de> Deserialize<'de> for BoundedBatch<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Items;
+        impl<'de> Visitor<'de> for Items {
+            type Value = BoundedBatch<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "at most {MAX_BATCH} messages of at most {MAX_MESSAGE_BYTES} bytes")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let n = seq.size_hint().unwrap_or(0);
+                if n > MAX_BATCH {
+                    return Err(de::Error::invalid_length(n, &self));
+                }
+                // Room grows with what is actually decoded, not with the
+                // count the input claims.
+                let mut out = Vec::with_capacity(n.min(64));
+                while let Some(item) = seq.next_element::<Encoded<'de>>()? {
+                    if out.len() == MAX_BATCH {
+                        return Err(de::Error::invalid_length(out.len() + 1, &self));
+                    }
+                    out.push(item.0);
+                }
+                Ok(BoundedBatch(out))
+            }
+        }
+        d.deserialize_seq(Items)
+    }
+}
+
+/// One encoded message inside a batch (a byte string), borrowed; its
+/// length is checked on decoding.
+struct Encoded<'a>(&'a [u8]);
+
+impl Serialize for Encoded<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Encoded<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Slice;
+        impl<'de> Visitor<'de> for Slice {
+            type Value = Encoded<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "a message of at most {MAX_MESSAGE_BYTES} bytes")
+            }
+            fn visit_borrowed_bytes<E: de::Error>(self, b: &'de [u8]) -> Result<Self::Value, E> {
+                if b.len() > MAX_MESSAGE_BYTES {
+                    return Err(E::invalid_length(b.len(), &self));
+                }
+                Ok(Encoded(b))
+            }
+        }
+        d.deserialize_bytes(Slice)
     }
 }
 
@@ -160,30 +277,34 @@ impl Message {
 mod tests {
     use super::*;
     use crate::handoff::ids::Version;
+    use crate::handoff::memory::Memory;
     use crate::handoff::record::Value;
 
-    fn sample() -> Vec<Message> {
+    pub(crate) fn sample() -> Vec<Message> {
         let key = Key::new("k").unwrap();
         let stamp = Stamp { ep: Epoch(3), ver: Version(7) };
         let record = Record { stamp, wid: WriteId(42), value: Value::Bytes(b"hi".to_vec()) };
         let mut memory = Memory::default();
         memory.merge(&key, &record);
-        let i = Instance(9);
+        let chunk = memory.chunk(None, 1024);
+        let i = Instance { born: 5, nonce: 9 };
+        let j = Instance { born: 6, nonce: 8 };
         let generation = Some(Generation { minted_at: 1, nonce: 2 });
         [
             Body::Push { instance: i, key: key.clone(), record: record.clone() },
             Body::PushAck { instance: i, key: key.clone(), stamp, wid: WriteId(42) },
             Body::PushRefused { instance: i, key: key.clone(), stamp, known: Epoch(4) },
-            Body::Collect { instance: i, round: 2 },
-            Body::CollectReply { instance: i, known: Epoch(3), memory: memory.clone() },
-            Body::CollectDecline { instance: i, round: 2, peer: Instance(8) },
+            Body::Collect { instance: i, round: 2, after: Some(key.clone()) },
+            Body::CollectReply { instance: i, peer: j, known: Epoch(3), floor: stamp, chunk: chunk.clone() },
+            Body::CollectDecline { instance: i, round: 2, peer: j },
             Body::Announce { instance: i, epoch: Epoch(4), round: 1 },
-            Body::AnnounceAck { instance: i, epoch: Epoch(4), round: 1, peer: Instance(8) },
+            Body::AnnounceAck { instance: i, epoch: Epoch(4), round: 1, peer: j },
             Body::AnnounceRefused { instance: i, epoch: Epoch(4), known: Epoch(5) },
-            Body::Reseed { instance: i },
-            Body::ReseedReply { instance: i, known: Epoch(3), memory: memory.clone() },
+            Body::Reseed { instance: i, after: None },
+            Body::ReseedReply { instance: i, source: j, known: Epoch(3), floor: Stamp::ZERO, chunk: chunk.clone() },
             Body::ReseedDecline { instance: i },
-            Body::Gossip { memory },
+            Body::Digest { instance: i, known: Epoch(3), floor: stamp, digest: memory.digest().clone() },
+            Body::Records { floor: stamp, records: chunk.records },
             Body::Heartbeat,
         ]
         .into_iter()
@@ -195,58 +316,120 @@ mod tests {
     fn every_message_round_trips() {
         for m in sample() {
             let bytes = m.encode().unwrap();
-            assert_eq!(Message::decode(&bytes).unwrap(), m, "{}", String::from_utf8_lossy(&bytes));
+            assert_eq!(Message::decode(&bytes).unwrap(), m, "{}", m.body.kind());
         }
     }
 
     #[test]
-    fn the_wire_form_is_stable() {
-        let m = &sample()[1];
+    fn the_wire_form_is_stable_and_compact() {
+        let m = &sample()[0];
+        let bytes = m.encode().unwrap();
         assert_eq!(
-            String::from_utf8(m.encode().unwrap()).unwrap(),
-            r#"{"v":1,"generation":{"minted_at":1,"nonce":2},"from":0,"to":1,"body":{"type":"push_ack","instance":9,"key":"k","stamp":{"ep":3,"ver":7},"wid":"0000000000000000000000000000002a"}}"#
+            bytes,
+            [
+                2, // version
+                1, 1, 2, // Some(generation { minted_at: 1, nonce: 2 })
+                0, 1, // from r0 to r1
+                0, // Push
+                5, 9, // instance
+                1, b'k', // key
+                3, 7, 42, // stamp, write id
+                0, 2, b'h', b'i' // Bytes, raw
+            ]
         );
+        // A 1 MiB value costs its bytes plus a few: no hex, no escaping.
+        let big = Message::new(
+            None,
+            ReplicaId(0),
+            ReplicaId(1),
+            Body::Push {
+                instance: Instance { born: 1, nonce: 1 },
+                key: Key::new("k").unwrap(),
+                record: Record {
+                    stamp: Stamp { ep: Epoch(1), ver: Version(1) },
+                    wid: WriteId(u128::MAX),
+                    value: Value::Bytes(vec![0xab; 1 << 20]),
+                },
+            },
+        );
+        assert!(big.encode().unwrap().len() < (1 << 20) + 64);
     }
 
     #[test]
     fn malformed_and_adversarial_input_is_a_typed_error() {
-        let cases: &[&[u8]] = &[
-            b"",
-            b"\xff\xfe",
-            b"null",
-            b"[]",
-            b"{}",
-            b"{\"v\":\"1\"}",
-            b"{\"v\":70000}",
-            b"{\"v\":1}",
-            b"{\"v\":1,\"generation\":null,\"from\":0,\"to\":1,\"body\":{\"type\":\"nope\"}}",
-            b"{\"v\":1,\"generation\":null,\"from\":0,\"to\":1,\"body\":{\"type\":\"push\",\"instance\":1}}",
-            b"{\"v\":1,\"generation\":null,\"from\":256,\"to\":1,\"body\":{\"type\":\"heartbeat\"}}",
-            b"{\"v\":1,\"generation\":null,\"from\":0,\"to\":1,\"body\":{\"type\":\"collect\",\"instance\":-1,\"round\":0}}",
-            b"{\"v\":1,\"generation\":null,\"from\":0,\"to\":1,\"body\":{\"type\":\"push_ack\",\"instance\":1,\"key\":\"\",\"stamp\":{\"ep\":1,\"ver\":1},\"wid\":\"0000000000000000000000000000002a\"}}",
-            b"{\"v\":1,\"generation\":null,\"from\":0,\"to\":1,\"body\":{\"type\":\"push_ack\",\"instance\":1,\"key\":\"k\",\"stamp\":{\"ep\":1,\"ver\":1},\"wid\":42}}",
-            b"{\"v\":1,\"generation\":null,\"from\":0,\"to\":1,\"body\":{\"type\":\"gossip\",\"memory\":{\"k\":{\"stamp\":{\"ep\":1,\"ver\":1},\"wid\":\"0000000000000000000000000000002a\",\"value\":{\"bytes\":\"abc\"}}}}}",
-            b"{\"v\":1,\"generation\":null,\"from\":0,\"to\":1,\"body\":{\"type\":\"gossip\",\"memory\":{\"\":{\"stamp\":{\"ep\":1,\"ver\":1},\"wid\":\"0000000000000000000000000000002a\",\"value\":\"tombstone\"}}}}",
+        let good = sample()[3].encode().unwrap();
+        let mut cases: Vec<Vec<u8>> = vec![
+            vec![],
+            vec![2],
+            vec![2, 0xff],
+            vec![2, 0, 0, 1, 99],                                     // unknown body
+            vec![2, 0, 0, 1, 3, 1, 1, 0, 1, 0],                       // collect after an empty key
+            vec![2, 2, 0, 1, 14],                                     // generation tag out of range
+            vec![2, 0, 0, 1, 13, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f], // records: 4 G of them
         ];
-        for bytes in cases {
+        cases.push(good[..good.len() - 1].to_vec()); // truncated
+        let mut trailing = good.clone();
+        trailing.push(0);
+        cases.push(trailing);
+        for bytes in &cases {
             let err = Message::decode(bytes).unwrap_err();
-            assert!(matches!(err, DecodeError::Malformed(_)), "{:?} gave {err:?}", String::from_utf8_lossy(bytes));
+            assert!(matches!(err, DecodeError::Malformed(_)), "{bytes:?} gave {err:?}");
         }
         assert_eq!(
-            Message::decode(b"{\"v\":2,\"whatever\":true}"),
-            Err(DecodeError::UnsupportedVersion { got: 2, supported: PROTOCOL_VERSION })
+            Message::decode(&[1, 0]),
+            Err(DecodeError::UnsupportedVersion { got: 1, supported: PROTOCOL_VERSION })
         );
-        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
-        assert!(matches!(Message::decode(deep.as_bytes()), Err(DecodeError::Malformed(_))));
+        // JSON from a version-1 replica: `{` is read as version 123.
+        assert!(matches!(Message::decode(b"{\"v\":1}"), Err(DecodeError::UnsupportedVersion { got: 123, .. })));
+    }
+
+    #[test]
+    fn chunks_out_of_key_order_are_refused() {
+        let key = |s: &str| Key::new(s).unwrap();
+        let rec = Record { stamp: Stamp { ep: Epoch(1), ver: Version(1) }, wid: WriteId(1), value: Value::Tombstone };
+        let bad = [
+            Chunk { after: None, records: Records(vec![(key("b"), rec.clone()), (key("a"), rec.clone())]), last: true },
+            Chunk { after: Some(key("b")), records: Records(vec![(key("a"), rec.clone())]), last: true },
+            Chunk { after: None, records: Records(vec![]), last: false },
+        ];
+        for chunk in bad {
+            let body = Body::ReseedReply {
+                instance: Instance { born: 1, nonce: 1 },
+                source: Instance { born: 1, nonce: 2 },
+                known: Epoch(1),
+                floor: Stamp::ZERO,
+                chunk,
+            };
+            let bytes = Message::new(None, ReplicaId(1), ReplicaId(2), body).encode().unwrap();
+            assert!(matches!(Message::decode(&bytes), Err(DecodeError::Malformed(_))));
+        }
     }
 
     #[test]
     fn oversized_input_is_refused_before_parsing() {
-        let big = vec![b' '; MAX_MESSAGE_BYTES + 1];
+        let big = vec![2; MAX_MESSAGE_BYTES + 1];
         assert_eq!(
             Message::decode(&big),
             Err(DecodeError::TooLarge { len: MAX_MESSAGE_BYTES + 1, max: MAX_MESSAGE_BYTES })
         );
+    }
+
+    #[test]
+    fn batches_round_trip_and_are_bounded() {
+        let encoded: Vec<Vec<u8>> = sample().iter().map(|m| m.encode().unwrap()).collect();
+        let body = Batch::encode(&encoded).unwrap();
+        let items = Batch::decode(&body).unwrap();
+        assert_eq!(items.len(), encoded.len());
+        for (item, m) in items.iter().zip(sample()) {
+            assert_eq!(Message::decode(item).unwrap(), m);
+        }
+        assert_eq!(Batch::decode(&Batch::encode(&[]).unwrap()).unwrap().len(), 0);
+        let too_many = Batch::encode(&vec![vec![0u8]; MAX_BATCH + 1]).unwrap();
+        assert!(Batch::decode(&too_many).is_err());
+        // A count or a length far beyond the body: refused, not allocated.
+        assert!(Batch::decode(&[0xff, 0xff, 0xff, 0xff, 0x0f]).is_err());
+        assert!(Batch::decode(&[1, 0xff, 0xff, 0xff, 0xff, 0x0f]).is_err());
+        assert!(Batch::decode(&[1, 5, 1]).is_err());
     }
 
     #[test]

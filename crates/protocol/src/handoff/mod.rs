@@ -1,15 +1,18 @@
 //! Handoff: replication and recovery for a memory-only KV store whose
 //! replicas are evicted at will (Cloudflare Durable Objects), after
 //! `tla/Handoff.tla` and its extensions `tla/HandoffAcks.tla` (every
-//! replica-to-replica exchange a message) and `tla/HandoffZombie.tla`
-//! (superseded coordinator instances, fenced by epoch).
+//! replica-to-replica exchange a message), `tla/HandoffZombie.tla`
+//! (superseded coordinator instances, fenced by epoch) and
+//! `tla/HandoffScale.tla` (chunked snapshots, digest anti-entropy, the
+//! tombstone floor, the memory budget).
 //!
 //! Three replicas: a fixed coordinator issues every write and commits it on
 //! the first peer ack; records carry `(ep, ver, wid)` and merge by
 //! lexicographic `(ep, ver)` ([`record`]); a rebooted coordinator collects
 //! snapshots and epochs from both peers, chooses `collectMax + 1` and
 //! announces it before serving; a rebooted peer reseeds from both other
-//! replicas; ready replicas gossip.
+//! replicas; ready replicas exchange digests and the records that differ;
+//! tombstones below a floor the coordinator raises are collected.
 //!
 //! Sans-IO: a host (the Durable Object glue, a test network, the model
 //! checker) boots a [`Replica`], feeds it [`Input`]s with the current time
@@ -18,7 +21,7 @@
 //!
 //! - [`ids`]: identifiers and scalars; [`record`]: records and THE merge
 //!   rule; [`memory`]: a replica's memory and snapshots.
-//! - [`message`]: the wire messages (versioned JSON).
+//! - [`message`]: the wire messages (versioned postcard, bounded decoding).
 //! - [`interface`]: the vocabulary with the host (inputs, outputs, timers,
 //!   client answers, status).
 //! - [`replica`]: the entry point (boot, checks, dispatch); [`coordinator`],
@@ -42,14 +45,14 @@ pub mod replica;
 #[cfg(test)]
 mod tests;
 
-pub use config::Config;
 #[cfg(feature = "mutations")]
 pub use config::Mutation;
+pub use config::{Config, DEFAULT_BUDGET_BYTES};
 pub use driver::Driver;
 pub use error::{ConfigError, DecodeError, HandleError};
 pub use ids::{ClientRequestId, Epoch, Generation, Instance, Key, KeyError, Millis, ReplicaId, Version, WriteId};
 pub use interface::{Input, Output, Read, Status, StatusReport, Timer, WriteReply};
-pub use memory::Memory;
-pub use message::{Body, Message, PROTOCOL_VERSION};
-pub use record::{Record, Stamp, Value};
+pub use memory::{Chunk, Digest, Memory, Records};
+pub use message::{Batch, Body, MAX_MESSAGE_BYTES, Message, PROTOCOL_VERSION};
+pub use record::{MAX_VALUE_BYTES, Record, Stamp, Value};
 pub use replica::{Replica, RoleView};

@@ -1,18 +1,20 @@
 //! What both roles share: the [`Node`] (identity, boot, generation,
-//! memory) and the behaviour that does not depend on the role -- the
-//! heartbeat and gossip timers, the answer to a reseed request, the gossip
-//! merge, absorbing a snapshot, and adopting a generation. The roles
-//! ([`coordinator`](super::coordinator), [`peer`](super::peer)) decide
-//! *when* (their phase); this module says *what*.
+//! memory, floor) and the behaviour that does not depend on the role --
+//! the heartbeat and digest timers, the answer to a reseed request, taking
+//! a snapshot chunk, anti-entropy by digest, the tombstone floor, and
+//! adopting a generation. The roles ([`coordinator`](super::coordinator),
+//! [`peer`](super::peer)) decide *when* (their phase); this module says
+//! *what*.
 
 use super::config::Config;
-use super::ids::{Epoch, Generation, Instance, Millis, ReplicaId, SplitMix64};
+use super::ids::{Epoch, Generation, Instance, Key, Millis, ReplicaId, SplitMix64};
 use super::interface::{Output, Timer};
-use super::memory::Memory;
+use super::memory::{Chunk, Digest, Memory, Records};
 use super::message::{Body, Message};
+use super::record::Stamp;
 
-/// Who this is, which boot, which generation, and the memory (for the
-/// coordinator: committed data only).
+/// Who this is, which boot, which generation, the memory (for the
+/// coordinator: committed data only) and the tombstone floor.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(super) struct Node {
     pub(super) config: Config,
@@ -21,6 +23,10 @@ pub(super) struct Node {
     pub(super) rng: SplitMix64,
     pub(super) generation: Option<Generation>,
     pub(super) mem: Memory,
+    /// HandoffScale's `floor[r]`: tombstones at or below it are collected
+    /// (once this replica is ready), and a record at or below it for a key
+    /// it stores nothing for is refused.
+    pub(super) floor: Stamp,
 }
 
 impl Node {
@@ -60,39 +66,109 @@ impl Node {
         out
     }
 
-    /// [`Timer::Gossip`]: the spec's `Gossip` needs both ends ready, so
-    /// only a `ready` replica sends its memory; the timer is re-armed
-    /// either way.
-    pub(super) fn gossip(&self, now: Millis, ready: bool) -> Vec<Output> {
-        let mut out: Vec<Output> =
-            if ready { self.send_others(Body::Gossip { memory: self.mem.clone() }).collect() } else { Vec::new() };
+    /// [`Timer::Gossip`]: a ready replica sends its digest, the epoch it
+    /// knows and its floor (`DigestSend`) -- the coordinator to both peers,
+    /// a peer to the coordinator; the timer is re-armed either way.
+    pub(super) fn send_digest(&self, now: Millis, ready: bool, known: Epoch) -> Vec<Output> {
+        let mut out = Vec::new();
+        if ready {
+            let body =
+                Body::Digest { instance: self.instance, known, floor: self.floor, digest: self.mem.digest().clone() };
+            let coordinator = self.config.coordinator();
+            if self.me == coordinator {
+                out.extend(self.send_others(body));
+            } else {
+                out.push(self.send(coordinator, body));
+            }
+        }
         out.push(self.arm(now, Timer::Gossip));
         out
     }
 
-    /// Gossip in: `MergeMem` at a `ready` replica; a recovering one
-    /// ignores it (it reseeds instead).
-    pub(super) fn merge_gossip(&mut self, memory: &Memory, ready: bool) {
+    /// `DigestRecv`: a ready replica takes the digest's floor, then answers
+    /// with its records in the buckets where the digests differ (one
+    /// chunk's worth; the next digest brings the rest). A recovering one
+    /// ignores digests.
+    pub(super) fn on_digest(&mut self, from: ReplicaId, floor: Stamp, theirs: &Digest, ready: bool) -> Vec<Output> {
+        if !ready {
+            return Vec::new();
+        }
+        self.raise_floor(floor);
+        let records = self.mem.differing(theirs, self.config.chunk_bytes);
+        if records.0.is_empty() {
+            return Vec::new();
+        }
+        vec![self.send(from, Body::Records { floor: self.floor, records })]
+    }
+
+    /// `GossipRecv`: a ready replica takes the floor, then max-merges each
+    /// record the floor does not refuse. A recovering one ignores gossip
+    /// (it reseeds instead).
+    pub(super) fn on_records(&mut self, floor: Stamp, records: &Records, ready: bool) {
         if ready {
-            self.mem.merge_all(memory);
+            self.raise_floor(floor);
+            for (k, r) in &records.0 {
+                self.mem.merge_above(k, r, self.floor);
+            }
         }
     }
 
-    /// The answer to `Reseed` from `to`: a replica that `CanSeed` sends its
-    /// memory and `SrcKnow` (`src_know`), any other declines.
-    pub(super) fn answer_reseed(&self, to: ReplicaId, instance: Instance, can_seed: bool, src_know: Epoch) -> Output {
+    /// Takes `floor` if it is higher, and collects the tombstones at or
+    /// below this replica's floor (callers are ready).
+    pub(super) fn raise_floor(&mut self, floor: Stamp) {
+        if floor.wins(self.floor) {
+            self.floor = floor;
+        }
+        self.collect();
+    }
+
+    /// Drops the tombstones the floor stands for.
+    pub(super) fn collect(&mut self) {
+        #[cfg(feature = "mutations")]
+        if self.config.mutated(super::config::Mutation::CollectAboveFloor) {
+            let all = Stamp { ep: Epoch(u64::MAX), ver: super::ids::Version(u64::MAX) };
+            self.mem.collect(all);
+            return;
+        }
+        self.mem.collect(self.floor);
+    }
+
+    /// The answer to `Reseed` from `to` (its cursor `after`): a replica
+    /// that `CanSeed` sends its next chunk, `SrcKnow` (`src_know`) and its
+    /// floor; any other declines.
+    pub(super) fn answer_reseed(
+        &self,
+        to: ReplicaId,
+        instance: Instance,
+        after: Option<&Key>,
+        can_seed: bool,
+        src_know: Epoch,
+    ) -> Output {
         if can_seed {
-            self.send(to, Body::ReseedReply { instance, known: src_know, memory: self.mem.clone() })
+            let chunk = self.mem.chunk(after, self.config.chunk_bytes);
+            let body = Body::ReseedReply { instance, source: self.instance, known: src_know, floor: self.floor, chunk };
+            self.send(to, body)
         } else {
             self.send(to, Body::ReseedDecline { instance })
         }
     }
 
-    /// `ReseedC` / `ReseedPeer`: merges a snapshot and returns the highest
-    /// epoch it witnesses, `Max(known, MemEpMax(memory))`.
-    pub(super) fn absorb(&mut self, memory: &Memory, known: Epoch) -> Epoch {
-        self.mem.merge_all(memory);
-        known.max(memory.max_epoch())
+    /// The next chunk of this replica's memory for a collect.
+    pub(super) fn collect_chunk(&self, after: Option<&Key>) -> Chunk {
+        self.mem.chunk(after, self.config.chunk_bytes)
+    }
+
+    /// `ReseedChunkC` / `ReseedChunkPeer`: merges a chunk (a recovering
+    /// replica stores everything), takes its floor, and returns the highest
+    /// epoch it witnesses, `Max(know, MemEpMax(chunk))`.
+    pub(super) fn absorb(&mut self, chunk: &Chunk, known: Epoch, floor: Stamp) -> Epoch {
+        for (k, r) in &chunk.records.0 {
+            self.mem.merge(k, r);
+        }
+        if floor.wins(self.floor) {
+            self.floor = floor;
+        }
+        known.max(chunk.records.max_epoch())
     }
 
     /// A replica that has no generation yet (a booting one) joins the one

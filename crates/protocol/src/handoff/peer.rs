@@ -1,20 +1,26 @@
 //! A peer: stores pushed writes and acks them, answers the coordinator's
 //! collect and announce, reseeds itself from both other replicas after a
-//! reboot, and gossips.
+//! reboot (chunk by chunk), and exchanges digests with the coordinator.
 //!
 //! HandoffV2's recovery: only a replica that `CanSeed` (a ready one, or
 //! the coordinator announcing) hands out snapshots; the others decline,
-//! and a recovering peer is ready once it has a snapshot and every other
-//! replica has either seeded it or declined.
+//! and a recovering peer is ready once it has a whole snapshot from one
+//! replica and every other replica has either seeded it or declined.
+//!
+//! HandoffScale: a recovering peer asks the coordinator first and the other
+//! peer only once the coordinator answered (so the coordinator knows every
+//! peer instance that may hold snapshot data before it raises a floor); it
+//! takes no pushes while recovering (a fresh instance knows no floor and
+//! would take any ghost); a ready peer refuses a push the floor refuses.
 //!
 //! Zombie fencing lives here: a push or announce from an epoch older than
 //! the peer knows is refused, so a superseded coordinator instance can
 //! never collect the ack it would need to acknowledge a client.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::HandleError;
-use super::ids::{Epoch, Millis, ReplicaId};
+use super::ids::{Epoch, Key, Millis, ReplicaId};
 use super::interface::{Output, Status, Timer};
 use super::message::{Body, Message};
 use super::node::Node;
@@ -24,10 +30,14 @@ use super::node::Node;
 pub enum PeerStatus {
     /// Reseeding; `seeded` = the spec's `seeded[p]`; `declined` = the
     /// replicas that answered they cannot seed (HandoffV2: a peer need not
-    /// wait for a replica that does not know the epoch).
+    /// wait for a replica that does not know the epoch); `cursors` = the
+    /// spec's `got[p]` (the key each source's next chunk starts after);
+    /// `heard_from_c`: the coordinator answered this instance.
     Recovering {
         seeded: BTreeSet<ReplicaId>,
         declined: BTreeSet<ReplicaId>,
+        cursors: BTreeMap<ReplicaId, Key>,
+        heard_from_c: bool,
     },
     Ready,
 }
@@ -51,13 +61,23 @@ pub(super) fn check(node: &Node, msg: &Message) -> Result<(), HandleError> {
         | Body::CollectDecline { .. }
         | Body::AnnounceAck { .. }
         | Body::AnnounceRefused { .. } => return Err(HandleError::UnexpectedMessage { kind, role: "peer" }),
-        Body::Push { .. } | Body::Collect { .. } | Body::Announce { .. } if msg.from != node.config.coordinator() => {
+        Body::Push { .. }
+        | Body::Collect { .. }
+        | Body::Announce { .. }
+        | Body::Digest { .. }
+        | Body::Records { .. }
+            if msg.from != node.config.coordinator() =>
+        {
             return Err(HandleError::NotFromCoordinator { kind, from: msg.from });
         }
         _ => {}
     }
     match &msg.body {
-        Body::Push { .. } | Body::Announce { .. } | Body::Gossip { .. } | Body::ReseedReply { .. }
+        Body::Push { .. }
+        | Body::Announce { .. }
+        | Body::Digest { .. }
+        | Body::Records { .. }
+        | Body::ReseedReply { .. }
             if msg.generation.is_none() =>
         {
             Err(HandleError::MissingGeneration { kind })
@@ -67,13 +87,19 @@ pub(super) fn check(node: &Node, msg: &Message) -> Result<(), HandleError> {
 }
 
 impl Peer {
-    /// A new instance asks both other replicas for snapshots.
+    /// A new instance asks the coordinator for its snapshot (the other
+    /// peer once the coordinator answered).
     pub(super) fn boot(node: &Node, now: Millis) -> (Peer, Vec<Output>) {
         let p = Peer {
             known: Epoch::NONE,
-            status: PeerStatus::Recovering { seeded: BTreeSet::new(), declined: BTreeSet::new() },
+            status: PeerStatus::Recovering {
+                seeded: BTreeSet::new(),
+                declined: BTreeSet::new(),
+                cursors: BTreeMap::new(),
+                heard_from_c: false,
+            },
         };
-        let mut out: Vec<Output> = node.send_others(Body::Reseed { instance: node.instance }).collect();
+        let mut out = vec![node.send(node.config.coordinator(), Body::Reseed { instance: node.instance, after: None })];
         out.extend(node.boot_timers(now));
         (p, out)
     }
@@ -95,10 +121,11 @@ impl Peer {
 
     pub(super) fn on_message(&mut self, node: &mut Node, now: Millis, msg: Message) -> Vec<Output> {
         let from = msg.from;
+        let coordinator = node.config.coordinator();
         match msg.body {
-            // A booting replica takes no writes until it knows which
-            // generation it belongs to; the coordinator retries.
-            Body::Push { .. } if node.generation.is_none() => Vec::new(),
+            // A recovering peer takes no writes: it may not know the floor
+            // yet. The coordinator retries; the other peer acks meanwhile.
+            Body::Push { .. } if self.status != PeerStatus::Ready => Vec::new(),
             Body::Push { instance, key, record } => {
                 let stamp = record.stamp;
                 #[cfg(feature = "mutations")]
@@ -108,16 +135,28 @@ impl Peer {
                 if stale {
                     return vec![node.send(from, Body::PushRefused { instance, key, stamp, known: self.known })];
                 }
+                // A ghost below the floor of a key stored nothing for
+                // (collected): refused, and not acked.
+                if node.mem.refuses(&key, stamp, node.floor) {
+                    return Vec::new();
+                }
                 // DeliverPush: max-merge (late, duplicate and ghost pushes
                 // are harmless) and absorb the epoch; then ack.
                 node.mem.merge(&key, &record);
                 self.known = self.known.max(stamp.ep);
                 vec![node.send(from, Body::PushAck { instance, key, stamp, wid: record.wid })]
             }
-            Body::Collect { instance, round } => vec![match self.status {
-                PeerStatus::Ready => {
-                    node.send(from, Body::CollectReply { instance, known: self.known, memory: node.mem.clone() })
-                }
+            Body::Collect { instance, round, after } => vec![match self.status {
+                PeerStatus::Ready => node.send(
+                    from,
+                    Body::CollectReply {
+                        instance,
+                        peer: node.instance,
+                        known: self.known,
+                        floor: node.floor,
+                        chunk: node.collect_chunk(after.as_ref()),
+                    },
+                ),
                 PeerStatus::Recovering { .. } => {
                     node.send(from, Body::CollectDecline { instance, round, peer: node.instance })
                 }
@@ -132,57 +171,102 @@ impl Peer {
                 self.known = epoch;
                 vec![node.send(from, Body::AnnounceAck { instance, epoch, round, peer: node.instance })]
             }
-            Body::ReseedReply { instance, known, memory } if instance == node.instance => {
-                let PeerStatus::Recovering { seeded, declined } = &mut self.status else { return Vec::new() };
-                if seeded.contains(&from) {
+            Body::ReseedReply { instance, known, floor, chunk, .. } if instance == node.instance => {
+                let PeerStatus::Recovering { seeded, declined, cursors, heard_from_c } = &mut self.status else {
+                    return Vec::new();
+                };
+                if seeded.contains(&from) || chunk.after.as_ref() != cursors.get(&from) {
                     return Vec::new();
                 }
                 // A booting peer joins the generation of its first source.
                 node.adopt_generation(msg.generation);
-                // ReseedPeer: merge the snapshot and the epochs it witnesses.
-                self.known = self.known.max(node.absorb(&memory, known));
-                seeded.insert(from);
-                if finished(seeded, declined) { vec![Node::step_now(now)] } else { Vec::new() }
+                // ReseedChunkPeer: merge the chunk and the epochs it witnesses.
+                self.known = self.known.max(node.absorb(&chunk, known, floor));
+                let complete = chunk.last;
+                #[cfg(feature = "mutations")]
+                let complete = complete || node.config.mutated(super::config::Mutation::FinishOnPartialSnapshot);
+                let next = chunk.next_after();
+                let mut out = Vec::new();
+                if complete {
+                    cursors.remove(&from);
+                    seeded.insert(from);
+                    declined.remove(&from);
+                } else if let Some(next) = next.clone() {
+                    cursors.insert(from, next.clone());
+                    out.push(node.send(from, Body::Reseed { instance: node.instance, after: Some(next) }));
+                }
+                if from == coordinator && !*heard_from_c {
+                    *heard_from_c = true;
+                    out.extend(ask_the_other_peer(node));
+                }
+                if finished(seeded, declined) {
+                    out.push(Node::step_now(now));
+                }
+                out
             }
             Body::ReseedDecline { instance } if instance == node.instance => {
-                let PeerStatus::Recovering { seeded, declined } = &mut self.status else { return Vec::new() };
-                if seeded.contains(&from) || !declined.insert(from) {
+                let PeerStatus::Recovering { seeded, declined, heard_from_c, .. } = &mut self.status else {
+                    return Vec::new();
+                };
+                if seeded.contains(&from) || declined.contains(&from) {
                     return Vec::new();
                 }
-                if finished(seeded, declined) { vec![Node::step_now(now)] } else { Vec::new() }
+                declined.insert(from);
+                let mut out = Vec::new();
+                if from == coordinator && !*heard_from_c {
+                    *heard_from_c = true;
+                    out.extend(ask_the_other_peer(node));
+                }
+                if finished(seeded, declined) {
+                    out.push(Node::step_now(now));
+                }
+                out
             }
-            // Stale replies. (Reseed, gossip and heartbeats are the same for
-            // both roles: `Replica` answers them.)
+            // Stale replies. (Reseed, digests, records and heartbeats are
+            // the same for both roles: `Replica` answers them.)
             _ => Vec::new(),
         }
     }
 
     /// [`Timer::Retry`]: `FinishRecoveryPeer` once every other replica
     /// answered, else ask again.
-    pub(super) fn on_retry(&mut self, node: &Node, now: Millis) -> Vec<Output> {
-        let PeerStatus::Recovering { seeded, declined } = &self.status else { return Vec::new() };
+    pub(super) fn on_retry(&mut self, node: &mut Node, now: Millis) -> Vec<Output> {
+        let PeerStatus::Recovering { seeded, declined, cursors, heard_from_c } = &self.status else {
+            return Vec::new();
+        };
         if finished(seeded, declined) {
-            // FinishRecoveryPeer
+            // FinishRecoveryPeer: ready; what the floor stands for is
+            // collected from now on.
             self.status = PeerStatus::Ready;
+            node.collect();
             return Vec::new();
         }
-        // Ask again everyone who has not seeded us: a replica that
-        // declined may be able to seed by now (at first boot, nobody can
-        // until the coordinator has announced).
+        // Ask again everyone who has not seeded us, from where its chunks
+        // stopped: a replica that declined may be able to seed by now (at
+        // first boot, nobody can until the coordinator has announced). The
+        // other peer only once the coordinator answered.
         let instance = node.instance;
+        let coordinator = node.config.coordinator();
         let mut out: Vec<Output> = node
             .config
             .others(node.me)
-            .filter(|q| !seeded.contains(q))
-            .map(|q| node.send(q, Body::Reseed { instance }))
+            .filter(|q| !seeded.contains(q) && (*q == coordinator || *heard_from_c))
+            .map(|q| node.send(q, Body::Reseed { instance, after: cursors.get(&q).cloned() }))
             .collect();
         out.push(node.arm(now, Timer::Retry));
         out
     }
 }
 
+/// The Reseed request to the peer other than this one.
+fn ask_the_other_peer(node: &Node) -> Option<Output> {
+    let coordinator = node.config.coordinator();
+    let other = node.config.others(node.me).find(|&q| q != coordinator)?;
+    Some(node.send(other, Body::Reseed { instance: node.instance, after: None }))
+}
+
 /// HandoffV2's `FinishRecoveryPeer`: a snapshot from at least one replica,
-/// and an answer (a snapshot or a decline) from both others.
+/// and an answer (a whole snapshot or a decline) from both others.
 fn finished(seeded: &BTreeSet<ReplicaId>, declined: &BTreeSet<ReplicaId>) -> bool {
     !seeded.is_empty() && seeded.union(declined).count() == 2
 }

@@ -3,9 +3,15 @@
 //! [`Stamp::wins`] (via [`replaces`] and [`dominates`]); nothing else
 //! compares records.
 
+use std::fmt;
+
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::ids::{Epoch, Version, WriteId};
+
+/// Largest value a record carries, in bytes: the public API's limit, and
+/// the limit a decoder checks before it copies a value.
+pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
 
 /// A record's position in the merge order: the spec's `(ep, ver)`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -15,6 +21,9 @@ pub struct Stamp {
 }
 
 impl Stamp {
+    /// No stamp: below every record (the floor of a replica that has none).
+    pub const ZERO: Stamp = Stamp { ep: Epoch(0), ver: Version(0) };
+
     /// `Wins(a, b)`: lexicographic `(ep, ver)`. A new coordinator
     /// incarnation never recovers the old version counter, so any
     /// `(ep + 1, 1)` beats any `(ep, n)`, like Raft terms.
@@ -26,10 +35,25 @@ impl Stamp {
 /// What a write stores: bytes, or a tombstone (a delete is a write, so that
 /// it replicates, merges and wins exactly like a put).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
 pub enum Value {
-    Bytes(#[serde(serialize_with = "hex_out", deserialize_with = "hex_in")] Vec<u8>),
+    /// Raw bytes on the wire, at most [`MAX_VALUE_BYTES`].
+    Bytes(#[serde(serialize_with = "bytes_out", deserialize_with = "bytes_in")] Vec<u8>),
     Tombstone,
+}
+
+impl Value {
+    /// Bytes of the value (0 for a tombstone).
+    pub fn len(&self) -> usize {
+        match self {
+            Value::Bytes(b) => b.len(),
+            Value::Tombstone => 0,
+        }
+    }
+
+    /// A value of no bytes, or a tombstone.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// A stored write: the spec's record `[ep, ver, wid]` plus the value.
@@ -52,14 +76,38 @@ pub fn dominates(held: Option<&Record>, stamp: Stamp) -> bool {
     held.is_some_and(|r| !stamp.wins(r.stamp))
 }
 
-/// Bytes travel as lowercase hex: JSON has no byte strings.
-fn hex_out<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&hex::encode(bytes))
+impl Record {
+    /// Whether this record is a delete.
+    pub fn is_tombstone(&self) -> bool {
+        self.value == Value::Tombstone
+    }
 }
 
-fn hex_in<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
-    let s = String::deserialize(d)?;
-    hex::decode(s).map_err(|_| serde::de::Error::custom("value bytes must be an even number of hex digits"))
+/// Bytes travel as a byte string (a length, then the bytes).
+fn bytes_out<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_bytes(bytes)
+}
+
+fn bytes_in<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+    d.deserialize_bytes(ValueBytes)
+}
+
+/// Checks a value's length on the borrowed bytes, then copies them.
+struct ValueBytes;
+
+impl serde::de::Visitor<'_> for ValueBytes {
+    type Value = Vec<u8>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at most {MAX_VALUE_BYTES} bytes")
+    }
+
+    fn visit_bytes<E: serde::de::Error>(self, b: &[u8]) -> Result<Vec<u8>, E> {
+        if b.len() > MAX_VALUE_BYTES {
+            return Err(E::invalid_length(b.len(), &self));
+        }
+        Ok(b.to_vec())
+    }
 }
 
 #[cfg(test)]
@@ -111,14 +159,16 @@ mod tests {
     }
 
     #[test]
-    fn values_travel_as_hex() {
+    fn values_travel_as_raw_bytes_within_their_limit() {
         let v = Value::Bytes(vec![0, 1, 0xab, 0xff]);
-        let json = serde_json::to_string(&v).unwrap();
-        assert_eq!(json, r#"{"bytes":"0001abff"}"#);
-        assert_eq!(serde_json::from_str::<Value>(&json).unwrap(), v);
-        assert_eq!(serde_json::to_string(&Value::Tombstone).unwrap(), r#""tombstone""#);
-        for bad in [r#"{"bytes":"0"}"#, r#"{"bytes":"zz"}"#, r#"{"bytes":"é1"}"#, r#"{"bytes":7}"#] {
-            assert!(serde_json::from_str::<Value>(bad).is_err(), "{bad}");
-        }
+        let bytes = postcard::to_allocvec(&v).unwrap();
+        // variant 0, length 4, the bytes themselves
+        assert_eq!(bytes, [0, 4, 0, 1, 0xab, 0xff]);
+        assert_eq!(postcard::from_bytes::<Value>(&bytes).unwrap(), v);
+        assert_eq!(postcard::to_allocvec(&Value::Tombstone).unwrap(), [1]);
+        let big = Value::Bytes(vec![7; MAX_VALUE_BYTES + 1]);
+        assert!(postcard::from_bytes::<Value>(&postcard::to_allocvec(&big).unwrap()).is_err());
+        // A length prefix far beyond the input is refused, not allocated.
+        assert!(postcard::from_bytes::<Value>(&[0, 0xff, 0xff, 0xff, 0xff, 0x0f]).is_err());
     }
 }

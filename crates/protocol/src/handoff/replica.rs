@@ -21,7 +21,7 @@ use super::memory::Memory;
 use super::message::{Body, Message, PROTOCOL_VERSION};
 use super::node::Node;
 use super::peer::{self, Peer};
-use super::record::Value;
+use super::record::{Stamp, Value};
 
 /// The two roles.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -78,9 +78,9 @@ impl Replica {
 
     fn boot_valid(config: Config, me: ReplicaId, now: Millis, seed: u64) -> (Replica, Vec<Output>) {
         let mut rng = SplitMix64::new(seed);
-        let instance = Instance(rng.next_u64());
+        let instance = Instance { born: now.0, nonce: rng.next_u64() };
         let is_coordinator = me == config.coordinator();
-        let node = Node { config, me, instance, rng, generation: None, mem: Memory::default() };
+        let node = Node { config, me, instance, rng, generation: None, mem: Memory::default(), floor: Stamp::ZERO };
         let (role, out) = if is_coordinator {
             let (c, out) = Coordinator::boot(&node, now);
             (Role::Coordinator(c), out)
@@ -114,11 +114,12 @@ impl Replica {
         if phase == Status::Fenced {
             return Vec::new();
         }
+        let known = self.role.src_know();
         match (timer, &mut self.role) {
             (Timer::Retry, Role::Coordinator(c)) => c.on_retry(&mut self.node, now),
-            (Timer::Retry, Role::Peer(p)) => p.on_retry(&self.node, now),
+            (Timer::Retry, Role::Peer(p)) => p.on_retry(&mut self.node, now),
             (Timer::Heartbeat, _) => self.node.heartbeat(now),
-            (Timer::Gossip, _) => self.node.gossip(now, phase == Status::Ready),
+            (Timer::Gossip, _) => self.node.send_digest(now, phase == Status::Ready, known),
         }
     }
 
@@ -170,15 +171,30 @@ impl Replica {
                 out = boot_out;
             }
         }
+        let ready = self.role.phase() == Status::Ready;
         out.extend(match &msg.body {
             // The same for both roles: `CanSeed(r) == status[r] \in
-            // {"ready", "announce"}`, and gossip is merged when ready.
-            Body::Reseed { instance } => {
+            // {"ready", "announce"}`; the coordinator hears from the
+            // requester (`Heard`).
+            Body::Reseed { instance, after } => {
                 let can_seed = matches!(self.role.phase(), Status::Ready | Status::Announce);
-                vec![self.node.answer_reseed(msg.from, *instance, can_seed, self.role.src_know())]
+                if let Role::Coordinator(c) = &mut self.role {
+                    c.heard(msg.from, *instance);
+                }
+                vec![self.node.answer_reseed(msg.from, *instance, after.as_ref(), can_seed, self.role.src_know())]
             }
-            Body::Gossip { memory } => {
-                self.node.merge_gossip(memory, self.role.phase() == Status::Ready);
+            // Anti-entropy, when ready: take the floor, answer with the
+            // records that differ; the coordinator also matches digests
+            // for its floor.
+            Body::Digest { instance, known, floor, digest } => {
+                let mut out = self.node.on_digest(msg.from, *floor, digest, ready);
+                if let Role::Coordinator(c) = &mut self.role {
+                    out.extend(c.on_digest(&self.node, now, msg.from, *instance, *known, digest));
+                }
+                out
+            }
+            Body::Records { floor, records } => {
+                self.node.on_records(*floor, records, ready);
                 Vec::new()
             }
             Body::Heartbeat => Vec::new(),
@@ -208,9 +224,11 @@ impl Replica {
 
     /// This replica's status line.
     pub fn status(&self) -> StatusReport {
-        let (role, status, epoch, known, pending) = match &self.role {
-            Role::Coordinator(c) => ("coordinator", c.status(), c.epoch(), c.collect_max(), c.pending().count()),
-            Role::Peer(p) => ("peer", p.status(), p.known(), p.known(), 0),
+        let (role, status, epoch, known, pending, pending_bytes) = match &self.role {
+            Role::Coordinator(c) => {
+                ("coordinator", c.status(), c.epoch(), c.collect_max(), c.pending().count(), c.pending_bytes())
+            }
+            Role::Peer(p) => ("peer", p.status(), p.known(), p.known(), 0, 0),
         };
         StatusReport {
             replica: self.node.me,
@@ -219,8 +237,13 @@ impl Replica {
             epoch,
             known,
             keys: self.node.mem.live_keys(),
+            tombstones: self.node.mem.tombstones(),
+            bytes: self.node.mem.bytes(),
+            budget: self.node.config.budget_bytes,
+            floor: self.node.floor,
             generation: self.node.generation,
             pending,
+            pending_bytes,
         }
     }
 
@@ -237,9 +260,15 @@ impl Replica {
         self.node.generation
     }
 
-    /// The served memory (the spec's `mem[r]`).
+    /// The served memory (the spec's `mem[r]` less what the floor
+    /// collected).
     pub fn memory(&self) -> &Memory {
         &self.node.mem
+    }
+
+    /// HandoffScale's `floor[r]`.
+    pub fn floor(&self) -> Stamp {
+        self.node.floor
     }
 
     pub fn config(&self) -> &Config {

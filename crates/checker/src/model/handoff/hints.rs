@@ -5,35 +5,36 @@
 use protocol::handoff::{Body, Timer};
 
 use super::HandoffImpl;
-use super::state::{ImplAction, ImplState};
+use super::state::{ImplAction, ImplState, msg_key};
 use crate::mirror::handoff::{PendingW, PushMsg};
-use crate::mirror::handoff_ext::{Ann, AnnAck, ExtAction, GossipMsg, Snap};
+use crate::mirror::handoff_ext::{Ann, AnnAck};
+use crate::mirror::handoff_scale::ScaleAction;
 
 impl HandoffImpl {
-    pub(super) fn hints(&self, s: &ImplState, action: &ImplAction) -> Vec<ExtAction> {
+    pub(super) fn hints(&self, s: &ImplState, action: &ImplAction) -> Vec<ScaleAction> {
         let spec = &s.mapped;
         let small = |n: u64| u8::try_from(n).unwrap_or(u8::MAX);
+        let keys = self.spec.zombie().keys();
         match action {
-            ImplAction::Put { key } => {
-                self.spec.keys().get(*key).map(|&k| vec![ExtAction::ClientWrite(k)]).unwrap_or_default()
-            }
-            ImplAction::ZombiePut { key, .. } => match self.spec.keys().get(*key) {
-                Some(&k) => spec.zombies.iter().map(|z| ExtAction::ZombieWrite(z.clone(), k)).collect(),
+            ImplAction::Put { key } => keys.get(*key).map(|&k| vec![ScaleAction::ClientWrite(k)]).unwrap_or_default(),
+            ImplAction::ZombiePut { key, .. } => match keys.get(*key) {
+                Some(&k) => spec.ext.zombies.iter().map(|z| ScaleAction::ZombieWrite(z.clone(), k)).collect(),
                 None => Vec::new(),
             },
-            ImplAction::Evict(r) => vec![ExtAction::Evict(self.spec_replica(*r))],
-            ImplAction::Supersede => vec![ExtAction::Supersede],
+            ImplAction::Evict(r) => vec![ScaleAction::Evict(self.spec_replica(*r))],
+            ImplAction::Supersede => vec![ScaleAction::Supersede],
             ImplAction::Timer(r, Timer::Retry) => vec![
-                ExtAction::ChooseEpoch,
-                ExtAction::AnnounceRound,
-                ExtAction::FinishRecoveryC,
-                ExtAction::FinishRecoveryPeer(self.spec_replica(*r)),
+                ScaleAction::ChooseEpoch,
+                ScaleAction::AnnounceRound,
+                ScaleAction::FinishRecoveryC,
+                ScaleAction::FinishRecoveryPeer(self.spec_replica(*r)),
+                ScaleAction::RaiseFloor,
             ],
-            ImplAction::Timer(r, _) => vec![ExtAction::GossipSend(self.spec_replica(*r))],
+            ImplAction::Timer(r, _) => vec![ScaleAction::DigestSend(self.spec_replica(*r))],
             ImplAction::Deliver(m) => {
                 let (from, to) = (self.spec_replica(m.from), self.spec_replica(m.to));
                 match &m.body {
-                    Body::Push { key, record, .. } => vec![ExtAction::DeliverPush(PushMsg {
+                    Body::Push { key, record, .. } => vec![ScaleAction::DeliverPush(PushMsg {
                         dst: to,
                         key: self.spec_key(key),
                         ep: small(record.stamp.ep.0),
@@ -47,35 +48,62 @@ impl HandoffImpl {
                             ver: small(stamp.ver.0),
                             wid: u8::try_from(wid.0).unwrap_or(u8::MAX),
                         };
-                        let mut hints = vec![ExtAction::CommitWrite(pw)];
-                        hints.extend(spec.zombies.iter().map(|z| ExtAction::ZombieCommit(z.clone(), pw)));
+                        let mut hints = vec![ScaleAction::CommitWrite(pw)];
+                        hints.extend(spec.ext.zombies.iter().map(|z| ScaleAction::ZombieCommit(z.clone(), pw)));
                         hints
                     }
                     Body::PushRefused { .. } => {
-                        spec.zombies.iter().map(|z| ExtAction::ZombieFenced(z.clone())).collect()
+                        spec.ext.zombies.iter().map(|z| ScaleAction::ZombieFenced(z.clone())).collect()
                     }
-                    Body::Collect { .. } => vec![ExtAction::SnapC(to)],
-                    Body::CollectReply { known, memory, .. } | Body::ReseedReply { known, memory, .. } => {
-                        let snap = Snap { src: from, dst: to, mem: self.mem(memory), know: small(known.0) };
-                        vec![ExtAction::ReseedC(snap.clone()), ExtAction::ReseedPeer(snap)]
-                    }
+                    Body::CollectReply { .. } | Body::ReseedReply { .. } => spec
+                        .chunks
+                        .iter()
+                        .filter(|c| c.src == from && c.dst == to)
+                        .flat_map(|c| [ScaleAction::ReseedChunkC(c.clone()), ScaleAction::ReseedChunkPeer(c.clone())])
+                        .collect(),
                     Body::Announce { epoch, round, instance } => {
                         let cinc = self.incarnation_of(m.from, *instance) + 1;
-                        vec![ExtAction::AnnounceTo(to, Ann { ep: small(epoch.0), round: small(*round), cinc })]
+                        vec![ScaleAction::AnnounceTo(to, Ann { ep: small(epoch.0), round: small(*round), cinc })]
                     }
                     Body::AnnounceAck { epoch, round, peer, .. } => {
                         let pinc = self.incarnation_of(m.from, *peer) + 1;
-                        vec![ExtAction::AnnounceAcked(AnnAck {
+                        vec![ScaleAction::AnnounceAcked(AnnAck {
                             src: from,
                             ep: small(epoch.0),
                             round: small(*round),
                             pinc,
                         })]
                     }
-                    Body::Reseed { .. } => vec![ExtAction::SnapPeer(to, from), ExtAction::DeclinePeer(to, from)],
-                    Body::Gossip { memory } => {
-                        vec![ExtAction::GossipRecv(GossipMsg { src: from, dst: to, mem: self.mem(memory) })]
+                    // Answers: any split of the keys.
+                    Body::Collect { .. } => {
+                        self.spec.subsets().iter().map(|keys| ScaleAction::ChunkC(to, keys.clone())).collect()
                     }
+                    Body::Reseed { .. } => {
+                        let mut hints: Vec<ScaleAction> = self
+                            .spec
+                            .subsets()
+                            .iter()
+                            .map(|keys| ScaleAction::ChunkPeer(to, from, keys.clone()))
+                            .collect();
+                        hints.push(ScaleAction::DeclinePeer(to, from));
+                        hints
+                    }
+                    Body::Digest { .. } => match self.digest(s, msg_key(m), m) {
+                        Some(d) => self
+                            .spec
+                            .subsets()
+                            .iter()
+                            .map(|keys| ScaleAction::DigestRecv(d.clone(), keys.clone()))
+                            .collect(),
+                        None => Vec::new(),
+                    },
+                    Body::Records { .. } => spec
+                        .gsp
+                        .iter()
+                        .filter(|g| g.src == from && g.dst == to)
+                        .cloned()
+                        .map(ScaleAction::GossipRecv)
+                        .collect(),
                     Body::CollectDecline { .. }
                     | Body::ReseedDecline { .. }
                     | Body::AnnounceRefused { .. }

@@ -1,32 +1,39 @@
-//! The refinement map: implementation state → HandoffZombie state.
+//! The refinement map: implementation state → HandoffScale state.
 //!
 //! | spec variable | implementation |
 //! | --- | --- |
-//! | `mem[r]` | replica r's memory (the coordinator's: committed writes) |
+//! | `mem[r]` | replica r's memory (the coordinator's: committed writes), plus the tombstones its floor collected (a ghost: the code forgets them, the spec keeps what the floor stands for) |
 //! | `status[r]` | coordinator phase collect/announce/ready; peer recovering/ready |
 //! | `seeded[C]` | collect: peers collected; announce: peers that acked; ready: all peers |
-//! | `seeded[p]` | recovering: sources merged; ready: those at the end of its recovery |
-//! | `known[p]`, `epoch`, `collectMax`, `verCtr`, `pending` | the replicas' fields |
-//! | `net` | every push message in the network, from any instance |
-//! | `acks`, `anns`, `gossip` | every such message in the network |
+//! | `seeded[p]` | recovering: sources whose last chunk it merged; ready: those at the end of its recovery |
+//! | `known[p]`, `epoch`, `collectMax`, `verCtr`, `pending`, `floor` | the replicas' fields |
+//! | `got[r][q]` | the keys up to r's cursor for q (its next chunk starts after it) |
+//! | `reg[p]` | the coordinator's newest instance of p, as a boot number (0: none) |
+//! | `net`, `acks`, `anns` | every such message in the network, from any instance |
+//! | `digs` | every digest in the network, with the memory it summarises (a ghost) |
+//! | `gsp` | every records message in the network |
 //! | `annAcks` | announce acks addressed to the current coordinator instance |
+//! | `chunks`, `declines` | replies addressed to the requester's current instance while it still waits for that source (a chunk: from where its cursor stands) |
 //! | `inc[r]`, `curAck`, `prevAck` | boots of r (plus 1); the instances (as boot numbers) in the coordinator's announce state |
-//! | `snaps`, `declines` | replies addressed to the requester's current instance, while it still waits for that source |
+//! | `snaps`, `gossip` | empty (HandoffScale sends chunks and records instead) |
 //! | `zombies` | superseded coordinator instances that are not fenced |
 //! | `widCtr`, `acked`, `evictCount`, `supersedes` | ghost variables of the model |
 //!
 //! Ready replicas of the first boot map to `seeded = {}`, as in `Init`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use protocol::handoff::coordinator::Phase;
 use protocol::handoff::peer::PeerStatus;
-use protocol::handoff::{Body, Memory, Message, Record, Replica, ReplicaId, RoleView};
+use protocol::handoff::{Body, Chunk, Key, Memory, Message, Record, Records, Replica, ReplicaId, RoleView, Stamp};
 
 use super::HandoffImpl;
 use super::state::ImplState;
-use crate::mirror::handoff::{Func, PendingW, PushMsg, Rec, Status, Val};
-use crate::mirror::handoff_ext::{Ack, Ann, AnnAck, Decline, ExtState, GossipMsg, Snap, Zombie};
+use crate::mirror::handoff::{Func, Key as SpecKey, PendingW, PushMsg, Rec, Status, Val};
+use crate::mirror::handoff_ext::{Ack, Ann, AnnAck, Decline, ExtState, Zombie};
+use crate::mirror::handoff_scale::{
+    Chunk as SpecChunk, Digest as SpecDigest, Records as SpecRecords, ScaleState, Stamp as SpecStamp,
+};
 
 /// Numbers in a model run are small; anything larger than a byte maps to
 /// 255 and fails `TypeOK` rather than wrapping.
@@ -38,23 +45,72 @@ fn rec(r: &Record) -> Rec {
     Rec { ep: small(r.stamp.ep.0), ver: small(r.stamp.ver.0), wid: small(r.wid.0) }
 }
 
+fn stamp(s: Stamp) -> SpecStamp {
+    SpecStamp { ep: small(s.ep.0), ver: small(s.ver.0) }
+}
+
 impl HandoffImpl {
+    /// A memory as the spec's function from keys.
     pub(super) fn mem(&self, m: &Memory) -> Func<Val> {
-        Func::new(self.spec.keys(), |k| match m.get(self.key_of(k)) {
+        Func::new(self.spec.zombie().keys(), |k| match m.get(self.key_of(k)) {
             Some(r) => Val::Rec(rec(r)),
-            None => Val::NoVal(self.spec.no_val()),
+            None => Val::NoVal(self.spec.zombie().no_val()),
         })
     }
 
+    /// Records in transit as the spec's function from keys (`NoVal` for
+    /// the keys they do not carry).
+    fn records(&self, rs: &Records) -> Func<Val> {
+        let by_key: BTreeMap<&Key, &Record> = rs.0.iter().map(|(k, r)| (k, r)).collect();
+        Func::new(self.spec.zombie().keys(), |k| match by_key.get(self.key_of(k)) {
+            Some(r) => Val::Rec(rec(r)),
+            None => Val::NoVal(self.spec.zombie().no_val()),
+        })
+    }
+
+    /// A replica's memory with the tombstones its floor collected: the
+    /// spec's `mem[r]`.
+    fn abstract_mem(&self, replica: &Replica, collected: &BTreeMap<Key, Record>) -> Func<Val> {
+        let mut m = self.mem(replica.memory());
+        for (k, r) in collected {
+            let key = self.spec_key(k);
+            if matches!(m[key], Val::NoVal(_)) {
+                m[key] = Val::Rec(rec(r));
+            }
+        }
+        m
+    }
+
+    /// `got[r][q]` for a cursor: every key up to it.
+    fn got(&self, cursor: Option<&Key>) -> BTreeSet<SpecKey> {
+        self.keys.iter().filter(|k| cursor.is_some_and(|c| *k <= c)).map(|k| self.spec_key(k)).collect()
+    }
+
+    /// The keys a chunk covers: after its cursor, up to its last record, or
+    /// to the end if it is the last.
+    fn chunk_keys(&self, chunk: &Chunk) -> BTreeSet<SpecKey> {
+        let upto = chunk.records.0.last().map(|(k, _)| k);
+        self.keys
+            .iter()
+            .filter(|k| chunk.after.as_ref().is_none_or(|a| *k > a))
+            .filter(|k| chunk.last || upto.is_some_and(|u| *k <= u))
+            .map(|k| self.spec_key(k))
+            .collect()
+    }
+
     /// The spec state `s` maps to.
-    pub(super) fn map(&self, s: &ImplState) -> ExtState {
+    pub(super) fn map(&self, s: &ImplState) -> ScaleState {
         let replica = |r: ReplicaId| &s.replicas[usize::from(r.0)];
         let spec_r = |r: ReplicaId| self.spec_replica(r);
         let c = self.coordinator;
         let first_boot = |r: ReplicaId| s.incarnation[usize::from(r.0)] == 0;
+        let zombie_spec = self.spec.zombie();
 
-        let mut base = self.spec.init().base;
-        base.mem = Func::new(self.spec.replicas(), |r| self.mem(replica(self.replica_id(r)).memory()));
+        let mut base = zombie_spec.init().base;
+        base.mem = Func::new(zombie_spec.replicas(), |r| {
+            let id = self.replica_id(r);
+            self.abstract_mem(replica(id), &s.collected[usize::from(id.0)])
+        });
         let RoleView::Coordinator(coord) = replica(c).role() else { unreachable!("r{} is the coordinator", c.0) };
         let ids = |set: &BTreeSet<ReplicaId>| set.iter().map(|&r| spec_r(r)).collect::<BTreeSet<_>>();
         let all_peers = || self.peers.iter().map(|&p| spec_r(p)).collect::<BTreeSet<_>>();
@@ -77,11 +133,25 @@ impl HandoffImpl {
                 PendingW { key: self.spec_key(&p.key), ep: r.ep, ver: r.ver, wid: r.wid }
             })
             .collect();
+        let mut scale = self.spec.init();
+        let none_got = scale.got[spec_r(c)].clone();
+        if let Phase::Collect { cursors, .. } = coord.phase() {
+            for (&p, cursor) in cursors {
+                scale.got[spec_r(c)][spec_r(p)] = self.got(Some(cursor));
+            }
+        }
         for &p in &self.peers {
             let RoleView::Peer(peer) = replica(p).role() else { unreachable!("r{} is a peer", p.0) };
             base.known[spec_r(p)] = small(peer.known().0);
             let (status, seeded) = match peer.peer_status() {
-                PeerStatus::Recovering { seeded, .. } => (Status::Recovering, ids(seeded)),
+                PeerStatus::Recovering { seeded, cursors, .. } => {
+                    let mut got = none_got.clone();
+                    for (&q, cursor) in cursors {
+                        got[spec_r(q)] = self.got(Some(cursor));
+                    }
+                    scale.got[spec_r(p)] = got;
+                    (Status::Recovering, ids(seeded))
+                }
                 PeerStatus::Ready => {
                     (Status::Ready, s.seeded_when_ready[usize::from(p.0)].as_ref().map(ids).unwrap_or_default())
                 }
@@ -93,8 +163,8 @@ impl HandoffImpl {
         base.acked = s.acked.clone();
         base.evict_count = s.evict_count;
 
-        let mut t = ExtState { base, ..self.spec.init() };
-        t.inc = Func::new(self.spec.replicas(), |r| s.incarnation[usize::from(self.replica_id(r).0)] + 1);
+        let mut t = ExtState { base, ..zombie_spec.init() };
+        t.inc = Func::new(zombie_spec.replicas(), |r| s.incarnation[usize::from(self.replica_id(r).0)] + 1);
         if let Phase::Announce { round, acked, prev } = coord.phase() {
             t.ann_round = small(*round);
             for (&p, &i) in acked {
@@ -104,27 +174,34 @@ impl HandoffImpl {
                 t.prev_ack[spec_r(p)] = self.incarnation_of(p, i) + 1;
             }
         }
-        for m in s.net.values() {
-            self.map_message(s, m, &mut t);
-        }
         t.zombies = s.zombies.iter().filter_map(|z| self.zombie(z)).collect();
         t.supersedes = s.supersedes;
-        t
+        scale.ext = t;
+        for &r in &self.replica_ids {
+            scale.floor[spec_r(r)] = stamp(replica(r).floor());
+        }
+        for &p in &self.peers {
+            scale.reg[spec_r(p)] = coord.registered(p).map_or(0, |i| self.incarnation_of(p, i) + 1);
+        }
+        for (key, m) in &s.net {
+            self.map_message(s, *key, m, &mut scale);
+        }
+        scale
     }
 
     /// Adds what message `m` stands for in the spec, if anything.
-    fn map_message(&self, s: &ImplState, m: &Message, t: &mut ExtState) {
+    fn map_message(&self, s: &ImplState, net_key: u64, m: &Message, t: &mut ScaleState) {
         let (from, to) = (self.spec_replica(m.from), self.spec_replica(m.to));
         let current = &s.replicas[usize::from(m.to.0)];
         let to_current = m.body.reply_to() == Some(current.instance());
         match &m.body {
             Body::Push { key, record, .. } => {
                 let r = rec(record);
-                t.base.net.insert(PushMsg { dst: to, key: self.spec_key(key), ep: r.ep, ver: r.ver, wid: r.wid });
+                t.ext.base.net.insert(PushMsg { dst: to, key: self.spec_key(key), ep: r.ep, ver: r.ver, wid: r.wid });
             }
             Body::PushAck { key, stamp, wid, .. } => {
                 let key = self.spec_key(key);
-                t.acks.insert(Ack {
+                t.ext.acks.insert(Ack {
                     src: from,
                     key,
                     ep: small(stamp.ep.0),
@@ -134,26 +211,54 @@ impl HandoffImpl {
             }
             Body::Announce { epoch, round, instance } => {
                 let cinc = self.incarnation_of(m.from, *instance) + 1;
-                t.anns.insert(Ann { ep: small(epoch.0), round: small(*round), cinc });
+                t.ext.anns.insert(Ann { ep: small(epoch.0), round: small(*round), cinc });
             }
             Body::AnnounceAck { epoch, round, peer, .. } if to_current => {
                 let pinc = self.incarnation_of(m.from, *peer) + 1;
-                t.ann_acks.insert(AnnAck { src: from, ep: small(epoch.0), round: small(*round), pinc });
+                t.ext.ann_acks.insert(AnnAck { src: from, ep: small(epoch.0), round: small(*round), pinc });
             }
-            Body::Gossip { memory } => {
-                t.gossip.insert(GossipMsg { src: from, dst: to, mem: self.mem(memory) });
+            Body::Digest { .. } => {
+                if let Some(d) = self.digest(s, net_key, m) {
+                    t.digs.insert(d);
+                }
             }
-            Body::CollectReply { known, memory, .. } if to_current && waits_for(current, m.from) => {
-                t.snaps.insert(Snap { src: from, dst: to, mem: self.mem(memory), know: small(known.0) });
+            Body::Records { floor, records } => {
+                t.gsp.insert(SpecRecords { src: from, dst: to, mem: self.records(records), floor: stamp(*floor) });
             }
-            Body::ReseedReply { known, memory, .. } if to_current && waits_for(current, m.from) => {
-                t.snaps.insert(Snap { src: from, dst: to, mem: self.mem(memory), know: small(known.0) });
+            Body::CollectReply { peer: source, known, floor, chunk, .. }
+            | Body::ReseedReply { source, known, floor, chunk, .. }
+                if to_current && takes_chunk(current, m.from, chunk.after.as_ref()) =>
+            {
+                t.chunks.insert(SpecChunk {
+                    src: from,
+                    dst: to,
+                    keys: self.chunk_keys(chunk),
+                    mem: self.records(&chunk.records),
+                    know: small(known.0),
+                    floor: stamp(*floor),
+                    inc: self.incarnation_of(m.from, *source) + 1,
+                });
             }
             Body::ReseedDecline { .. } if to_current && waits_for(current, m.from) => {
-                t.declines.insert(Decline { src: from, dst: to });
+                t.ext.declines.insert(Decline { src: from, dst: to });
             }
             _ => {}
         }
+    }
+
+    /// A digest in the network as the spec's `digs` element: with the
+    /// memory it summarises (a ghost of the model).
+    pub(super) fn digest(&self, s: &ImplState, net_key: u64, m: &Message) -> Option<SpecDigest> {
+        let Body::Digest { instance, known, floor, .. } = &m.body else { return None };
+        let mem = s.digests.get(&net_key)?;
+        Some(SpecDigest {
+            src: self.spec_replica(m.from),
+            dst: self.spec_replica(m.to),
+            mem: self.mem(mem),
+            floor: stamp(*floor),
+            know: small(known.0),
+            inc: self.incarnation_of(m.from, *instance) + 1,
+        })
     }
 
     /// A zombie that is not fenced, as the spec sees it.
@@ -181,4 +286,20 @@ pub(super) fn waits_for(r: &Replica, src: ReplicaId) -> bool {
         RoleView::Coordinator(c) => matches!(c.phase(), Phase::Collect { collected, .. } if !collected.contains(&src)),
         RoleView::Peer(p) => matches!(p.peer_status(), PeerStatus::Recovering { seeded, .. } if !seeded.contains(&src)),
     }
+}
+
+/// Whether `r` takes a chunk from `src` that starts after `after`: it waits
+/// for `src`, and its cursor for `src` stands there.
+pub(super) fn takes_chunk(r: &Replica, src: ReplicaId, after: Option<&Key>) -> bool {
+    let cursors = match r.role() {
+        RoleView::Coordinator(c) => match c.phase() {
+            Phase::Collect { cursors, .. } => cursors,
+            _ => return false,
+        },
+        RoleView::Peer(p) => match p.peer_status() {
+            PeerStatus::Recovering { cursors, .. } => cursors,
+            PeerStatus::Ready => return false,
+        },
+    };
+    waits_for(r, src) && cursors.get(&src) == after
 }

@@ -4,10 +4,12 @@
 //! `protocol::handoff::Replica` state machines -- the code the Durable
 //! Objects run -- over an unordered, duplicating, lossy network, with
 //! bounded evictions, supersessions (zombie coordinators) and gossip.
-//! Every state maps to a state of `tla/HandoffZombie.tla` ([`map`]); every
+//! Every state maps to a state of `tla/HandoffScale.tla` ([`map`]); every
 //! step must map to a step of that spec (computed by its mirror,
-//! [`HandoffZombie`], itself built on the HandoffV2 mirror) or to a
-//! stutter, and every invariant of the spec must hold on the mapped state.
+//! [`HandoffScale`], built on the HandoffZombie and HandoffV2 mirrors) or
+//! to a stutter, the memory each replica stores must be the spec's
+//! `Concrete` of the mapped state, and every invariant of the spec must
+//! hold on the mapped state.
 //!
 //! - `state`, `step`, `map`: the model's state, transitions, and the map;
 //!   `liveness`: HandoffLiveness's properties as `eventually` properties.
@@ -16,10 +18,14 @@
 //! ([`crate::run::Search`]); `models/simulation/` holds those cfgs.
 //!
 //! Constants come from a cfg (`crates/checker/models/*.cfg`):
-//! HandoffZombie's (`Replicas`, `Coordinator`, `Keys`, `MaxWrites`,
-//! `MaxEvicts`, `NoVal`, `MaxGossip`, `MaxZombies`). The network needs no
-//! bound: a message once sent stays deliverable (duplication), may never be
-//! delivered (loss), in any order; retries resend identical messages.
+//! HandoffScale's (`Replicas`, `Coordinator`, `Keys`, `MaxWrites`,
+//! `MaxEvicts`, `NoVal`, `MaxGossip`, `MaxZombies`, `Deletes`, `Budget`).
+//! The network needs no bound: a message once sent stays deliverable
+//! (duplication), may never be delivered (loss), in any order; retries
+//! resend identical messages. Writes carry empty values, so that every
+//! record costs the same bytes (the budget is `Budget` records' worth);
+//! a chunk carries one record (`chunk_bytes` 1), so snapshots of two keys
+//! take two chunks.
 
 mod hints;
 mod liveness;
@@ -29,12 +35,14 @@ mod step;
 
 use std::collections::BTreeSet;
 
-use protocol::handoff::{Config, Input, Key, Mutation, Output, Replica, ReplicaId, Timer};
+use protocol::handoff::{
+    Config, Input, Key, Millis, Mutation, Output, Record, Replica, ReplicaId, Timer, Value, WriteId,
+};
 use stateright::{Model, Property};
 
 use crate::cfg::{CfgError, TlcConfig};
 use crate::mirror::handoff::{Key as SpecKey, Replica as SpecReplica};
-use crate::mirror::handoff_ext::HandoffZombie;
+use crate::mirror::handoff_scale::HandoffScale;
 use crate::spec::{Mirror, check_mutation};
 
 pub use state::{ImplAction, ImplState};
@@ -43,7 +51,7 @@ use step::{COORDINATOR_NEVER_FENCED, NO_PROTOCOL_ERROR, NOW, REFINEMENT};
 /// The model of the implementation (module name `HandoffImpl`).
 pub struct HandoffImpl {
     /// The spec the implementation refines, from the same constants.
-    spec: HandoffZombie,
+    spec: HandoffScale,
     config: Config,
     coordinator: ReplicaId,
     peers: [ReplicaId; 2],
@@ -55,6 +63,8 @@ pub struct HandoffImpl {
     max_evicts: u8,
     max_zombies: u8,
     max_gossip: u8,
+    /// `Deletes`: the write ids that are deletes.
+    deletes: BTreeSet<u8>,
     /// `instances[r][n]`: the instance id of replica r's n-th boot.
     instances: Vec<Vec<protocol::handoff::Instance>>,
     init: ImplState,
@@ -64,8 +74,18 @@ pub struct HandoffImpl {
     eventually: Vec<&'static str>,
 }
 
-const CONSTANTS: [&str; 8] =
-    ["Replicas", "Coordinator", "Keys", "MaxWrites", "MaxEvicts", "NoVal", "MaxGossip", "MaxZombies"];
+const CONSTANTS: [&str; 10] = [
+    "Replicas",
+    "Coordinator",
+    "Keys",
+    "MaxWrites",
+    "MaxEvicts",
+    "NoVal",
+    "MaxGossip",
+    "MaxZombies",
+    "Deletes",
+    "Budget",
+];
 
 impl HandoffImpl {
     /// Builds the model from a cfg; the initial state is first boot, run.
@@ -73,7 +93,7 @@ impl HandoffImpl {
     pub fn new(cfg: &TlcConfig, mutation: Option<Mutation>) -> Result<Self, CfgError> {
         cfg.expect_constants(Self::MODULE, &CONSTANTS)?;
         let spec_cfg = TlcConfig {
-            specification: Some("SpecZ".into()),
+            specification: Some("SpecS".into()),
             constants: cfg.constants.clone(),
             invariants: cfg.invariants.clone(),
             properties: cfg
@@ -85,18 +105,19 @@ impl HandoffImpl {
             check_deadlock: false,
             ..TlcConfig::default()
         };
-        let spec = HandoffZombie::new(&spec_cfg)?;
-        if spec.replicas().len() != 3 {
+        let spec = HandoffScale::new(&spec_cfg)?;
+        if spec.zombie().replicas().len() != 3 {
             return Err(CfgError::Unsupported("the implementation has exactly three replicas".into()));
         }
         let replica_ids: Vec<ReplicaId> = (0..3).map(ReplicaId).collect();
-        let index_of = |r: SpecReplica| spec.replicas().iter().position(|&x| x == r).unwrap_or(0);
-        let coordinator = ReplicaId(u8::try_from(index_of(spec.coordinator())).unwrap_or(0));
+        let zombie = spec.zombie();
+        let index_of = |r: SpecReplica| zombie.replicas().iter().position(|&x| x == r).unwrap_or(0);
+        let coordinator = ReplicaId(u8::try_from(index_of(zombie.coordinator())).unwrap_or(0));
         let peers: Vec<ReplicaId> = replica_ids.iter().copied().filter(|&r| r != coordinator).collect();
         let peers = [peers[0], peers[1]];
         let mut config = Config::new(coordinator, peers).map_err(|e| CfgError::Unsupported(e.to_string()))?;
         config.mutation = mutation;
-        let keys = spec
+        let keys = zombie
             .keys()
             .iter()
             .map(|k| Key::new(k.name()).map_err(|e| CfgError::Unsupported(e.to_string())))
@@ -104,6 +125,15 @@ impl HandoffImpl {
         let nat = |name: &str| -> Result<u8, CfgError> {
             u8::try_from(cfg.nat(name)?).map_err(|_| CfgError::Unsupported(format!("{name} is too large")))
         };
+        // Every record costs the same: keys of one length, empty values.
+        let tombstone = Record { stamp: Default::default(), wid: WriteId(0), value: Value::Tombstone };
+        let costs: BTreeSet<usize> = keys.iter().map(|k| protocol::handoff::memory::cost(k, &tombstone)).collect();
+        let [cost] = costs.into_iter().collect::<Vec<_>>()[..] else {
+            return Err(CfgError::Unsupported("the model's keys must all have the same length".into()));
+        };
+        config.budget_bytes = usize::from(nat("Budget")?) * cost;
+        config.chunk_bytes = 1;
+        let deletes = spec.ops().deletes.clone();
         let mut checks: Vec<&'static str> = Vec::new();
         let mut eventually = Vec::new();
         for name in cfg.invariants.iter().chain(&cfg.properties) {
@@ -129,12 +159,15 @@ impl HandoffImpl {
             max_evicts: nat("MaxEvicts")?,
             max_zombies: nat("MaxZombies")?,
             max_gossip: nat("MaxGossip")?,
+            deletes,
             instances: Vec::new(),
             init: ImplState {
                 replicas: Vec::new(),
                 incarnation: vec![0; 3],
                 zombies: Vec::new(),
                 net: Default::default(),
+                collected: vec![Default::default(); 3],
+                digests: Default::default(),
                 seeded_when_ready: vec![None; 3],
                 acked: BTreeSet::new(),
                 wid_ctr: 1,
@@ -155,10 +188,12 @@ impl HandoffImpl {
         Ok(model)
     }
 
-    /// A fresh instance of replica `r` (its `incarnation`-th boot).
+    /// A fresh instance of replica `r` (its `incarnation`-th boot): booted
+    /// at time `incarnation`, so that its instances are ordered by boot as
+    /// on the platform.
     fn boot(&self, r: ReplicaId, incarnation: u8) -> (Replica, Vec<Output>) {
         let seed = (u64::from(r.0) << 32) | u64::from(incarnation);
-        match Replica::boot(self.config.clone(), r, NOW, seed) {
+        match Replica::boot(self.config.clone(), r, Millis(u64::from(incarnation)), seed) {
             Ok(booted) => booted,
             Err(e) => unreachable!("the model's config was validated: {e}"),
         }
@@ -185,6 +220,7 @@ impl HandoffImpl {
         for _ in 0..10_000 {
             if s.replicas.iter().all(step::is_ready) {
                 s.net.clear();
+                s.digests.clear();
                 s.mapped = self.map(&s);
                 if s.mapped.unmarked() != self.spec.init().unmarked() {
                     return Err(CfgError::Unsupported(format!("first boot does not map to Init: {:?}", s.mapped)));
@@ -216,26 +252,26 @@ impl HandoffImpl {
     }
 
     fn spec_replica(&self, r: ReplicaId) -> SpecReplica {
-        self.spec.replicas()[usize::from(r.0)]
+        self.spec.zombie().replicas()[usize::from(r.0)]
     }
 
     fn replica_id(&self, r: SpecReplica) -> ReplicaId {
-        let i = self.spec.replicas().iter().position(|&x| x == r).unwrap_or(0);
+        let i = self.spec.zombie().replicas().iter().position(|&x| x == r).unwrap_or(0);
         self.replica_ids[i]
     }
 
     fn key_of(&self, k: SpecKey) -> &Key {
-        let i = self.spec.keys().iter().position(|&x| x == k).unwrap_or(0);
+        let i = self.spec.zombie().keys().iter().position(|&x| x == k).unwrap_or(0);
         &self.keys[i]
     }
 
     fn spec_key(&self, k: &Key) -> SpecKey {
         let i = self.keys.iter().position(|x| x == k).unwrap_or(0);
-        self.spec.keys()[i]
+        self.spec.zombie().keys()[i]
     }
 
     /// The spec the implementation is checked against.
-    pub fn spec(&self) -> &HandoffZombie {
+    pub fn spec(&self) -> &HandoffScale {
         &self.spec
     }
 }
@@ -245,7 +281,7 @@ fn holds<const I: usize>(m: &HandoffImpl, s: &ImplState) -> bool {
     m.checks.get(I).is_none_or(|name| s.violation != Some(*name))
 }
 
-const HOLDS: [fn(&HandoffImpl, &ImplState) -> bool; 14] = [
+const HOLDS: [fn(&HandoffImpl, &ImplState) -> bool; 18] = [
     holds::<0>,
     holds::<1>,
     holds::<2>,
@@ -260,6 +296,10 @@ const HOLDS: [fn(&HandoffImpl, &ImplState) -> bool; 14] = [
     holds::<11>,
     holds::<12>,
     holds::<13>,
+    holds::<14>,
+    holds::<15>,
+    holds::<16>,
+    holds::<17>,
 ];
 
 impl Model for HandoffImpl {
@@ -291,7 +331,8 @@ impl Model for HandoffImpl {
 
 impl Mirror for HandoffImpl {
     const MODULE: &'static str = "HandoffImpl";
-    const MUTATIONS: &'static [&'static str] = &["CommitBeforeAck", "AcceptStalePush", "ServeBeforeAnnounce"];
+    const MUTATIONS: &'static [&'static str] =
+        &["CommitBeforeAck", "AcceptStalePush", "ServeBeforeAnnounce", "CollectAboveFloor", "FinishOnPartialSnapshot"];
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         check_mutation(Self::MODULE, Self::MUTATIONS, mutation)?;
@@ -299,6 +340,8 @@ impl Mirror for HandoffImpl {
             "CommitBeforeAck" => Some(Mutation::CommitBeforeAck),
             "AcceptStalePush" => Some(Mutation::AcceptStalePush),
             "ServeBeforeAnnounce" => Some(Mutation::ServeBeforeAnnounce),
+            "CollectAboveFloor" => Some(Mutation::CollectAboveFloor),
+            "FinishOnPartialSnapshot" => Some(Mutation::FinishOnPartialSnapshot),
             _ => None,
         });
         HandoffImpl::new(cfg, mutation)

@@ -8,10 +8,10 @@ use std::fmt::{self, Display};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use protocol::handoff::{Body, Message, Replica, ReplicaId, Timer};
+use protocol::handoff::{Body, Key, Memory, Message, Record, Replica, ReplicaId, Timer};
 
 use crate::mirror::handoff::AckedW;
-use crate::mirror::handoff_ext::ExtState;
+use crate::mirror::handoff_scale::ScaleState;
 use crate::spec::{TlaState, fmt_variables};
 
 /// One state of the implementation model. Equality and hashing leave out
@@ -29,6 +29,12 @@ pub struct ImplState {
     /// is one never delivered). Shared: states are cloned by the million
     /// and a message, once sent, never changes.
     pub net: BTreeMap<u64, Arc<Message>>,
+    /// Ghost: per current replica, the tombstones its floor collected (the
+    /// spec keeps them in `mem`: they are what the floor stands for).
+    pub collected: Vec<BTreeMap<Key, Record>>,
+    /// Ghost: the memory each digest in the network summarises (the code
+    /// sends only its hashes), by the digest's network key.
+    pub digests: BTreeMap<u64, Arc<Memory>>,
     /// Ghost: for a ready peer recovered in this run, the replicas it
     /// reseeded from (the spec's `seeded[p]`, which the code forgets).
     pub seeded_when_ready: Vec<Option<BTreeSet<ReplicaId>>>,
@@ -41,7 +47,7 @@ pub struct ImplState {
     /// Ghost: supersessions so far (the spec's `supersedes`).
     pub supersedes: u8,
     /// The spec state this state maps to (a function of the rest, cached).
-    pub mapped: ExtState,
+    pub mapped: ScaleState,
     /// The first property the step into this state violated, if any.
     pub violation: Option<&'static str>,
 }
@@ -56,6 +62,7 @@ impl ImplState {
         &[u8],
         &[Replica],
         &BTreeMap<u64, Arc<Message>>,
+        (&[BTreeMap<Key, Record>], &BTreeMap<u64, Arc<Memory>>),
         &[Option<BTreeSet<ReplicaId>>],
         &BTreeSet<AckedW>,
         [u8; 3],
@@ -66,6 +73,7 @@ impl ImplState {
             &self.incarnation,
             &self.zombies,
             &self.net,
+            (&self.collected, &self.digests),
             &self.seeded_when_ready,
             &self.acked,
             [self.wid_ctr, self.evict_count, self.supersedes],
@@ -150,8 +158,8 @@ impl Display for ImplAction {
 
 /// The fields of a message body that matter in a trace.
 fn brief(body: &Body) -> String {
-    let mem = |m: &protocol::handoff::Memory| {
-        m.iter()
+    let recs = |m: &protocol::handoff::Records| {
+        m.0.iter()
             .map(|(k, r)| format!("{k}@{}.{}#{}", r.stamp.ep.0, r.stamp.ver.0, r.wid.0))
             .collect::<Vec<_>>()
             .join(",")
@@ -164,14 +172,29 @@ fn brief(body: &Body) -> String {
         Body::PushRefused { key, stamp, known, .. } => {
             format!("{key}@{}.{} known {}", stamp.ep.0, stamp.ver.0, known.0)
         }
-        Body::CollectReply { known, memory, .. } | Body::ReseedReply { known, memory, .. } => {
-            format!("known {} [{}]", known.0, mem(memory))
+        Body::CollectReply { known, floor, chunk, .. } | Body::ReseedReply { known, floor, chunk, .. } => {
+            let after = chunk.after.as_ref().map_or("-".to_string(), ToString::to_string);
+            let last = if chunk.last { " last" } else { "" };
+            format!(
+                "known {} floor {}.{} after {after} [{}]{last}",
+                known.0,
+                floor.ep.0,
+                floor.ver.0,
+                recs(&chunk.records)
+            )
         }
         Body::Announce { epoch, .. } | Body::AnnounceAck { epoch, .. } => format!("epoch {}", epoch.0),
         Body::AnnounceRefused { epoch, known, .. } => format!("epoch {} known {}", epoch.0, known.0),
-        Body::Gossip { memory } => format!("[{}]", mem(memory)),
-        Body::Collect { round, .. } | Body::CollectDecline { round, .. } => format!("round {round}"),
-        Body::Reseed { .. } | Body::ReseedDecline { .. } | Body::Heartbeat => String::new(),
+        Body::Digest { known, floor, digest, .. } => {
+            format!("known {} floor {}.{} {digest:?}", known.0, floor.ep.0, floor.ver.0)
+        }
+        Body::Records { floor, records } => format!("floor {}.{} [{}]", floor.ep.0, floor.ver.0, recs(records)),
+        Body::Collect { round, after, .. } => {
+            format!("round {round} after {}", after.as_ref().map_or("-".to_string(), ToString::to_string))
+        }
+        Body::Reseed { after, .. } => format!("after {}", after.as_ref().map_or("-".to_string(), ToString::to_string)),
+        Body::CollectDecline { round, .. } => format!("round {round}"),
+        Body::ReseedDecline { .. } | Body::Heartbeat => String::new(),
     }
 }
 
@@ -188,12 +211,15 @@ impl TlaState for ImplState {
                     _ => "impl_r2",
                 },
                 format!(
-                    "{} instance {} {} epoch {} known {} pending {} mem [{}]",
+                    "{} instance {}.{} {} epoch {} known {} floor {}.{} pending {} mem [{}]",
                     s.role,
-                    r.instance().0 % 1000,
+                    r.instance().born,
+                    r.instance().nonce % 1000,
                     s.status,
                     s.epoch.0,
                     s.known.0,
+                    s.floor.ep.0,
+                    s.floor.ver.0,
                     s.pending,
                     r.memory()
                         .iter()

@@ -3,6 +3,7 @@
 //! network, timers, the platform's evictions and supersessions) and the
 //! ghost bookkeeping.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use protocol::handoff::coordinator::Phase;
@@ -13,10 +14,10 @@ use protocol::handoff::{
 };
 
 use super::HandoffImpl;
-use super::map::waits_for;
+use super::map::{takes_chunk, waits_for};
 use super::state::{ImplAction, ImplState, msg_key};
 use crate::mirror::handoff::AckedW;
-use crate::mirror::handoff_ext::ExtAction;
+use crate::mirror::handoff_scale::ScaleAction;
 
 /// Time never advances: timers fire whenever the model chooses, which
 /// covers every timing; deadlines are the host's business.
@@ -71,10 +72,6 @@ impl HandoffImpl {
                 self.input(&mut t, target, Input::Message((**m).clone()));
             }
             ImplAction::Timer(r, timer) => {
-                // MaxGossip: gossip is sent while fewer messages exist.
-                if *timer == Timer::Gossip && self.gossip_count(&t) >= usize::from(self.max_gossip) {
-                    return None;
-                }
                 self.input(&mut t, Target::Current(*r), Input::Timer(*timer));
             }
             ImplAction::Evict(r) => {
@@ -88,6 +85,11 @@ impl HandoffImpl {
                 t.zombies.push(old);
                 t.supersedes += 1;
             }
+        }
+        // MaxGossip: digests and records are sent while fewer exist.
+        let gossip = self.gossip_count(s);
+        if self.gossip_count(&t) > gossip && gossip >= usize::from(self.max_gossip) {
+            return None;
         }
         // A fenced zombie does nothing ever again.
         t.zombies.retain(|z| !matches!(z.role(), RoleView::Coordinator(zc) if *zc.phase() == Phase::Fenced));
@@ -109,11 +111,12 @@ impl HandoffImpl {
             t.zombies.get(z)?;
         }
         let wid = t.wid_ctr;
-        let input = Input::Put {
-            req: ClientRequestId(u64::from(wid)),
-            key: self.keys.get(key)?.clone(),
-            value: vec![wid],
-            wid: WriteId(u128::from(wid)),
+        let (req, key, id) = (ClientRequestId(u64::from(wid)), self.keys.get(key)?.clone(), WriteId(u128::from(wid)));
+        // Empty values: every record costs the same (see the budget).
+        let input = if self.deletes.contains(&wid) {
+            Input::Delete { req, key, wid: id }
+        } else {
+            Input::Put { req, key, value: Vec::new(), wid: id }
         };
         let accepted = self
             .input(t, target, input)
@@ -154,14 +157,26 @@ impl HandoffImpl {
             },
             RoleView::Coordinator(_) => None,
         };
+        let before = replica.memory().clone();
         match replica.handle(NOW, input) {
             Ok(out) => {
-                // Ghost: the spec keeps seeded[p] after recovery; the code
-                // does not.
-                if let (Some(seeded), Target::Current(r)) = (seeded, target)
-                    && is_ready(&t.replicas[usize::from(r.0)])
-                {
-                    t.seeded_when_ready[usize::from(r.0)] = Some(seeded);
+                if let Target::Current(r) = target {
+                    let i = usize::from(r.0);
+                    // Ghost: the spec keeps seeded[p] after recovery; the
+                    // code does not.
+                    if let Some(seeded) = seeded
+                        && is_ready(&t.replicas[i])
+                    {
+                        t.seeded_when_ready[i] = Some(seeded);
+                    }
+                    // Ghost: what the floor collected, the spec keeps.
+                    let now = t.replicas[i].memory();
+                    let gone: BTreeMap<_, _> = before
+                        .iter()
+                        .filter(|(k, _)| now.get(k).is_none())
+                        .map(|(k, r)| (k.clone(), r.clone()))
+                        .collect();
+                    t.collected[i].extend(gone);
                 }
                 self.perform(t, target, &out);
                 out
@@ -178,7 +193,13 @@ impl HandoffImpl {
             match o {
                 Output::Send(m) if m.body == Body::Heartbeat => self.heartbeat(t, m),
                 Output::Send(m) => {
-                    t.net.insert(msg_key(m), Arc::new(m.clone()));
+                    let key = msg_key(m);
+                    if let (Body::Digest { .. }, Some(sender)) = (&m.body, self.instance_mut(t, target)) {
+                        // Ghost: the memory the digest summarises.
+                        let summarised = Arc::new(sender.memory().clone());
+                        t.digests.insert(key, summarised);
+                    }
+                    t.net.insert(key, Arc::new(m.clone()));
                 }
                 Output::Reply { reply: WriteReply::Committed { key, stamp, wid }, .. } => {
                     // A zombie is no replica: its ack is backed by the
@@ -219,21 +240,24 @@ impl HandoffImpl {
         if !(t.evict_count < self.max_evicts && others_ready) {
             return None;
         }
-        let spec = &t.mapped.base;
-        let held_elsewhere =
-            |w: &AckedW| self.spec.replicas().iter().any(|&x| x != self.spec_replica(r) && spec.holds(x, w.write()));
+        let spec = &t.mapped.ext.base;
+        let held_elsewhere = |w: &AckedW| {
+            self.spec.zombie().replicas().iter().any(|&x| x != self.spec_replica(r) && spec.holds(x, w.write()))
+        };
         t.acked = t.acked.iter().map(|w| AckedW { doomed: w.doomed || !held_elsewhere(w), ..*w }).collect();
         t.evict_count += 1;
         t.incarnation[i] += 1;
         t.seeded_when_ready[i] = None;
+        t.collected[i].clear();
         let (fresh, out) = self.boot(r, t.incarnation[i]);
         let old = std::mem::replace(&mut t.replicas[i], fresh);
         self.perform(t, Target::Current(r), &out);
         Some(old)
     }
 
+    /// HandoffScale's `Cardinality(digs) + Cardinality(gsp)`.
     fn gossip_count(&self, t: &ImplState) -> usize {
-        t.net.values().filter(|m| matches!(m.body, Body::Gossip { .. })).count()
+        t.net.values().filter(|m| matches!(m.body, Body::Digest { .. } | Body::Records { .. })).count()
     }
 
     /// Drops messages whose delivery can change nothing, ever: replies to
@@ -248,13 +272,27 @@ impl HandoffImpl {
         fn current(t: &ImplState, r: ReplicaId) -> Option<&Replica> {
             t.replicas.get(usize::from(r.0))
         }
+        let cursor_of = |x: &Replica, src: ReplicaId| match x.role() {
+            RoleView::Coordinator(c) => match c.phase() {
+                Phase::Collect { cursors, .. } => cursors.get(&src).cloned(),
+                _ => None,
+            },
+            RoleView::Peer(p) => match p.peer_status() {
+                PeerStatus::Recovering { cursors, .. } => cursors.get(&src).cloned(),
+                PeerStatus::Ready => None,
+            },
+        };
         let useless: Vec<u64> = t
             .net
             .iter()
             .filter(|(_, m)| match &m.body {
                 Body::PushAck { .. } => false,
                 Body::AnnounceAck { instance, .. } => !live(t, m.to, *instance),
-                Body::CollectReply { instance, .. } | Body::ReseedReply { instance, .. } | Body::ReseedDecline { instance } => {
+                Body::CollectReply { instance, chunk, .. } | Body::ReseedReply { instance, chunk, .. } => {
+                    !live(t, m.to, *instance)
+                        || current(t, m.to).is_some_and(|x| x.instance() == *instance && !takes_chunk(x, m.from, chunk.after.as_ref()))
+                }
+                Body::ReseedDecline { instance } => {
                     !live(t, m.to, *instance) || current(t, m.to).is_some_and(|x| x.instance() == *instance && !waits_for(x, m.from))
                 }
                 Body::CollectDecline { instance, round, .. } => {
@@ -266,9 +304,14 @@ impl HandoffImpl {
                         })
                 }
                 Body::PushRefused { instance, .. } | Body::AnnounceRefused { instance, .. } => !live(t, m.to, *instance),
-                Body::Collect { instance, .. } => current(t, m.from).is_none_or(|x| x.instance() != *instance || x.status().status != Status::Collect),
-                Body::Reseed { instance } => current(t, m.from).is_none_or(|x| x.instance() != *instance || x.status().status != Status::Recovering),
-                Body::Push { .. } | Body::Announce { .. } | Body::Gossip { .. } | Body::Heartbeat => false,
+                Body::Collect { instance, after, .. } | Body::Reseed { instance, after } => {
+                    current(t, m.from).is_none_or(|x| {
+                        x.instance() != *instance || !waits_for(x, m.to) || cursor_of(x, m.to) != *after
+                    })
+                }
+                Body::Push { .. } | Body::Announce { .. } | Body::Digest { .. } | Body::Records { .. } | Body::Heartbeat => {
+                    false
+                }
             })
             .map(|(k, _)| *k)
             .collect();
@@ -287,19 +330,29 @@ impl HandoffImpl {
         if to != s.mapped.unmarked() {
             // The spec steps this one most likely is are tried first; then
             // every spec step. A hint is only an order: a match is a match.
-            let matching = |a: &ExtAction| self.spec.step(&s.mapped, a).filter(|u| u.unmarked() == to);
+            let matching = |a: &ScaleAction| self.spec.step(&s.mapped, a).filter(|u| u.unmarked() == to);
             let matched = self.hints(s, action).iter().find_map(matching).or_else(|| {
                 let mut every = Vec::new();
                 self.spec.next(&s.mapped, &mut every);
                 every.iter().find_map(matching)
             });
             match matched {
-                Some(u) => t.mapped.base.served_regression = u.base.served_regression,
+                Some(u) => t.mapped.ext.base.served_regression = u.ext.base.served_regression,
                 None => {
                     t.violation = Some(REFINEMENT);
                     return;
                 }
             }
+        }
+        // What each replica stores is the spec's `Concrete`: the floor's
+        // collections are exactly the spec's.
+        let stores_concrete = self.replica_ids.iter().all(|&r| {
+            let stored = self.mem(t.replicas[usize::from(r.0)].memory());
+            self.spec.ops().concrete(&t.mapped, self.spec_replica(r)) == stored
+        });
+        if !stores_concrete {
+            t.violation = Some(REFINEMENT);
+            return;
         }
         let c = &t.replicas[usize::from(self.coordinator.0)];
         if c.status().status == Status::Fenced {

@@ -2,4 +2,5 @@
 
 mod net;
 mod properties;
+mod scale;
 mod scenarios;

@@ -49,12 +49,18 @@ pub struct Net {
     pub errors: Vec<(ReplicaId, HandleError)>,
     /// Messages delivered to each replica name, with the time (keep-alive).
     pub deliveries: Vec<(Millis, ReplicaId)>,
+    /// Messages sent, and their encoded bytes, by kind.
+    pub sent: BTreeMap<&'static str, (u64, u64)>,
 }
 
 impl Net {
     /// Boots all three replicas at time 0.
     pub fn new(seed: u64, weather: Weather) -> Net {
-        let config = Config::new(C, [P1, P2]).unwrap();
+        Net::with_config(seed, weather, Config::new(C, [P1, P2]).unwrap())
+    }
+
+    /// Boots all three replicas at time 0, with `config`.
+    pub fn with_config(seed: u64, weather: Weather, config: Config) -> Net {
         let mut net = Net {
             config,
             now: Millis(0),
@@ -68,6 +74,7 @@ impl Net {
             replies: Vec::new(),
             errors: Vec::new(),
             deliveries: Vec::new(),
+            sent: BTreeMap::new(),
         };
         for r in ALL {
             net.boot(r);
@@ -182,6 +189,9 @@ impl Net {
         for o in out {
             match o {
                 Output::Send(msg) => {
+                    let bytes = msg.encode().map_or(0, |b| b.len() as u64);
+                    let count = self.sent.entry(msg.body.kind()).or_default();
+                    *count = (count.0 + 1, count.1 + bytes);
                     if self.chance(self.weather.drop_pct) {
                         continue;
                     }

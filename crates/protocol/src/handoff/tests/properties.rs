@@ -6,8 +6,8 @@ use proptest::prelude::*;
 
 use super::net::{ALL, C, Net, P1, Weather};
 use crate::handoff::{
-    Body, ClientRequestId, Epoch, Generation, Input, Instance, Key, Memory, Message, Millis, Record, Replica,
-    ReplicaId, Stamp, Timer, Value, Version, WriteId,
+    Batch, Body, Chunk, ClientRequestId, Epoch, Generation, Input, Instance, Key, Memory, Message, Millis, Record,
+    Records, Replica, ReplicaId, Stamp, Timer, Value, Version, WriteId,
 };
 
 fn key() -> impl Strategy<Value = Key> + Clone {
@@ -37,7 +37,9 @@ fn memory() -> impl Strategy<Value = Memory> {
 
 fn joined(a: &Memory, b: &Memory) -> Memory {
     let mut m = a.clone();
-    m.merge_all(b);
+    for (k, r) in b.iter() {
+        m.merge(k, r);
+    }
     m
 }
 
@@ -77,17 +79,26 @@ proptest! {
 /// Instances an adversary might name: the real ones of the cluster (so
 /// that messages reach the handlers' interesting branches) and others.
 fn instance(real: Vec<Instance>) -> impl Strategy<Value = Instance> + Clone {
-    prop_oneof![prop::sample::select(real), any::<u64>().prop_map(Instance)]
+    prop_oneof![prop::sample::select(real), any::<(u64, u64)>().prop_map(|(born, nonce)| Instance { born, nonce })]
 }
 
 fn epoch() -> impl Strategy<Value = Epoch> + Clone {
     prop_oneof![(0u64..5).prop_map(Epoch), Just(Epoch(u64::MAX))]
 }
 
+fn stamp() -> impl Strategy<Value = Stamp> + Clone {
+    (epoch(), prop_oneof![(0u64..5).prop_map(Version), Just(Version(u64::MAX))]).prop_map(|(ep, ver)| Stamp { ep, ver })
+}
+
+/// A chunk of a memory from a cursor (well-formed, as every decoded chunk
+/// is), or one whose cursor does not match anything.
+fn chunk() -> impl Strategy<Value = Chunk> {
+    (memory(), prop::option::of(key()), 1usize..200).prop_map(|(m, after, max)| m.chunk(after.as_ref(), max))
+}
+
 fn body(real: Vec<Instance>) -> impl Strategy<Value = Body> {
     let i = instance(real);
-    let stamp = (epoch(), prop_oneof![(0u64..5).prop_map(Version), Just(Version(u64::MAX))])
-        .prop_map(|(ep, ver)| Stamp { ep, ver });
+    let stamp = stamp();
     let round = prop_oneof![0u64..4, Just(u64::MAX)];
     prop_oneof![
         (i.clone(), key(), record()).prop_map(|(instance, key, record)| Body::Push { instance, key, record }),
@@ -97,17 +108,19 @@ fn body(real: Vec<Instance>) -> impl Strategy<Value = Body> {
             stamp,
             wid: WriteId(w)
         }),
-        (i.clone(), key(), stamp, epoch()).prop_map(|(instance, key, stamp, known)| Body::PushRefused {
+        (i.clone(), key(), stamp.clone(), epoch()).prop_map(|(instance, key, stamp, known)| Body::PushRefused {
             instance,
             key,
             stamp,
             known
         }),
-        (i.clone(), round.clone()).prop_map(|(instance, round)| Body::Collect { instance, round }),
-        (i.clone(), epoch(), memory()).prop_map(|(instance, known, memory)| Body::CollectReply {
+        (i.clone(), round.clone(), prop::option::of(key())).prop_map(|(instance, round, after)| Body::Collect {
             instance,
-            known,
-            memory
+            round,
+            after
+        }),
+        (i.clone(), i.clone(), epoch(), stamp.clone(), chunk()).prop_map(|(instance, peer, known, floor, chunk)| {
+            Body::CollectReply { instance, peer, known, floor, chunk }
         }),
         (i.clone(), round.clone(), i.clone()).prop_map(|(instance, round, peer)| Body::CollectDecline {
             instance,
@@ -130,14 +143,18 @@ fn body(real: Vec<Instance>) -> impl Strategy<Value = Body> {
             epoch,
             known
         }),
-        i.clone().prop_map(|instance| Body::Reseed { instance }),
-        (i.clone(), epoch(), memory()).prop_map(|(instance, known, memory)| Body::ReseedReply {
+        (i.clone(), prop::option::of(key())).prop_map(|(instance, after)| Body::Reseed { instance, after }),
+        (i.clone(), i.clone(), epoch(), stamp.clone(), chunk()).prop_map(|(instance, source, known, floor, chunk)| {
+            Body::ReseedReply { instance, source, known, floor, chunk }
+        }),
+        i.clone().prop_map(|instance| Body::ReseedDecline { instance }),
+        (i, epoch(), stamp.clone(), memory()).prop_map(|(instance, known, floor, m)| Body::Digest {
             instance,
             known,
-            memory
+            floor,
+            digest: m.digest().clone()
         }),
-        i.prop_map(|instance| Body::ReseedDecline { instance }),
-        memory().prop_map(|memory| Body::Gossip { memory }),
+        (stamp, memory()).prop_map(|(floor, m)| Body::Records { floor, records: m.chunk(None, usize::MAX).records }),
         Just(Body::Heartbeat),
     ]
 }
@@ -211,10 +228,57 @@ proptest! {
     /// Valid encodings with one byte changed: a message or a typed error.
     #[test]
     fn corrupted_encodings_decode_to_a_message_or_a_typed_error(at in any::<prop::sample::Index>(), byte in any::<u8>(), heartbeat in any::<bool>()) {
-        let body = if heartbeat { Body::Heartbeat } else { Body::Collect { instance: Instance(3), round: 1 } };
+        let body = if heartbeat {
+            Body::Heartbeat
+        } else {
+            Body::Collect { instance: Instance { born: 3, nonce: 4 }, round: 1, after: Key::new("k").ok() }
+        };
         let mut bytes = Message::new(None, ReplicaId(0), ReplicaId(1), body).encode().unwrap();
         let i = at.index(bytes.len());
         bytes[i] = byte;
         let _ = Message::decode(&bytes);
+    }
+}
+
+proptest! {
+    /// Messages of every kind, encoded, then corrupted anywhere, truncated
+    /// or extended: a message or a typed error, and never an allocation
+    /// larger than the input allows (lengths are checked first).
+    #[test]
+    fn corrupted_messages_of_every_kind_decode_or_fail_typed(
+        body in body(vec![Instance { born: 1, nonce: 2 }]),
+        at in any::<prop::sample::Index>(),
+        byte in any::<u8>(),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let bytes = Message::new(Some(Generation { minted_at: 1, nonce: 2 }), ReplicaId(0), ReplicaId(1), body).encode().unwrap();
+        let decoded = Message::decode(&bytes);
+        prop_assert!(decoded.is_ok(), "a valid message must decode: {:?}", decoded);
+        let mut changed = bytes.clone();
+        let i = at.index(changed.len());
+        changed[i] = byte;
+        let _ = Message::decode(&changed);
+        let _ = Message::decode(&bytes[..cut.index(bytes.len())]);
+        let mut longer = bytes;
+        longer.push(byte);
+        prop_assert!(Message::decode(&longer).is_err(), "trailing bytes must be refused");
+    }
+
+    /// Arbitrary bytes never panic the batch decoder, and every item it
+    /// returns lies inside the body.
+    #[test]
+    fn arbitrary_batches_decode_or_fail_typed(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+        if let Ok(items) = Batch::decode(&bytes) {
+            prop_assert!(items.iter().map(|m| m.len()).sum::<usize>() <= bytes.len());
+        }
+    }
+
+    /// Record lists are the memory's records, whatever order they came in:
+    /// a corrupted count is refused before allocation.
+    #[test]
+    fn record_lists_round_trip(m in memory()) {
+        let records: Records = m.chunk(None, usize::MAX).records;
+        let bytes = postcard::to_allocvec(&records).unwrap();
+        prop_assert_eq!(postcard::from_bytes::<Records>(&bytes).unwrap(), records);
     }
 }

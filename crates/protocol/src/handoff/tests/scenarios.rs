@@ -71,7 +71,7 @@ fn a_write_is_not_served_before_it_commits() {
 }
 
 #[test]
-fn deletes_are_tombstone_writes_that_win_like_puts() {
+fn deletes_are_tombstone_writes_that_win_like_puts_and_the_floor_collects() {
     let mut net = booted(4, Weather::CALM);
     let put = net.put("k", b"v", 1);
     assert!(net.run_until(5_000, |n| committed(n, put).is_some()));
@@ -80,10 +80,15 @@ fn deletes_are_tombstone_writes_that_win_like_puts() {
     assert_eq!(committed(&net, del), Some(stamp(1, 2)));
     assert!(matches!(net.read("k"), Read::Committed(Some(Record { value: Value::Tombstone, .. }))));
     assert_eq!(net.replica(C).status().keys, 0);
-    net.run_for(12_000);
+    // A quiet namespace: digests match, the coordinator raises the floor to
+    // the delete, the floor travels with the next digests, and every
+    // replica collects the tombstone.
+    net.run_for(20_000);
     for r in ALL {
-        assert_eq!(value_at(&net, r, "k"), Some(Value::Tombstone), "{r}: gossip spreads the tombstone");
+        assert_eq!(value_at(&net, r, "k"), None, "{r}: the floor collected the tombstone");
+        assert_eq!(net.replica(r).floor(), stamp(1, 2), "{r}");
     }
+    assert_eq!(net.read("k"), Read::Committed(None));
 }
 
 #[test]
@@ -302,9 +307,21 @@ fn malformed_and_misdirected_messages_are_typed_errors_and_change_nothing() {
         (P1, Message::new(None, C, P1, Body::Announce { instance, epoch: Epoch(5), round: 1 }), |e| {
             matches!(e, HandleError::MissingGeneration { kind: "announce" })
         }),
-        (C, Message::new(None, P1, C, Body::Gossip { memory: Memory::default() }), |e| {
-            matches!(e, HandleError::MissingGeneration { kind: "gossip" })
-        }),
+        (
+            C,
+            Message::new(
+                None,
+                P1,
+                C,
+                Body::Digest {
+                    instance,
+                    known: Epoch(1),
+                    floor: Stamp::ZERO,
+                    digest: Memory::default().digest().clone(),
+                },
+            ),
+            |e| matches!(e, HandleError::MissingGeneration { kind: "digest" }),
+        ),
     ];
     for (to, msg, expected) in cases {
         let mut r = net.replica(to).clone();
@@ -340,14 +357,20 @@ fn stale_and_duplicate_replies_are_ignored() {
     let generation = net.replica(C).generation();
     let mut c = net.replica(C).clone();
     let before = c.clone();
-    let dead_instance = Instance(c.instance().0 ^ 1);
+    let dead_instance = Instance { nonce: c.instance().nonce ^ 1, ..c.instance() };
     for body in [
         // A duplicate of the ack that committed the write.
         Body::PushAck { instance: c.instance(), key: Key::new("k").unwrap(), stamp: stamp(1, 1), wid: WriteId(1) },
         // An ack for a dead instance, a forged refusal that proves nothing.
         Body::PushAck { instance: dead_instance, key: Key::new("k").unwrap(), stamp: stamp(1, 2), wid: WriteId(2) },
         Body::PushRefused { instance: c.instance(), key: Key::new("k").unwrap(), stamp: stamp(1, 1), known: Epoch(1) },
-        Body::CollectReply { instance: c.instance(), known: Epoch(7), memory: Memory::default() },
+        Body::CollectReply {
+            instance: c.instance(),
+            peer: dead_instance,
+            known: Epoch(7),
+            floor: Stamp::ZERO,
+            chunk: Memory::default().chunk(None, 1),
+        },
         Body::AnnounceAck { instance: dead_instance, epoch: Epoch(1), round: 1, peer: dead_instance },
         Body::Heartbeat,
     ] {
