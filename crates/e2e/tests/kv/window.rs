@@ -18,7 +18,7 @@ const PAUSE_MS: u64 = 4000;
 async fn a_full_pending_window_answers_503_and_stays_bounded() {
     let s = Store::from_env();
     let ns = s.new_ns("window").await;
-    let before = s.wait_ready(&ns, Duration::from_secs(15)).await;
+    let before = s.wait_ready(&ns, Duration::from_secs(60)).await;
     s.pause(&ns, "r1", PAUSE_MS).await;
     s.pause(&ns, "r2", PAUSE_MS).await;
     let mut tasks = tokio::task::JoinSet::new();
@@ -51,7 +51,7 @@ async fn a_full_pending_window_answers_503_and_stays_bounded() {
     }
     assert!(overloaded > 0, "no write was refused by the full window ({} acked)", acked.len());
     // No isolate reset: the same object instances.
-    let after = s.wait_ready(&ns, Duration::from_secs(15)).await;
+    let after = s.wait_ready(&ns, Duration::from_secs(60)).await;
     for r in ["r0", "r1", "r2"] {
         assert_eq!(replica_field(&after, r, "object"), replica_field(&before, r, "object"), "{r} was reset");
     }

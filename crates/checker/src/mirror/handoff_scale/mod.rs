@@ -285,6 +285,11 @@ impl Model for HandoffScale {
         }
         self.names.iter().zip(HOLDS).map(|(&name, holds)| Property::always(name, holds)).collect()
     }
+
+    /// The web explorer lists actions as TLA+ action instances.
+    fn format_action(&self, action: &Self::Action) -> String {
+        action.to_string()
+    }
 }
 
 impl Mirror for HandoffScale {
