@@ -18,6 +18,8 @@ const PAUSE_MS: u64 = 4000;
 async fn a_full_pending_window_answers_503_and_stays_bounded() {
     let s = Store::from_env();
     let ns = s.new_ns("window").await;
+    // A created namespace starts its replicas on its first client request.
+    e2e::Ack::parse(&s.put(&ns, "warm", b"up").await);
     let before = s.wait_ready(&ns, Duration::from_secs(60)).await;
     s.pause(&ns, "r1", PAUSE_MS).await;
     s.pause(&ns, "r2", PAUSE_MS).await;
