@@ -352,3 +352,14 @@ impl fmt::Display for ShowOp<'_> {
         )
     }
 }
+
+/// [`check`] with the default effort on a thread of its own with a large
+/// stack: the tester recurses once per operation of a segment.
+pub fn check_on_large_stack(ops: Vec<Op>) -> Report {
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || check(&ops, Effort::default()))
+        .expect("checker thread")
+        .join()
+        .expect("the check")
+}

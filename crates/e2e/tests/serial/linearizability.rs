@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use e2e::history::{self, Call, Effort, Op, Outcome, Val};
+use e2e::history::{self, Call, Op, Outcome, Val};
 use e2e::{Ack, Found, Resp, Store};
 
 const CLIENTS: usize = 8;
@@ -111,14 +111,8 @@ async fn histories_under_evictions_are_linearizable() {
     std::fs::write(&saved, serde_json::to_vec(&ops).expect("history as JSON")).expect("saving the history");
     println!("linearizability: history saved in {}", saved.display());
 
-    // The tester recurses once per operation of a segment: a large stack.
     let checked = Instant::now();
-    let report = std::thread::Builder::new()
-        .stack_size(256 << 20)
-        .spawn(move || history::check(&ops, Effort::default()))
-        .expect("checker thread")
-        .join()
-        .expect("the check");
+    let report = history::check_on_large_stack(ops);
     println!("{report}checked in {:.1?}", checked.elapsed());
     assert!(report.linearizable(), "the history is not linearizable:\n{report}");
     assert_eq!(report.undecided(), 0, "the check ran out of steps:\n{report}");
