@@ -53,7 +53,7 @@ fn first_boot_maps_to_init() {
     let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
     use stateright::Model;
     let init = model.init_states().remove(0);
-    assert_eq!(init.mapped.unmarked(), model.spec().init().unmarked());
+    assert!(init.mapped.eq_unmarked(&model.spec().init()), "{:?}", init.mapped);
     assert!(init.replicas.iter().all(|r| r.status().status == protocol::handoff::Status::Ready));
     assert!(init.replicas.iter().all(|r| r.generation() == init.replicas[0].generation() && r.generation().is_some()));
 }

@@ -227,11 +227,14 @@ impl<A> Worker<A> {
             let counts = &mut self.coverage[kind];
             counts.fired += 1;
             // A step back to the same state (a stutter such as `Done`)
-            // finds nothing new: no need to fingerprint and look it up.
-            if next == *state {
+            // finds nothing new: no need to look it up. Compared by
+            // fingerprint, which every other successor needs anyway (a
+            // comparison of whole states costs as much as hashing them
+            // for the models whose states hold the protocol's maps).
+            let next_fp = self.fingerprinter.of(&next);
+            if next_fp == fp {
                 continue;
             }
-            let next_fp = self.fingerprinter.of(&next);
             if shared.visited.insert(next_fp, fp) {
                 counts.distinct += 1;
                 let ok = shared.admit(&next, next_fp, depth + 1);

@@ -34,6 +34,7 @@ mod state;
 mod step;
 
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use protocol::handoff::{
     Config, Input, Key, Millis, Mutation, Output, Record, Replica, ReplicaId, Timer, Value, WriteId,
@@ -147,7 +148,7 @@ impl HandoffImpl {
             }
         }
         checks.extend([REFINEMENT, NO_PROTOCOL_ERROR, COORDINATOR_NEVER_FENCED]);
-        let mapped = spec.init();
+        let mapped = Arc::new(spec.init());
         let mut model = HandoffImpl {
             spec,
             config,
@@ -214,15 +215,15 @@ impl HandoffImpl {
         let mut queue = std::collections::VecDeque::new();
         for &r in &self.replica_ids {
             let (replica, out) = self.boot(r, 0);
-            s.replicas.push(replica);
+            s.replicas.push(Arc::new(replica));
             queue.extend(out.into_iter().map(Event::Out));
         }
         for _ in 0..10_000 {
-            if s.replicas.iter().all(step::is_ready) {
+            if s.replicas.iter().all(|r| step::is_ready(r)) {
                 s.net.clear();
                 s.digests.clear();
-                s.mapped = self.map(&s);
-                if s.mapped.unmarked() != self.spec.init().unmarked() {
+                s.mapped = Arc::new(self.map(&s));
+                if !s.mapped.eq_unmarked(&self.spec.init()) {
                     return Err(CfgError::Unsupported(format!("first boot does not map to Init: {:?}", s.mapped)));
                 }
                 return Ok(s);
@@ -237,7 +238,7 @@ impl HandoffImpl {
                 Some(Event::Out(Output::Send(m))) => (m.to, Input::Message(m)),
                 Some(Event::Out(Output::SetTimer { .. } | Output::Reply { .. })) => continue,
             };
-            let replica = &mut s.replicas[usize::from(target.0)];
+            let replica = Arc::make_mut(&mut s.replicas[usize::from(target.0)]);
             let out = replica.handle(NOW, input).map_err(|e| CfgError::Unsupported(format!("first boot: {e}")))?;
             queue.extend(out.into_iter().map(Event::Out));
         }

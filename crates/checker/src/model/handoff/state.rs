@@ -18,12 +18,15 @@ use crate::spec::{TlaState, fmt_variables};
 /// `mapped`, a function of the rest.
 #[derive(Clone)]
 pub struct ImplState {
-    /// The current instance of each replica, by `ReplicaId` index.
-    pub replicas: Vec<Replica>,
+    /// The current instance of each replica, by `ReplicaId` index. Shared
+    /// between states (copied on write, `Arc::make_mut`): a step changes one
+    /// replica and leaves the others to its successor as they are, and two
+    /// states sharing a replica compare it by address.
+    pub replicas: Vec<Arc<Replica>>,
     /// Boots of each replica (0 = the instance from first boot).
     pub incarnation: Vec<u8>,
     /// Superseded coordinator instances still finishing their requests.
-    pub zombies: Vec<Replica>,
+    pub zombies: Vec<Arc<Replica>>,
     /// Every message sent and not pruned, by a stable hash: an unordered,
     /// duplicating network (delivery leaves the message; a lost message
     /// is one never delivered). Shared: states are cloned by the million
@@ -46,38 +49,41 @@ pub struct ImplState {
     pub evict_count: u8,
     /// Ghost: supersessions so far (the spec's `supersedes`).
     pub supersedes: u8,
-    /// The spec state this state maps to (a function of the rest, cached).
-    pub mapped: ScaleState,
+    /// The spec state this state maps to (a function of the rest, cached;
+    /// shared, as a successor computes its own).
+    pub mapped: Arc<ScaleState>,
     /// The first property the step into this state violated, if any.
     pub violation: Option<&'static str>,
 }
 
 impl ImplState {
-    /// Everything but `mapped`.
+    /// Everything but `mapped`, the fields a step most often changes and
+    /// that compare fastest first: a comparison stops at the first
+    /// difference, and the replicas, compared last, are mostly shared.
     #[allow(clippy::type_complexity)]
     fn key(
         &self,
     ) -> (
-        &[Replica],
+        [u8; 3],
+        Option<&'static str>,
         &[u8],
-        &[Replica],
+        &BTreeSet<AckedW>,
         &BTreeMap<u64, Arc<Message>>,
         (&[BTreeMap<Key, Record>], &BTreeMap<u64, Arc<Memory>>),
         &[Option<BTreeSet<ReplicaId>>],
-        &BTreeSet<AckedW>,
-        [u8; 3],
-        Option<&'static str>,
+        &[Arc<Replica>],
+        &[Arc<Replica>],
     ) {
         (
-            &self.replicas,
+            [self.wid_ctr, self.evict_count, self.supersedes],
+            self.violation,
             &self.incarnation,
-            &self.zombies,
+            &self.acked,
             &self.net,
             (&self.collected, &self.digests),
             &self.seeded_when_ready,
-            &self.acked,
-            [self.wid_ctr, self.evict_count, self.supersedes],
-            self.violation,
+            &self.zombies,
+            &self.replicas,
         )
     }
 }

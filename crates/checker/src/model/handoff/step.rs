@@ -97,7 +97,7 @@ impl HandoffImpl {
         if t == *s {
             return None;
         }
-        t.mapped = self.map(&t);
+        t.mapped = Arc::new(self.map(&t));
         self.check_step(s, action, &mut t);
         Some(t)
     }
@@ -142,8 +142,8 @@ impl HandoffImpl {
 
     fn instance_mut<'a>(&self, t: &'a mut ImplState, target: Target) -> Option<&'a mut Replica> {
         match target {
-            Target::Current(r) => t.replicas.get_mut(usize::from(r.0)),
-            Target::Zombie(z) => t.zombies.get_mut(z),
+            Target::Current(r) => t.replicas.get_mut(usize::from(r.0)).map(Arc::make_mut),
+            Target::Zombie(z) => t.zombies.get_mut(z).map(Arc::make_mut),
         }
     }
 
@@ -224,7 +224,7 @@ impl HandoffImpl {
     /// A heartbeat changes nothing at its receiver (checked here), so it
     /// is delivered at once instead of multiplying network states.
     fn heartbeat(&self, t: &mut ImplState, m: &Message) {
-        let Some(r) = t.replicas.get_mut(usize::from(m.to.0)) else { return };
+        let Some(r) = t.replicas.get_mut(usize::from(m.to.0)).map(Arc::make_mut) else { return };
         let before = r.clone();
         match r.handle(NOW, Input::Message(m.clone())) {
             Ok(out) if out.is_empty() && *r == before => {}
@@ -234,7 +234,7 @@ impl HandoffImpl {
 
     /// The platform evicts `r`: the spec's `Evict(r)` guard, the doomed
     /// stamps, a fresh instance booted. Returns the old instance.
-    fn evict(&self, t: &mut ImplState, r: ReplicaId) -> Option<Replica> {
+    fn evict(&self, t: &mut ImplState, r: ReplicaId) -> Option<Arc<Replica>> {
         let i = usize::from(r.0);
         let others_ready = t.replicas.iter().any(|x| x.me() != r && is_ready(x));
         if !(t.evict_count < self.max_evicts && others_ready) {
@@ -250,7 +250,7 @@ impl HandoffImpl {
         t.seeded_when_ready[i] = None;
         t.collected[i].clear();
         let (fresh, out) = self.boot(r, t.incarnation[i]);
-        let old = std::mem::replace(&mut t.replicas[i], fresh);
+        let old = std::mem::replace(&mut t.replicas[i], Arc::new(fresh));
         self.perform(t, Target::Current(r), &out);
         Some(old)
     }
@@ -270,7 +270,7 @@ impl HandoffImpl {
                 || t.zombies.iter().any(|z| z.me() == r && z.instance() == i)
         };
         fn current(t: &ImplState, r: ReplicaId) -> Option<&Replica> {
-            t.replicas.get(usize::from(r.0))
+            t.replicas.get(usize::from(r.0)).map(|x| &**x)
         }
         let cursor_of = |x: &Replica, src: ReplicaId| match x.role() {
             RoleView::Coordinator(c) => match c.phase() {
@@ -326,18 +326,17 @@ impl HandoffImpl {
         if t.violation.is_some() {
             return;
         }
-        let to = t.mapped.unmarked();
-        if to != s.mapped.unmarked() {
+        if !t.mapped.eq_unmarked(&s.mapped) {
             // The spec steps this one most likely is are tried first; then
             // every spec step. A hint is only an order: a match is a match.
-            let matching = |a: &ScaleAction| self.spec.step(&s.mapped, a).filter(|u| u.unmarked() == to);
+            let matching = |a: &ScaleAction| self.spec.step(&s.mapped, a).filter(|u| u.eq_unmarked(&t.mapped));
             let matched = self.hints(s, action).iter().find_map(matching).or_else(|| {
                 let mut every = Vec::new();
                 self.spec.next(&s.mapped, &mut every);
                 every.iter().find_map(matching)
             });
             match matched {
-                Some(u) => t.mapped.ext.base.served_regression = u.ext.base.served_regression,
+                Some(u) => Arc::make_mut(&mut t.mapped).ext.base.served_regression = u.ext.base.served_regression,
                 None => {
                     t.violation = Some(REFINEMENT);
                     return;
