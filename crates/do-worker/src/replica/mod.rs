@@ -93,12 +93,20 @@ impl DurableObject for Replica {
 struct Counters {
     msgs_in: Cell<u64>,
     msgs_out: Cell<u64>,
+    /// Bytes of message batches this replica sent to the others: request
+    /// bodies of its deliveries and response bodies of the replies it
+    /// returned (`cargo xtask bench scale` reads it for the idle traffic).
+    bytes_out: Cell<u64>,
     send_failures: Cell<u64>,
     refused: Cell<u64>,
 }
 
 fn bump(c: &Cell<u64>) {
-    c.set(c.get().saturating_add(1));
+    add(c, 1);
+}
+
+fn add(c: &Cell<u64>, n: usize) {
+    c.set(c.get().saturating_add(u64::try_from(n).unwrap_or(u64::MAX)));
 }
 
 pub(crate) struct Host {
@@ -287,6 +295,7 @@ impl Host {
             memory_budget_bytes: self.settings.try_borrow().ok().and_then(|s| s.as_ref()?.memory_budget_bytes),
             msgs_in: self.counters.msgs_in.get(),
             msgs_out: self.counters.msgs_out.get(),
+            bytes_out: self.counters.bytes_out.get(),
             send_failures: self.counters.send_failures.get(),
             refused: self.counters.refused.get(),
         })?)
@@ -343,6 +352,8 @@ struct StatusLine {
     memory_budget_bytes: Option<u64>,
     msgs_in: u64,
     msgs_out: u64,
+    /// Bytes sent to the other replicas (requests and replies).
+    bytes_out: u64,
     send_failures: u64,
     refused: u64,
 }
