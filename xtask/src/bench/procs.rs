@@ -68,13 +68,13 @@ fn status_kb(text: &str, field: &str) -> Option<u64> {
     Some(line.trim().trim_end_matches("kB").trim().parse::<u64>().ok()? * 1024)
 }
 
-/// Peak resident memory (`VmHWM`, since the process started) of `pids`
-/// together, in bytes.
-pub(super) fn peak_rss(pids: &[u32]) -> u64 {
+/// Peak resident memory (`VmHWM`, since the process started) of each of
+/// `pids`, in bytes (0 for a process gone).
+pub(super) fn peak_rss(pids: &[u32]) -> Vec<u64> {
     pids.iter()
-        .filter_map(|p| fs::read_to_string(format!("/proc/{p}/status")).ok())
-        .filter_map(|t| status_kb(&t, "VmHWM"))
-        .sum()
+        .map(|p| fs::read_to_string(format!("/proc/{p}/status")).ok().and_then(|t| status_kb(&t, "VmHWM")))
+        .map(Option::unwrap_or_default)
+        .collect()
 }
 
 #[cfg(test)]
@@ -101,6 +101,6 @@ mod tests {
         let own = stat(me).map(|s| s.pgrp).unwrap_or(-1);
         let comm = stat(me).map(|s| s.comm).unwrap_or_default();
         assert!(in_group(own, &comm).contains(&me));
-        assert!(peak_rss(&[me]) > 0);
+        assert!(peak_rss(&[me]).iter().all(|b| *b > 0));
     }
 }
