@@ -11,7 +11,13 @@
 //! - workerd's peak RSS (`VmHWM`, the peak since it started);
 //! - recovery: seconds from the eviction of r0 (the coordinator), then of
 //!   r1 (a peer), until the three replicas are `ready` again and a sample
-//!   of keys reads back intact.
+//!   of keys reads back intact;
+//! - the isolate's wasm memory (`wasm_memory_bytes` in the status; wasm
+//!   memory never shrinks, so it is the peak so far).
+//!
+//! Then, at the budget, `--more-evictions` evictions in turn (r1, r2, r0,
+//! ...): each must recover, and the wasm memory must not grow by a
+//! replica's data (a reset used to leave the replica's records behind).
 //!
 //! Targets (issue 14): idle CPU at the budget within the empty
 //! namespace's + 0.02 cores; PUT p99 at the budget within 2x the empty
@@ -77,6 +83,11 @@ pub struct ScaleArgs {
     /// Closed-loop clients doing the 1 KB PUTs.
     #[arg(long, default_value_t = 2)]
     pub clients: usize,
+    /// Evictions (r1, r2, r0, r1, ...) after the last row, each recovered
+    /// from before the next: the isolate's wasm memory must not grow by a
+    /// replica's data with each.
+    #[arg(long, default_value_t = 6)]
+    pub more_evictions: usize,
 }
 
 #[derive(Serialize)]
@@ -105,6 +116,20 @@ struct Row {
     unexpected_resets: Vec<String>,
 }
 
+/// More evictions at the budget, one after the other: memory a reset
+/// left behind would add up here.
+#[derive(Serialize)]
+struct Repeated {
+    /// The replicas evicted, in order.
+    evicted: Vec<&'static str>,
+    /// Seconds to recover from each (`None`: not within the timeout).
+    recover_s: Vec<Option<f64>>,
+    /// What one replica holds.
+    held_bytes: u64,
+    wasm_before_bytes: u64,
+    wasm_after_bytes: u64,
+}
+
 #[derive(Serialize)]
 struct Target {
     what: String,
@@ -120,6 +145,7 @@ struct Report {
     value_bytes: usize,
     workerd_processes: usize,
     rows: Vec<Row>,
+    repeated: Repeated,
     oom_log_lines: Vec<String>,
     targets: Vec<Target>,
 }
@@ -141,6 +167,7 @@ pub(super) fn run(root: &Path, args: &ScaleArgs) -> Result<bool> {
     for (name, secs) in [("--idle", args.idle), ("--put-seconds", args.put_seconds)] {
         ensure!((1..=MAX_DURATION_S).contains(&secs), "{name} must be 1 to {MAX_DURATION_S} seconds");
     }
+    ensure!(args.more_evictions <= 30, "--more-evictions must be at most 30");
     ensure!(args.settle <= MAX_DURATION_S, "--settle must be at most {MAX_DURATION_S} seconds");
     ensure!((1024..=1024 * 1024).contains(&args.value_bytes), "--value-bytes must be 1 KiB to 1 MiB");
     let machine = machine();
@@ -205,14 +232,17 @@ fn measure(server: &Dev, args: &ScaleArgs, machine: Machine) -> Result<Report> {
             b.write_put_keys()?;
         }
     }
+    let repeated = b.repeat_evictions(args.more_evictions)?;
     let command = format!(
-        "cargo xtask bench scale{} --value-bytes {} --idle {} --settle {} --put-seconds {} --clients {}",
+        "cargo xtask bench scale{} --value-bytes {} --idle {} --settle {} --put-seconds {} --clients {} \
+         --more-evictions {}",
         args.budget_mib.map(|m| format!(" --budget-mib {m}")).unwrap_or_default(),
         args.value_bytes,
         args.idle,
         args.settle,
         args.put_seconds,
-        args.clients
+        args.clients,
+        args.more_evictions
     );
     Ok(Report {
         command,
@@ -221,6 +251,7 @@ fn measure(server: &Dev, args: &ScaleArgs, machine: Machine) -> Result<Report> {
         value_bytes: args.value_bytes,
         workerd_processes: workerd.len(),
         rows,
+        repeated,
         oom_log_lines: Vec::new(),
         targets: Vec::new(),
     })
@@ -349,11 +380,7 @@ impl Bench<'_> {
         let recover_r0_s = self.recover("r0")?;
         println!("bench: {label}: evicting r1");
         let recover_peer_s = self.recover("r1")?;
-        let wasm_memory_bytes = replicas(&self.status()?)
-            .iter()
-            .filter_map(|r| r.get("wasm_memory_bytes").and_then(Value::as_u64))
-            .max()
-            .unwrap_or(0);
+        let wasm_memory_bytes = wasm_memory(&self.status()?);
         println!(
             "bench: {label}: idle {idle_cpu_cores:.3} cores, {:.0} B/min between replicas, PUT p50 {:.1} ms p99 {:.1} \
              ms, recovery r0 {} r1 {}, wasm memory {:.0} MiB, workerd peak RSS {}",
@@ -427,6 +454,22 @@ impl Bench<'_> {
         Ok(None)
     }
 
+    /// Evicts `n` replicas in turn (r1, r2, r0, ...), each once the
+    /// namespace recovered from the one before.
+    fn repeat_evictions(&self, n: usize) -> Result<Repeated> {
+        let status = self.status()?;
+        let (held_bytes, wasm_before_bytes) = (held_bytes(&status), wasm_memory(&status));
+        let evicted: Vec<&'static str> = ["r1", "r2", "r0"].into_iter().cycle().take(n).collect();
+        let mut recover_s = Vec::new();
+        for r in &evicted {
+            let s = self.recover(r)?;
+            println!("bench: at the budget, evicted {r}: recovered in {}", secs(s));
+            recover_s.push(s);
+        }
+        let wasm_after_bytes = wasm_memory(&self.status()?);
+        Ok(Repeated { evicted, recover_s, held_bytes, wasm_before_bytes, wasm_after_bytes })
+    }
+
     /// Keys and the values they must hold: put keys and fill keys spread
     /// over all written.
     fn sample(&self) -> Vec<(String, Vec<u8>)> {
@@ -490,6 +533,20 @@ fn markdown(r: &Report) -> String {
             rss(&row.peak_rss_bytes)
         );
     }
+    let rep = &r.repeated;
+    if !rep.evicted.is_empty() {
+        let times: Vec<String> = rep.recover_s.iter().map(|s| secs(*s)).collect();
+        let _ = writeln!(
+            md,
+            "\nThen {} more evictions at the budget ({}): recovered in {}; isolate wasm memory {:.0} MiB before, \
+             {:.0} MiB after.",
+            rep.evicted.len(),
+            rep.evicted.join(", "),
+            times.join(", "),
+            rep.wasm_before_bytes as f64 / MIB as f64,
+            rep.wasm_after_bytes as f64 / MIB as f64
+        );
+    }
     let _ = writeln!(md);
     let _ = writeln!(md, "| target | measured | |");
     let _ = writeln!(md, "|---|---|---|");
@@ -528,9 +585,26 @@ fn targets(r: &Report) -> Vec<Target> {
             met: s.is_some_and(|s| s < 10.0),
         });
     }
+    let rep = &r.repeated;
+    if !rep.evicted.is_empty() {
+        let growth = rep.wasm_after_bytes.saturating_sub(rep.wasm_before_bytes);
+        out.push(Target {
+            what: format!(
+                "{} more evictions: every one recovered, wasm memory grows by less than one replica's data",
+                rep.evicted.len()
+            ),
+            value: format!(
+                "slowest {}; +{:.1} MiB vs {:.1} MiB held",
+                secs(rep.recover_s.iter().copied().try_fold(0.0, |m: f64, s| s.map(|s| m.max(s)))),
+                growth as f64 / MIB as f64,
+                rep.held_bytes as f64 / MIB as f64
+            ),
+            met: rep.recover_s.iter().all(Option::is_some) && growth < rep.held_bytes,
+        });
+    }
     let resets: Vec<String> =
         r.rows.iter().flat_map(|row| row.unexpected_resets.iter().map(|x| format!("{x} at {}", row.label))).collect();
-    let wasm = r.rows.iter().map(|row| row.wasm_memory_bytes).max().unwrap_or(0);
+    let wasm = r.rows.iter().map(|row| row.wasm_memory_bytes).chain([rep.wasm_after_bytes]).max().unwrap_or(0);
     let met = resets.is_empty() && r.oom_log_lines.is_empty() && wasm < ISOLATE_LIMIT;
     out.push(Target {
         what: "no out-of-memory at any size (no isolate reset, no memory-limit message, wasm memory < 128 MB)".into(),
@@ -604,6 +678,11 @@ fn all_ready(status: &Value) -> bool {
 /// Bytes the coordinator holds.
 fn held_bytes(status: &Value) -> u64 {
     field(status, "r0", "bytes").as_u64().unwrap_or(0)
+}
+
+/// The isolate's wasm memory, the largest any replica reports.
+fn wasm_memory(status: &Value) -> u64 {
+    replicas(status).iter().filter_map(|r| r.get("wasm_memory_bytes").and_then(Value::as_u64)).max().unwrap_or(0)
 }
 
 /// Bytes the three replicas have sent each other since they started.
