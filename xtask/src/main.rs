@@ -74,6 +74,7 @@ enum Cmd {
     E2e,
     /// Benchmarks on workerd (`bench kv`: the replicated store against single-DO
     /// baselines; `bench claims`: activations against one SQLite transaction;
+    /// `bench scale`: one namespace as it grows to its memory budget;
     /// `bench models`: the Rust model checker against the TLA+ checker).
     Bench(bench::BenchArgs),
     /// Deploy with wrangler; --dry-run only writes the bundle.

@@ -23,8 +23,8 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{
-    MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, agent, closed_loop, create_namespace, machine,
-    rand_u32, ratio, ratio_table, write_report,
+    MAX_CLIENTS, MAX_DURATION_S, Machine, Op, Ratio, Samples, Summary, agent, closed_loop, create_namespace, machine,
+    rand_u32, ratio, ratio_table, request, write_report,
 };
 use crate::worker;
 
@@ -79,12 +79,6 @@ impl Backend {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-enum Op {
-    Put,
-    Get,
-}
-
 #[derive(Serialize)]
 struct Stats {
     backend: &'static str,
@@ -131,7 +125,7 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
             let url = format!("{base}{}{}", backend.prefix(&ns), key(k));
             let (status, body) = request(&agent, &token, Op::Put, &url, &value);
             if status != 200 {
-                bail!("warm-up PUT {url}: {status} {body}{}", server.log_tail());
+                bail!("warm-up PUT {url}: {status} {}{}", String::from_utf8_lossy(&body), server.log_tail());
             }
         }
         let warm = Duration::from_secs(args.warmup) / 2;
@@ -238,7 +232,7 @@ fn load(base: &str, token: &str, ns: &str, backend: Backend, op: Op, args: &KvAr
             if status == 200 {
                 s.record(t.elapsed());
             } else {
-                s.error(format!("{status} {body}"));
+                s.error(format!("{status} {}", String::from_utf8_lossy(&body)));
             }
         }
     })
@@ -277,23 +271,4 @@ fn key(i: usize) -> String {
 /// A value of `len` bytes, different per client.
 fn value(len: usize, client: usize) -> Vec<u8> {
     (0..len).map(|i| b'a' + ((i + client) % 26) as u8).collect()
-}
-
-/// One request → (status, body text); transport errors are status 0.
-fn request(agent: &ureq::Agent, token: &str, op: Op, url: &str, value: &[u8]) -> (u16, String) {
-    let bearer = format!("Bearer {token}");
-    let resp = match op {
-        Op::Put => agent.put(url).header("authorization", &bearer).send(value),
-        Op::Get => agent.get(url).header("authorization", &bearer).call(),
-    };
-    match resp {
-        Ok(mut r) => {
-            let status = r.status().as_u16();
-            // Read the whole body: the latency includes the transfer.
-            let body = r.body_mut().read_to_vec().unwrap_or_default();
-            let text = if status == 200 { String::new() } else { String::from_utf8_lossy(&body).into_owned() };
-            (status, text)
-        }
-        Err(e) => (0, e.to_string()),
-    }
 }

@@ -7,6 +7,9 @@
 //!   same activation done in one SQLite transaction without the lease store.
 //! - `models` (`models.rs`): the Rust model checker against the TLA+ checker
 //!   on the same cfgs (no workerd).
+//! - `scale` (`scale.rs`): one namespace of the KV store at growing sizes:
+//!   idle CPU, PUT latency, recovery after evictions, memory, idle traffic
+//!   (`procs.rs` reads workerd's CPU time and memory from `/proc`).
 //!
 //! This file holds what they share: the arguments, closed-loop clients'
 //! samples and their statistics, the HTTP agent, the machine description.
@@ -14,6 +17,8 @@
 mod claims;
 mod kv;
 mod models;
+mod procs;
+mod scale;
 
 use std::fs;
 use std::process::Command;
@@ -42,6 +47,10 @@ pub enum BenchWhat {
     /// The Rust model checker (1 and 2 threads) against the TLA+ checker:
     /// distinct states, seconds, states/s, peak RSS.
     Models(models::ModelsArgs),
+    /// One namespace at growing sizes (empty, 8 MiB, 32 MiB or the budget,
+    /// the budget): idle CPU, PUT latency, recovery after evictions, peak
+    /// RSS and idle traffic between replicas.
+    Scale(scale::ScaleArgs),
 }
 
 pub fn run(root: &std::path::Path, args: &BenchArgs) -> Result<bool> {
@@ -49,6 +58,7 @@ pub fn run(root: &std::path::Path, args: &BenchArgs) -> Result<bool> {
         BenchWhat::Kv(a) => kv::run(root, a),
         BenchWhat::Claims(a) => claims::run(root, a),
         BenchWhat::Models(a) => models::run(root, a),
+        BenchWhat::Scale(a) => scale::run(root, a),
     }
 }
 
@@ -204,10 +214,44 @@ where
 
 /// Creates namespace `ns` (admin `token`), for the load that follows.
 fn create_namespace(base: &str, token: &str, ns: &str) -> Result<()> {
-    let (status, body) = crate::worker::http::send("PUT", &format!("{base}/v1/{ns}"), Some(token), None)?;
+    create_namespace_with(base, token, ns, None)
+}
+
+/// Creates namespace `ns` with `settings` (a JSON object; `None`: the defaults).
+fn create_namespace_with(base: &str, token: &str, ns: &str, settings: Option<&str>) -> Result<()> {
+    let (status, body) = crate::worker::http::send("PUT", &format!("{base}/v1/{ns}"), Some(token), settings)?;
     anyhow::ensure!(status == 201 || status == 200, "creating namespace {ns}: {status} {body}");
     Ok(())
 }
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+enum Op {
+    Put,
+    Get,
+}
+
+/// One KV request → (status, body: the error text, or the value of a
+/// 200 GET; empty for a 200 PUT); transport errors are status 0.
+fn request(agent: &ureq::Agent, token: &str, op: Op, url: &str, value: &[u8]) -> (u16, Vec<u8>) {
+    let bearer = format!("Bearer {token}");
+    let resp = match op {
+        Op::Put => agent.put(url).header("authorization", &bearer).send(value),
+        Op::Get => agent.get(url).header("authorization", &bearer).call(),
+    };
+    match resp {
+        Ok(mut r) => {
+            let status = r.status().as_u16();
+            // Read the whole body: the latency includes the transfer.
+            let body = r.body_mut().with_config().limit(MAX_BODY).read_to_vec().unwrap_or_default();
+            let body = if status == 200 && op == Op::Put { Vec::new() } else { body };
+            (status, body)
+        }
+        Err(e) => (0, e.to_string().into_bytes()),
+    }
+}
+
+/// The largest response body a benchmark reads (a value is at most 1 MiB).
+const MAX_BODY: u64 = 2 * 1024 * 1024;
 
 fn agent() -> ureq::Agent {
     ureq::Agent::config_builder()
@@ -232,6 +276,23 @@ fn write_report<T: Serialize>(root: &std::path::Path, name: &str, report: &T, md
     fs::write(&json, serde_json::to_string_pretty(report)?)?;
     fs::write(&table, md)?;
     println!("bench: wrote {} and {}", json.display(), table.display());
+    Ok(())
+}
+
+/// Replaces the text between `bench {name}`'s markers in
+/// docs/BENCHMARKS.md with `md`.
+fn splice_into_docs(root: &std::path::Path, name: &str, md: &str) -> Result<()> {
+    let path = root.join("docs/BENCHMARKS.md");
+    let begin = format!("<!-- bench {name}: begin (written by `cargo xtask bench {name}`) -->");
+    let end = format!("<!-- bench {name}: end -->");
+    let doc = fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
+    let (Some(b), Some(e)) = (doc.find(&begin), doc.find(&end)) else {
+        anyhow::bail!("{} has no `bench {name}` markers", path.display());
+    };
+    anyhow::ensure!(b < e, "{}: the `bench {name}` markers are out of order", path.display());
+    let spliced = format!("{}{begin}\n{md}{}", &doc[..b], &doc[e..]);
+    fs::write(&path, spliced)?;
+    println!("bench: wrote the table into {}", path.display());
     Ok(())
 }
 

@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::Serialize;
 
-use super::{Machine, machine, write_report};
+use super::{Machine, machine, splice_into_docs, write_report};
 use crate::check::checker_bin;
 use crate::check::stream::{self, Output};
 use crate::check::{tla_rs, tlc};
@@ -143,7 +143,7 @@ pub fn run(root: &Path, args: &ModelsArgs) -> Result<bool> {
     print!("{md}");
     write_report(root, "models", &report, &md)?;
     if args.only.is_empty() {
-        splice_into_docs(root, &md)?;
+        splice_into_docs(root, "models", &md)?;
     }
     Ok(ok)
 }
@@ -265,22 +265,6 @@ fn group(n: u64) -> String {
         out.push(c);
     }
     out
-}
-
-const BEGIN: &str = "<!-- bench models: begin (written by `cargo xtask bench models`) -->";
-const END: &str = "<!-- bench models: end -->";
-
-/// Replaces the table between the markers of docs/BENCHMARKS.md.
-fn splice_into_docs(root: &Path, md: &str) -> Result<()> {
-    let path = root.join("docs/BENCHMARKS.md");
-    let doc = fs::read_to_string(&path).with_context(|| format!("cannot read {}", path.display()))?;
-    let (Some(b), Some(e)) = (doc.find(BEGIN), doc.find(END)) else {
-        bail!("{} has no `bench models` markers", path.display());
-    };
-    let spliced = format!("{}{BEGIN}\n{md}{}", &doc[..b], &doc[e..]);
-    fs::write(&path, spliced)?;
-    println!("bench: wrote the table into {}", path.display());
-    Ok(())
 }
 
 #[cfg(test)]

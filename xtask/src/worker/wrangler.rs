@@ -153,6 +153,12 @@ impl Dev {
         Ok(())
     }
 
+    /// The process group of wrangler and everything it started (workerd
+    /// included): the benchmarks read its processes' CPU time and memory.
+    pub fn group(&self) -> i32 {
+        child_pid(&self.child)
+    }
+
     /// Lines of the log file containing any of `needles`.
     pub fn log_matches(&self, needles: &[&str]) -> Vec<String> {
         let Some(path) = &self.log else { return Vec::new() };

@@ -52,6 +52,11 @@ impl Host {
         if self.driver.try_borrow().map_err(|_| busy())?.is_some() {
             return Ok(());
         }
+        if self.resetting.get() {
+            // Its records were dropped for the reset under way (`Host::reset`).
+            let message = "this replica is being reset; retry";
+            return Err(HttpError::unavailable("replica_unavailable", message, lifecycle::RETRY_AFTER_MS));
+        }
         let (_, me) = self.me().ok_or_else(|| HttpError::internal("no identity"))?;
         let settings = self.settings.try_borrow().map_err(|_| busy())?.clone();
         let settings = settings.ok_or_else(|| HttpError::internal("replica not admitted by the registry"))?;

@@ -20,7 +20,7 @@ use crate::namespaces::settings::Settings;
 use crate::namespaces::{Boot, api, calls};
 
 /// `Retry-After` while a replica is stopping.
-const RETRY_AFTER_MS: u64 = 1000;
+pub(super) const RETRY_AFTER_MS: u64 = 1000;
 
 /// The protocol configuration of a replica of a namespace with `settings`:
 /// the seam between a namespace's settings and the protocol. The memory

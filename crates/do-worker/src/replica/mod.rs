@@ -93,12 +93,20 @@ impl DurableObject for Replica {
 struct Counters {
     msgs_in: Cell<u64>,
     msgs_out: Cell<u64>,
+    /// Bytes of message batches this replica sent to the others: request
+    /// bodies of its deliveries and response bodies of the replies it
+    /// returned (`cargo xtask bench scale` reads it for the idle traffic).
+    bytes_out: Cell<u64>,
     send_failures: Cell<u64>,
     refused: Cell<u64>,
 }
 
 fn bump(c: &Cell<u64>) {
-    c.set(c.get().saturating_add(1));
+    add(c, 1);
+}
+
+fn add(c: &Cell<u64>, n: usize) {
+    c.set(c.get().saturating_add(u64::try_from(n).unwrap_or(u64::MAX)));
 }
 
 pub(crate) struct Host {
@@ -281,12 +289,14 @@ impl Host {
             instance: self.instance.get().map(|i| format!("{}-{:016x}", i.born, i.nonce)),
             object: format!("{:016x}", self.born),
             uptime_ms: now.saturating_sub(self.born_at),
+            wasm_memory_bytes: wasm_memory_bytes(),
             paused_ms: self.paused_until.get().saturating_sub(now),
             timers: self.driver.try_borrow().ok().and_then(|d| d.as_ref().map(Driver::armed)).unwrap_or(0),
             idle_expires_at: self.idle_expires_at(),
             memory_budget_bytes: self.settings.try_borrow().ok().and_then(|s| s.as_ref()?.memory_budget_bytes),
             msgs_in: self.counters.msgs_in.get(),
             msgs_out: self.counters.msgs_out.get(),
+            bytes_out: self.counters.bytes_out.get(),
             send_failures: self.counters.send_failures.get(),
             refused: self.counters.refused.get(),
         })?)
@@ -302,11 +312,38 @@ impl Host {
     }
 
     /// `blockConcurrencyWhile` with a failing callback: the runtime resets
-    /// the object (platform notes: the one clean way from Rust).
+    /// the object (platform notes: the one clean way from Rust). The
+    /// replica's records and queues are dropped first: the runtime discards
+    /// the object, but this `Host` lives in the isolate's wasm memory until
+    /// V8 happens to collect the object's wrapper (and the tasks holding
+    /// it), so each reset used to keep a whole replica's records there
+    /// (`cargo xtask bench scale` measured +5 to +16 MiB of wasm memory per
+    /// eviction of an 8 MiB replica). `resetting` keeps it from booting
+    /// again meanwhile.
     async fn reset(&self, why: &str) -> Result<()> {
+        self.resetting.set(true);
+        if let Ok(mut driver) = self.driver.try_borrow_mut() {
+            *driver = None;
+        }
+        if let Ok(mut outboxes) = self.outboxes.try_borrow_mut() {
+            *outboxes = Default::default();
+        }
         let why = why.to_string();
         self.state.block_concurrency_while(async move { Err::<(), _>(worker::Error::RustError(why)) }).await
     }
+}
+
+/// Bytes of the isolate's wasm linear memory: what the 128 MB isolate
+/// limit counts of the Rust side (`cargo xtask bench scale` reports it).
+#[cfg(target_arch = "wasm32")]
+fn wasm_memory_bytes() -> usize {
+    core::arch::wasm32::memory_size::<0>().saturating_mul(64 * 1024)
+}
+
+/// Not a wasm build (host unit tests): no isolate.
+#[cfg(not(target_arch = "wasm32"))]
+fn wasm_memory_bytes() -> usize {
+    0
 }
 
 /// One replica's entry in `GET /v1/{ns}/status`.
@@ -333,6 +370,9 @@ struct StatusLine {
     instance: Option<String>,
     object: String,
     uptime_ms: u64,
+    /// The wasm linear memory of the isolate this replica runs in (shared
+    /// by every object of the isolate; it only grows, so it is the peak).
+    wasm_memory_bytes: usize,
     paused_ms: u64,
     timers: usize,
     /// The coordinator: when the namespace stops if no client request
@@ -343,6 +383,8 @@ struct StatusLine {
     memory_budget_bytes: Option<u64>,
     msgs_in: u64,
     msgs_out: u64,
+    /// Bytes sent to the other replicas (requests and replies).
+    bytes_out: u64,
     send_failures: u64,
     refused: u64,
 }

@@ -18,7 +18,7 @@ use worker::{Delay, Response, Result, Stub, console_warn};
 
 use super::client::Unavailable;
 use super::driving::StepError;
-use super::{Host, bump};
+use super::{Host, add, bump};
 use crate::error::{HttpError, HttpResult};
 use crate::internal::{self, REPLICA_BINDING, now_ms};
 use crate::names::ReplicaName;
@@ -156,6 +156,7 @@ impl Host {
         let body = Batch::encode(&batch).map_err(|e| worker::Error::RustError(e.to_string()))?;
         drop(batch);
         let (stub, url) = self.link(ns, to)?;
+        add(&self.counters.bytes_out, body.len());
         let headers = [("content-type", BINARY)];
         let mut resp = match internal::call_url(&stub, &url, true, Some(key), Some(&body), &headers).await {
             Ok(resp) => resp,
@@ -252,6 +253,7 @@ impl Host {
         }
         let replies: Vec<Vec<u8>> = replies.iter().filter_map(|m| m.encode().ok()).collect();
         let body = Batch::encode(&replies).map_err(|e| HttpError::internal(e.to_string()))?;
+        add(&self.counters.bytes_out, body.len());
         let headers = worker::Headers::new();
         headers.set("content-type", BINARY)?;
         Ok(Response::from_bytes(body)?.with_headers(headers))
