@@ -13,9 +13,11 @@
 //! (1 s per phase by default) runs PUT then GET for each backend, in an
 //! order rotated per round, so bursts of other load on a shared machine
 //! spread over all backends evenly.
-//! CPU per operation is that of wrangler's processes (node, which proxies
-//! the client's requests, and workerd) while a series ran, divided by its
-//! operations.
+//! CPU per operation is that of wrangler's processes (node and workerd)
+//! while a series ran, divided by its operations. `wrangler dev` enables
+//! the DevTools `Network` events on the runtime, so every request between
+//! objects costs extra CPU here that it does not on Cloudflare (measured in
+//! docs/BENCHMARKS.md, issue 14 item 3).
 //! Targets (issue 14): replicated PUT p50 ≤ 1.3x the in-memory DO's and
 //! ≤ 1.0x the SQLite DO's; GET p50 ≤ 1.2x the in-memory DO's. Results go
 //! to stdout, `target/bench/kv.json` and `target/bench/kv.md` (the table
