@@ -8,13 +8,14 @@ use protocol::handoff::WriteId;
 use serde_json::{Value, json};
 use worker::{Env, Request, Result, Stub};
 
+use crate::baseline;
 use crate::error::{HttpError, HttpResult};
 use crate::http::{self, WRITE_ID_HEADER};
-use crate::internal::{self, MEM_BINDING, REPLICA_BINDING, SQL_BINDING, secret};
+use crate::internal::{self, ECHO_BINDING, MEM_BINDING, REPLICA_BINDING, SQL_BINDING, secret};
 use crate::names::ReplicaName;
 use crate::namespaces::{self, calls};
 use crate::route::{Backend, KvOp, MAX_VALUE_BYTES};
-use crate::wire::{ReplicaOp, Target};
+use crate::wire::{EchoOp, ReplicaOp, Target};
 
 fn replica_stub(env: &Env, ns: &str, r: ReplicaName) -> Result<Stub> {
     internal::stub(env, REPLICA_BINDING, &r.object_name(ns))
@@ -64,6 +65,12 @@ pub async fn kv(mut req: Request, env: &Env, backend: Backend, ns: &str, key: &s
         Backend::Sql => {
             let target = Target::new(op, ns, None).with_key(key);
             internal::call(&internal::stub(env, SQL_BINDING, ns)?, &target, secret, body, &headers).await
+        }
+        Backend::Echo => {
+            // The router lets only PUTs through to the echo.
+            let target = Target::new(EchoOp::Put, ns, None).with_key(key);
+            let stub = internal::stub(env, ECHO_BINDING, &baseline::echo_front(ns))?;
+            internal::call(&stub, &target, secret, body, &headers).await
         }
     };
     // An error: the object was reset (evicted) while serving, or is unreachable.

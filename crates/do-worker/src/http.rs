@@ -12,6 +12,9 @@ pub const WRITE_ID_HEADER: &str = "handoff-write-id";
 /// must not wake an idle namespace).
 pub const NO_WAKE_HEADER: &str = "handoff-no-wake";
 
+/// The content type of raw bytes: values, replica messages.
+pub const BINARY: &str = "application/octet-stream";
+
 /// A JSON body with `status` 200.
 pub fn json<T: serde::Serialize>(value: &T) -> Result<Response> {
     Response::from_json(value)
@@ -20,7 +23,7 @@ pub fn json<T: serde::Serialize>(value: &T) -> Result<Response> {
 /// Raw bytes with the record headers.
 pub fn record(bytes: Vec<u8>, ep: u64, ver: u64, wid: &str) -> Result<Response> {
     let headers = Headers::new();
-    headers.set("content-type", "application/octet-stream")?;
+    headers.set("content-type", BINARY)?;
     headers.set(EPOCH_HEADER, &ep.to_string())?;
     headers.set(VERSION_HEADER, &ver.to_string())?;
     headers.set(WRITE_ID_HEADER, wid)?;

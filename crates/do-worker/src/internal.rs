@@ -11,6 +11,7 @@ use crate::wire::{Ops, Target};
 pub const REPLICA_BINDING: &str = "REPLICA";
 pub const MEM_BINDING: &str = "MEM_BASELINE";
 pub const SQL_BINDING: &str = "SQL_BASELINE";
+pub const ECHO_BINDING: &str = "ECHO_BASELINE";
 pub const CLAIMS_BINDING: &str = "CLAIMS";
 pub const REGISTRY_BINDING: &str = "REGISTRY";
 

@@ -17,14 +17,14 @@
 //! - with `HANDOFF_TEST_HOOKS=1` (local dev only): `POST
 //!   /v1/{ns}/_test/{evict|pause|raw}/{replica}`, `POST /v1/{ns}/_test/reap`,
 //!   `GET /v1/{ns}/_test/replicas`, `GET|POST /v1/{ns}/_test/claims` and the
-//!   benchmark baselines `/_bench/{mem|sql}/{ns}/kv/{key}`,
+//!   benchmark baselines `/_bench/{mem|sql|echo}/{ns}/kv/{key}`,
 //!   `/_bench/claims/{ns}/claims/{claim}/activate`.
 //!
 //! Objects: [`Registry`] (one: the namespaces), [`Replica`] (one per
 //! namespace and replica: `{ns}:r0` is the coordinator, `{ns}:r1`,
 //! `{ns}:r2` the peers), [`ClaimStore`] (one per namespace: the claims'
-//! durable store, SQLite), [`MemBaseline`] and [`SqlBaseline`] (benchmark
-//! baselines). The objects' endpoints are
+//! durable store, SQLite), [`MemBaseline`], [`SqlBaseline`] and
+//! [`EchoBaseline`] (benchmark baselines). The objects' endpoints are
 //! internal ([`wire`], authenticated by [`auth`]); no public route reaches
 //! them.
 //!
@@ -60,7 +60,7 @@ mod sqlite;
 pub mod tokens;
 pub mod wire;
 
-pub use baseline::{MemBaseline, SqlBaseline};
+pub use baseline::{EchoBaseline, MemBaseline, SqlBaseline};
 pub use claims::ClaimStore;
 pub use namespaces::Registry;
 pub use replica::Replica;

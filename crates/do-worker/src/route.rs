@@ -21,6 +21,9 @@ pub enum Backend {
     Mem,
     /// Benchmark baseline: one Durable Object writing to SQLite storage.
     Sql,
+    /// Benchmark floor of one hop (PUT only): one Durable Object sending a
+    /// replica-sized message to a second, which just answers.
+    Echo,
 }
 
 /// A KV operation.
@@ -53,7 +56,8 @@ pub enum Route {
     /// `POST /v1/_tokens`: mint a scoped token.
     TokenMint,
     /// `GET|PUT|DELETE /v1/{ns}/kv/{key}` (and the benchmark baselines'
-    /// `/_bench/{mem|sql}/{ns}/kv/{key}`, test hooks only).
+    /// `/_bench/{mem|sql|echo}/{ns}/kv/{key}`, test hooks only; the echo
+    /// serves PUT only).
     Kv { backend: Backend, ns: String, key: String, op: KvOp },
     /// `GET /v1/{ns}/status`.
     Status { ns: String },
@@ -199,6 +203,7 @@ pub fn route(method: &str, path: &str, query: Option<&str>, hooks: bool) -> Rout
             }
             Some(("mem", rest)) => (Backend::Mem, rest),
             Some(("sql", rest)) => (Backend::Sql, rest),
+            Some(("echo", rest)) => (Backend::Echo, rest),
             _ => return Route::NotFound,
         };
         let Some((ns, tail)) = rest.split_once('/') else { return Route::NotFound };
@@ -311,6 +316,9 @@ fn claim_action(method: &str, ns_raw: &str, claim_raw: &str, action: &str, basel
 }
 
 fn kv(method: &str, backend: Backend, ns_raw: &str, key_raw: &str) -> Route {
+    if backend == Backend::Echo && method != "PUT" {
+        return Route::MethodNotAllowed { allow: "PUT" };
+    }
     let op = match method {
         "GET" => KvOp::Get,
         "PUT" => KvOp::Put,
@@ -519,6 +527,13 @@ mod tests {
             r("GET", "/_bench/sql/b/kv/k1"),
             Route::Kv { backend: Backend::Sql, ns: "b".into(), key: "k1".into(), op: KvOp::Get }
         );
+        assert_eq!(
+            r("PUT", "/_bench/echo/b/kv/k1"),
+            Route::Kv { backend: Backend::Echo, ns: "b".into(), key: "k1".into(), op: KvOp::Put }
+        );
+        assert_eq!(r("GET", "/_bench/echo/b/kv/k1"), Route::MethodNotAllowed { allow: "PUT" });
+        assert_eq!(r("DELETE", "/_bench/echo/b/kv/k1"), Route::MethodNotAllowed { allow: "PUT" });
+        assert_eq!(route("PUT", "/_bench/echo/b/kv/k1", None, false), Route::NotFound);
         assert_eq!(r("GET", "/_bench/disk/b/kv/k1"), Route::NotFound);
         assert_eq!(r("GET", "/_bench/mem/b/status"), Route::NotFound);
     }
@@ -629,6 +644,7 @@ mod tests {
             ("GET", "/v1/s/_test/replicas"),
             ("GET", "/v1/s/_test/claims"),
             ("PUT", "/_bench/mem/s/kv/k"),
+            ("PUT", "/_bench/echo/s/kv/k"),
             ("POST", "/_bench/claims/s/claims/c/activate"),
         ] {
             assert_eq!(route(m, p, Some("ms=5"), true).access(), rights("s", &[Admin]), "{m} {p}");

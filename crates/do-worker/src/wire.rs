@@ -9,7 +9,8 @@
 //! `query_pairs` decodes). Objects re-validate them (`crate::names`).
 //!
 //! Each object class has its own enum of operations ([`ReplicaOp`],
-//! [`ClaimOp`], [`RegistryOp`], and [`KvOp`] for the two baselines): an
+//! [`ClaimOp`], [`RegistryOp`], [`KvOp`] for the two map baselines and
+//! [`EchoOp`] for the echo baseline): an
 //! object parses only its own paths, anything else is a 404.
 
 use std::fmt;
@@ -133,6 +134,19 @@ ops! {
     }
 }
 
+ops! {
+    /// What the Worker and the other echo object ask of an `EchoBaseline`
+    /// (benchmark floor of one hop, test hooks only).
+    EchoOp {
+        /// A client PUT (`key=`, body = value): send one replica-sized
+        /// message to the answering object, then acknowledge.
+        Put = "POST" "/put",
+        /// The message: answered at once, with a body of the size of a
+        /// replica's acknowledgement.
+        Msg = "POST" "/msg",
+    }
+}
+
 /// The benchmark baselines (`MemBaseline`, `SqlBaseline`) serve the public
 /// KV operations as they are, on the replica's paths.
 impl Ops for KvOp {
@@ -251,6 +265,7 @@ mod tests {
         every_op_round_trips::<ClaimOp>();
         every_op_round_trips::<RegistryOp>();
         every_op_round_trips::<KvOp>();
+        every_op_round_trips::<EchoOp>();
     }
 
     #[test]

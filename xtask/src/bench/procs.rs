@@ -1,10 +1,12 @@
 //! The processes of one `wrangler dev` process group, read from Linux's
 //! `/proc`: CPU time (utime + stime of `/proc/<pid>/stat`) and peak
 //! resident memory (`VmHWM` of `/proc/<pid>/status`). `bench scale`
-//! measures workerd with them.
+//! measures workerd with them, `bench kv` the CPU per operation.
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::process::Command;
+use std::time::Duration;
 
 /// Ticks of `/proc/<pid>/stat`'s times per second (`getconf CLK_TCK`;
 /// 100 on every Linux this runs on if `getconf` is missing).
@@ -60,6 +62,18 @@ fn stat(pid: u32) -> Option<Stat> {
 /// CPU time of `pids` together, in clock ticks (a process gone counts 0).
 pub(super) fn cpu_ticks(pids: &[u32]) -> u64 {
     pids.iter().filter_map(|p| stat(*p)).map(|s| s.cpu_ticks).sum()
+}
+
+/// CPU time so far of each process in group `pgrp`, summed by command
+/// name (`node` for wrangler, `workerd`); empty where there is no /proc.
+pub(super) fn cpu_by_command(pgrp: i32) -> BTreeMap<String, Duration> {
+    let tick = Duration::from_secs(1).div_f64(clock_ticks());
+    let Ok(dir) = fs::read_dir("/proc") else { return BTreeMap::new() };
+    let mut by_command = BTreeMap::new();
+    for s in dir.filter_map(|e| stat(e.ok()?.file_name().to_str()?.parse::<u32>().ok()?)).filter(|s| s.pgrp == pgrp) {
+        *by_command.entry(s.comm).or_default() += tick * u32::try_from(s.cpu_ticks).unwrap_or(u32::MAX);
+    }
+    by_command
 }
 
 /// A field in kB of `/proc/<pid>/status` (`VmHWM`, `VmRSS`), in bytes.

@@ -20,6 +20,7 @@ use super::client::Unavailable;
 use super::driving::StepError;
 use super::{Host, add, bump};
 use crate::error::{HttpError, HttpResult};
+use crate::http::BINARY;
 use crate::internal::{self, REPLICA_BINDING, now_ms};
 use crate::names::ReplicaName;
 use crate::wire::{ReplicaOp, Target};
@@ -259,9 +260,6 @@ impl Host {
         Ok(Response::from_bytes(body)?.with_headers(headers))
     }
 }
-
-/// The content type of replica messages.
-const BINARY: &str = "application/octet-stream";
 
 fn outbox(boxes: &mut [[Outbox; LANES]; 3], to: ReplicaName, lane: usize) -> Option<&mut Outbox> {
     boxes.get_mut(usize::from(to.index()))?.get_mut(lane)

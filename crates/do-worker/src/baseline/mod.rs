@@ -1,6 +1,6 @@
-//! The two benchmark baselines `cargo xtask bench kv` compares the
-//! replicated store against, reached through the same Worker code path
-//! (`/_bench/{mem|sql}/{ns}/kv/{key}`, test hooks only):
+//! The benchmark baselines `cargo xtask bench kv` compares the replicated
+//! store against, reached through the same Worker code path
+//! (`/_bench/{mem|sql|echo}/{ns}/kv/{key}`, test hooks only):
 //!
 //! - [`MemBaseline`]: one Durable Object per namespace holding the map in
 //!   memory. No replication, no keepalive: it loses everything when idle
@@ -8,14 +8,22 @@
 //! - [`SqlBaseline`]: one Durable Object per namespace writing every value
 //!   to its SQLite storage; a write is answered once durable (the output
 //!   gate holds the response until the storage write is confirmed).
+//! - [`EchoBaseline`] (`echo.rs`, PUT only): the floor of one hop, one
+//!   object sending a replica-sized message to a second that just answers.
 //!
-//! Both answer like the replicated store (`{"key","ep","ver","wid"}` on a
+//! All answer like the replicated store (`{"key","ep","ver","wid"}` on a
 //! write, raw bytes and `handoff-*` headers on a read) with `ep` = 0 and a
 //! per-key version, so the client side of the benchmark is identical.
+
+mod echo;
+
+pub use echo::EchoBaseline;
+pub(crate) use echo::front as echo_front;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use protocol::handoff::Key;
 use worker::{DurableObject, Env, Request, Response, Result, SqlStorageValue, State, durable_object};
 
 use crate::auth::KeyProblem;
@@ -26,24 +34,36 @@ use crate::names;
 use crate::replica::Committed;
 use crate::route::{KvOp, MAX_VALUE_BYTES};
 
-/// What both baselines need from a request: op, key, write id, body.
+/// What the map baselines need from a request: op, key, write id, body.
 struct KvRequest {
     op: KvOp,
-    key: String,
+    key: Key,
     wid: String,
     body: Vec<u8>,
 }
 
 async fn admit(secret: &std::result::Result<String, KeyProblem>, mut req: Request) -> HttpResult<KvRequest> {
     let target = internal::admit::<KvOp>(secret, &req)?;
-    let key = target.key.ok_or_else(|| HttpError::new(400, "bad_request", "missing key"))?;
-    names::valid_key(&key).map_err(|e| HttpError::new(400, "invalid_key", format!("the key {e}")))?;
+    let (key, wid) = key_and_wid(target.key, &req)?;
+    let body = if target.op == KvOp::Put { value(&mut req).await? } else { Vec::new() };
+    Ok(KvRequest { op: target.op, key, wid, body })
+}
+
+/// The validated key of a client request and its write id (empty if none).
+fn key_and_wid(key: Option<String>, req: &Request) -> HttpResult<(Key, String)> {
+    let key = key.ok_or_else(|| HttpError::new(400, "bad_request", "missing key"))?;
+    let key = names::valid_key(&key).map_err(|e| HttpError::new(400, "invalid_key", format!("the key {e}")))?;
     let wid = req.headers().get(WRITE_ID_HEADER).ok().flatten().unwrap_or_default();
-    let body = if target.op == KvOp::Put { req.bytes().await? } else { Vec::new() };
+    Ok((key, wid))
+}
+
+/// The value a PUT carries, at most 1 MiB.
+async fn value(req: &mut Request) -> HttpResult<Vec<u8>> {
+    let body = req.bytes().await?;
     if body.len() > MAX_VALUE_BYTES {
         return Err(HttpError::new(413, "value_too_large", "value over 1 MiB"));
     }
-    Ok(KvRequest { op: target.op, key, wid, body })
+    Ok(body)
 }
 
 fn ack(key: &str, ver: u64, wid: String) -> HttpResult {
@@ -61,7 +81,7 @@ type Entry = (u64, String, Vec<u8>);
 #[durable_object]
 pub struct MemBaseline {
     secret: std::result::Result<String, KeyProblem>,
-    map: RefCell<HashMap<String, Entry>>,
+    map: RefCell<HashMap<Key, Entry>>,
 }
 
 impl DurableObject for MemBaseline {
@@ -97,17 +117,17 @@ impl MemBaseline {
                     map.insert(kv.key.clone(), (ver, kv.wid.clone(), kv.body));
                     ver
                 };
-                ack(&kv.key, ver, kv.wid)
+                ack(kv.key.as_str(), ver, kv.wid)
             }
             KvOp::Delete => {
                 let removed = self.map.try_borrow_mut().ok().and_then(|mut m| m.remove(&kv.key));
-                ack(&kv.key, removed.map_or(0, |(v, _, _)| v.saturating_add(1)), kv.wid)
+                ack(kv.key.as_str(), removed.map_or(0, |(v, _, _)| v.saturating_add(1)), kv.wid)
             }
             KvOp::Get => {
                 let found = self.map.try_borrow().ok().and_then(|m| m.get(&kv.key).cloned());
                 match found {
                     Some((ver, wid, bytes)) => Ok(http::record(bytes, 0, ver, &wid)?),
-                    None => Err(absent(&kv.key)),
+                    None => Err(absent(kv.key.as_str())),
                 }
             }
         }
@@ -150,11 +170,11 @@ impl SqlBaseline {
                     },
                     _ => 0,
                 };
-                ack(&kv.key, ver, kv.wid)
+                ack(kv.key.as_str(), ver, kv.wid)
             }
             KvOp::Delete => {
                 sql.exec("DELETE FROM kv WHERE k = ?", vec![kv.key.as_str().into()])?;
-                ack(&kv.key, 0, kv.wid)
+                ack(kv.key.as_str(), 0, kv.wid)
             }
             KvOp::Get => {
                 let cursor = sql.exec("SELECT v, ver, wid FROM kv WHERE k = ?", vec![kv.key.as_str().into()])?;
@@ -170,7 +190,7 @@ impl SqlBaseline {
                         _ => Err(HttpError::internal("unexpected row shape")),
                     },
                     Some(Err(e)) => Err(e.into()),
-                    None => Err(absent(&kv.key)),
+                    None => Err(absent(kv.key.as_str())),
                 }
             }
         }
