@@ -29,7 +29,7 @@ pub(super) const RETRY_AFTER_MS: u64 = 1000;
 /// protocol's.
 pub(super) fn replica_config(settings: &Settings, default_budget: Option<u64>) -> Result<Config, ConfigError> {
     let mut config = Config::new(ReplicaId(0), [ReplicaId(1), ReplicaId(2)])?;
-    // Settings are validated (at most 96 MiB), so the budget fits a usize
+    // Settings are validated (at most 32 MiB), so the budget fits a usize
     // on wasm32 too; a value that did not would keep the default.
     if let Some(budget) = settings.memory_budget_bytes.or(default_budget).and_then(|b| usize::try_from(b).ok()) {
         config.budget_bytes = budget;
