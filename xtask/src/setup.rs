@@ -6,15 +6,15 @@
 //! shared tools cache, `crate::tools`), the npm packages from
 //! `package-lock.json` (wrangler, playwright-core), Chromium, schemathesis
 //! from PyPI into a virtual environment in `.tools/`, then one build of the
-//! Worker and of the release model checker, so that `cargo xtask dev` and
-//! `check` start at once.
+//! Worker, of the release model checker and of the tests, so that
+//! `cargo xtask dev` and `check` start at once.
 
 use std::path::Path;
 use std::time::Instant;
 
 use anyhow::Result;
 
-use crate::{check, chromium, npm, tidy, worker};
+use crate::{check, chromium, npm, tidy, worker, workspace_tests};
 
 pub fn run(root: &Path) -> Result<()> {
     let started = Instant::now();
@@ -27,6 +27,7 @@ pub fn run(root: &Path) -> Result<()> {
     let st = step("schemathesis (a Python virtual environment in .tools/)", || worker::schemathesis::ensure(root))?;
     step("building the Worker", || worker::build_with(&tools))?;
     step("building the model checker (release)", || check::build_checker(root))?;
+    step("building the tests (for `cargo xtask check`)", || workspace_tests::build(root))?;
     println!("setup: done in {:.0} s", started.elapsed().as_secs_f64());
     println!("  tla:       {}", tla.display());
     println!("  wrangler:  {}", tools.wrangler.display());

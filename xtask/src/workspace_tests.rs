@@ -15,17 +15,30 @@ pub struct TestsOutcome {
     pub failed: u64,
 }
 
+/// The tests of the snapshot stage: do-worker and e2e run in the Worker
+/// stage (`worker::e2e`): the worker's host unit tests first, then e2e,
+/// which needs the Worker running on workerd (HANDOFF_URL).
+const TEST_ARGS: [&str; 6] = ["test", "--workspace", "--exclude", "do-worker", "--exclude", "e2e"];
+
+fn cargo() -> Command {
+    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
+
+/// Compiles the tests without running them (`cargo xtask setup`, so that
+/// the first `check` does not wait for the compiler).
+pub fn build(root: &Path) -> Result<()> {
+    let status = cargo().current_dir(root).args(TEST_ARGS).arg("--no-run").status().context("cannot run cargo test")?;
+    anyhow::ensure!(status.success(), "building the tests failed ({status})");
+    Ok(())
+}
+
 /// Runs `cargo test --workspace`, echoing its output, and totals the
 /// `test result:` lines. Snapshots are never rewritten here: a changed
 /// snapshot is a failure (`INSTA_UPDATE=no`).
 pub fn workspace(root: &Path) -> Result<TestsOutcome> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut child = Command::new(cargo)
+    let mut child = cargo()
         .current_dir(root)
-        // do-worker and e2e run in the Worker stage (`worker::e2e`): the
-        // worker's host unit tests first, then e2e, which needs the Worker
-        // running on workerd (HANDOFF_URL).
-        .args(["test", "--workspace", "--exclude", "do-worker", "--exclude", "e2e"])
+        .args(TEST_ARGS)
         .env("INSTA_UPDATE", "no")
         .stdout(Stdio::piped())
         .spawn()
