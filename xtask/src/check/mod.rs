@@ -135,7 +135,7 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
         for (target, row) in targets.iter().zip(&mut rows) {
             let Some(spec) = &target.spec else { continue };
             eprintln!("  checking {} with {} ...", target.cfg_name(), checker.name);
-            let outcome = runner.run(spec, target)?;
+            let outcome = runner.run(spec, target, args.coverage || args.json)?;
             summary::print_tla_line(target, &outcome);
             row.tla = Some(outcome);
         }
@@ -179,10 +179,10 @@ enum Runner {
 impl Runner {
     /// Checks `spec` on the target's cfg. TLC checks liveness properties
     /// whenever a cfg lists them; `tla` only when asked.
-    fn run(&self, spec: &Path, target: &target::Target) -> Result<Outcome> {
+    fn run(&self, spec: &Path, target: &target::Target, coverage: bool) -> Result<Outcome> {
         let (cfg, label) = (&target.cfg_path, target.cfg_name());
         match self {
-            Runner::Tlc(t) => tlc::run(t, spec, cfg, &label),
+            Runner::Tlc(t) => tlc::run(t, spec, cfg, &label, coverage),
             Runner::Tla(bin) => tla_rs::run(bin, spec, cfg, &label, target.liveness),
         }
     }

@@ -42,6 +42,23 @@ pub struct Outcome {
     pub trace: Vec<TraceStep>,
     /// The checker's own error message, when `verdict` is `"error"`.
     pub error: Option<String>,
+    /// Per action, as TLC's `-coverage` reports it (only TLC does, and
+    /// only when `--coverage` or `--json` asked for it).
+    pub coverage: Option<Vec<TlcActionCoverage>>,
+}
+
+/// One action of TLC's coverage statistics: `<Name line .. of module M>:
+/// distinct:found`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct TlcActionCoverage {
+    pub action: String,
+    /// Where the action starts in its module (TLC names a disjunct of
+    /// `Next` that is no operator call `Next`: the line tells them apart).
+    pub line: u32,
+    /// Distinct states the action found first.
+    pub distinct: u64,
+    /// States the action generated (its steps).
+    pub found: u64,
 }
 
 impl Outcome {
@@ -54,6 +71,7 @@ impl Outcome {
             violated: None,
             trace: Vec::new(),
             error: Some(message),
+            coverage: None,
         }
     }
 }

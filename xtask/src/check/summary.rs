@@ -157,16 +157,41 @@ pub fn print_rust_line(t: &Target, o: Option<&RustOutcome>) {
 }
 
 /// `--coverage`: per cfg, each action's steps and the distinct states it
-/// reached first, from the Rust checker's exhaustive runs.
+/// reached first, from the Rust checker's exhaustive runs, beside TLC's
+/// `-coverage` figures for the same action where TLC ran (TLC's actions
+/// that the mirror does not name, `Init` among them, follow).
 pub fn print_coverage(rows: &[Row]) {
     for r in rows {
-        let Some(coverage) = r.rust.as_ref().and_then(|o| o.coverage.as_ref()) else { continue };
-        let width = coverage.iter().map(|c| c.action.len()).chain(["action".len()]).max().unwrap_or(0);
+        let rust = r.rust.as_ref().and_then(|o| o.coverage.as_deref()).unwrap_or_default();
+        let tlc = r.tla.as_ref().and_then(|o| o.coverage.as_deref());
+        if rust.is_empty() && tlc.is_none() {
+            continue;
+        }
+        let tlc_only: Vec<_> = tlc
+            .unwrap_or_default()
+            .iter()
+            .filter(|t| !rust.iter().any(|c| c.action == t.action))
+            .map(|t| (format!("{} (line {})", t.action, t.line), t))
+            .collect();
+        let names = rust.iter().map(|c| c.action.len()).chain(tlc_only.iter().map(|(name, _)| name.len()));
+        let width = names.chain(["action".len()]).max().unwrap_or(0);
+        let of_tlc = |action: &str| {
+            let found = tlc?.iter().find(|t| t.action == action)?;
+            Some((found.found.to_string(), found.distinct.to_string()))
+        };
+        let dash = || ("-".to_string(), "-".to_string());
         println!("\n{} ({})", r.cfg, r.spec);
-        println!("  {:<width$}  {:>12}  {:>12}", "action", "fired", "distinct");
-        for c in coverage {
+        println!(
+            "  {:<width$}  {:>12}  {:>12}  {:>12}  {:>12}",
+            "action", "fired", "distinct", "TLC found", "TLC distinct"
+        );
+        for c in rust {
             let never = if c.fired == 0 { "  never fired" } else { "" };
-            println!("  {:<width$}  {:>12}  {:>12}{never}", c.action, c.fired, c.distinct);
+            let (found, distinct) = of_tlc(&c.action).unwrap_or_else(dash);
+            println!("  {:<width$}  {:>12}  {:>12}  {found:>12}  {distinct:>12}{never}", c.action, c.fired, c.distinct);
+        }
+        for (name, t) in tlc_only {
+            println!("  {name:<width$}  {:>12}  {:>12}  {:>12}  {:>12}", "-", "-", t.found, t.distinct);
         }
     }
 }

@@ -111,6 +111,7 @@ pub fn parse(v: &Value, seconds: f64) -> Outcome {
         violated: None,
         trace,
         error: None,
+        coverage: None,
     };
     match v["status"].as_str().unwrap_or("") {
         "ok" => {}

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
 
-use super::outcome::{Outcome, TraceStep};
+use super::outcome::{Outcome, TlcActionCoverage, TraceStep};
 use super::stream;
 use crate::tools;
 
@@ -136,11 +136,17 @@ fn download(dest: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Runs TLC on one target, streaming its progress lines.
-pub fn run(tlc: &Tlc, spec: &Path, cfg: &Path, label: &str) -> Result<Outcome> {
+/// Runs TLC on one target, streaming its progress lines; with `coverage`,
+/// also TLC's per-action coverage (`-coverage`, which costs TLC time, so
+/// only when asked).
+pub fn run(tlc: &Tlc, spec: &Path, cfg: &Path, label: &str, coverage: bool) -> Result<Outcome> {
     let meta = meta_dir(label);
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let cmd = command(tlc, spec, cfg, workers, &meta)?;
+    let mut cmd = command(tlc, spec, cfg, workers, &meta)?;
+    if coverage {
+        // Every minute and at the end; the last report is the whole run's.
+        cmd.args(["-coverage", "1"]);
+    }
     let started = Instant::now();
     let output = stream::run(cmd, label, is_progress)?;
     let _ = std::fs::remove_dir_all(&meta);
@@ -214,21 +220,45 @@ pub fn parse(out: &str, seconds: f64) -> Outcome {
     }
     let completed = out.contains("Model checking completed. No error has been found.");
     let trace = parse_trace(out);
+    let coverage = parse_coverage(out);
+    let found = |verdict, violated| Outcome {
+        distinct_states: distinct,
+        depth,
+        seconds,
+        verdict,
+        violated,
+        trace,
+        error: None,
+        coverage,
+    };
     match (violated, completed) {
-        (Some(v), _) => Outcome {
-            distinct_states: distinct,
-            depth,
-            seconds,
-            verdict: "violation",
-            violated: Some(v),
-            trace,
-            error: None,
-        },
-        (None, true) => {
-            Outcome { distinct_states: distinct, depth, seconds, verdict: "pass", violated: None, trace, error: None }
-        }
+        (Some(v), _) => found("violation", Some(v)),
+        (None, true) => found("pass", None),
         (None, false) => Outcome::error(error.unwrap_or_else(|| "TLC stopped without a verdict".into()), seconds),
     }
+}
+
+/// The actions of TLC's last coverage report (`-coverage`): the lines
+/// `<Name line L, col C to line L2, col C2 of module M>: distinct:found`
+/// (a variable's line has one number; sub-expressions are indented).
+fn parse_coverage(out: &str) -> Option<Vec<TlcActionCoverage>> {
+    let (_, last) = out.rsplit_once("The coverage statistics at")?;
+    let actions = last
+        .lines()
+        .filter_map(|line| {
+            let (name, rest) = line.strip_prefix('<')?.split_once(" line ")?;
+            let (start, counts) = rest.split_once(">: ")?;
+            let (distinct, found) = counts.trim().split_once(':')?;
+            let number = |n: &str| n.trim().replace(',', "").parse().ok();
+            Some(TlcActionCoverage {
+                action: name.to_string(),
+                line: start.split_once(',')?.0.trim().parse().ok()?,
+                distinct: number(distinct)?,
+                found: number(found)?,
+            })
+        })
+        .collect();
+    Some(actions)
 }
 
 /// `State N: <Action ...>` headers followed by `/\ var = value` lines
@@ -343,6 +373,22 @@ The depth of the complete state graph search is 3.
         assert_eq!(parse(two, 1.0).violated.as_deref(), Some("P and Q"));
         let old = "Error: Temporal properties were violated.\n";
         assert_eq!(parse(old, 1.0).violated.as_deref(), Some("temporal property"));
+    }
+
+    #[test]
+    fn reads_the_last_coverage_report() {
+        let out = "The coverage statistics at 2026-12-03 22:17:00\n\
+                   <Init line 49, col 1 to line 49, col 4 of module M>: 1:1\n\
+                   The coverage statistics at 2026-12-03 22:17:30\n\
+                   <lease line 38, col 61 to line 38, col 65 of module M>: 2\n\
+                   <Init line 49, col 1 to line 49, col 4 of module M>: 3:3\n\
+                   \x20 line 50, col 23 to line 50, col 51 of module M: 1:1\n\
+                   <Activate line 61, col 1 to line 61, col 8 of module M>: 1,234:56,789\n\
+                   <Reap line 70, col 1 to line 70, col 4 of module M>: 0:7\n";
+        let coverage = parse_coverage(out).unwrap();
+        let names: Vec<_> = coverage.iter().map(|c| (c.action.as_str(), c.line, c.distinct, c.found)).collect();
+        assert_eq!(names, vec![("Init", 49, 3, 3), ("Activate", 61, 1234, 56789), ("Reap", 70, 0, 7)]);
+        assert_eq!(parse_coverage("no coverage here"), None);
     }
 
     #[test]

@@ -8,4 +8,5 @@ mod burst;
 mod evictions;
 mod idle;
 mod internal;
+mod tombstones;
 mod window;
