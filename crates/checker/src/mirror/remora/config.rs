@@ -11,7 +11,9 @@ use crate::cfg::{CfgError, TlcConfig};
 use crate::compact::Names;
 use crate::spec::{Mirror, check_mutation};
 
-const CONSTANTS: &[&str] = &[
+/// The module's constants (also those of the modules that extend it and
+/// of the claims model, which share them).
+pub(crate) const CONSTANTS: &[&str] = &[
     "Claims",
     "Fences",
     "Workers",

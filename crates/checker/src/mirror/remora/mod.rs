@@ -29,6 +29,7 @@ use crate::cfg::{CfgError, TlcConfig};
 use crate::spec::Mirror;
 /// For the extension's mirror (`mirror::remora_loss`), which checks the
 /// base module's invariants and action properties on its own steps.
+pub(crate) use config::CONSTANTS;
 pub(crate) use properties::{ACTION_PROPERTIES, INVARIANTS, Invariant, StepPredicate};
 
 /// The model with the constants of one `.cfg`.

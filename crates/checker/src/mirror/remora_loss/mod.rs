@@ -26,19 +26,6 @@ use crate::cfg::{CfgError, TlcConfig};
 use crate::mirror::remora::{self, Constants, RemoraClaimActivation};
 use crate::spec::{Mirror, check_mutation};
 
-/// The base module's constants, which this module keeps.
-const CONSTANTS: &[&str] = &[
-    "Claims",
-    "Fences",
-    "Workers",
-    "Operations",
-    "NoWorker",
-    "NoOwner",
-    "NoRequest",
-    "NoResponse",
-    "Accepted",
-    "Rejected",
-];
 
 /// The formula the cfg's `SPECIFICATION` names (and, in a model's cfg, the
 /// `PROPERTY` that asks for the refinement).
@@ -130,7 +117,7 @@ impl Mirror for RemoraClaimLeaseLoss {
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         check_mutation(Self::MODULE, mutation::NAMES, mutation)?;
-        cfg.expect_constants(Self::MODULE, CONSTANTS)?;
+        cfg.expect_constants(Self::MODULE, remora::CONSTANTS)?;
         let invariant_names: Vec<&str> =
             remora::INVARIANTS.iter().map(|(n, _)| *n).chain(properties::INVARIANTS.iter().map(|(n, _)| *n)).collect();
         let property_names: Vec<&str> = remora::ACTION_PROPERTIES

@@ -74,7 +74,7 @@ impl Mirror for ClaimImpl {
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         check_mutation(Self::MODULE, mutation::NAMES, mutation)?;
-        cfg.expect_constants(Self::MODULE, names::CONSTANTS)?;
+        cfg.expect_constants(Self::MODULE, crate::mirror::remora::CONSTANTS)?;
         if cfg.specification.is_some() || cfg.init.is_some() || cfg.next.is_some() {
             return Err(CfgError::Unsupported(
                 "ClaimImpl is the implementation, not a spec: its cfg names no SPECIFICATION, INIT or NEXT".into(),

@@ -12,19 +12,6 @@ pub struct Names {
     pub k: &'static Constants,
 }
 
-pub const CONSTANTS: &[&str] = &[
-    "Claims",
-    "Fences",
-    "Workers",
-    "Operations",
-    "NoWorker",
-    "NoOwner",
-    "NoRequest",
-    "NoResponse",
-    "Accepted",
-    "Rejected",
-];
-
 /// The mirror's constants (`claims`, `fences`, ...) are the model's.
 impl std::ops::Deref for Names {
     type Target = Constants;
