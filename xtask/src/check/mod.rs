@@ -91,6 +91,7 @@ pub fn run(root: &Path, args: &CheckArgs) -> Result<bool> {
 /// Runs the check and also returns the workspace test totals (when the
 /// snapshot stage ran).
 pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<crate::workspace_tests::TestsOutcome>)> {
+    let started = std::time::Instant::now();
     let tla_dir = root.join("tla");
     let models = root.join(MODELS_DIR);
     let deep_cfgs = || -> Result<Vec<PathBuf>> {
@@ -167,6 +168,7 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
     if args.cfg.is_none() && !args.deep {
         print_deep_tier(root, &deep_cfgs()?);
     }
+    eprintln!("check: {:.0} s in all", started.elapsed().as_secs_f64());
     Ok((summary.ok(), summary.tests.clone()))
 }
 

@@ -26,7 +26,6 @@ use crate::cfg::{CfgError, TlcConfig};
 use crate::mirror::remora::{self, Constants, RemoraClaimActivation};
 use crate::spec::{Mirror, check_mutation};
 
-
 /// The formula the cfg's `SPECIFICATION` names (and, in a model's cfg, the
 /// `PROPERTY` that asks for the refinement).
 pub const LOSS_SPEC: &str = "LossSpec";
