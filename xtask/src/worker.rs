@@ -80,7 +80,7 @@ pub fn dev(root: &Path, port: u16) -> Result<()> {
     server.wait()
 }
 
-/// The `--env-file`s for `wrangler dev`: the worker's `.dev.vars` (test
+/// The `--env-file`s for wrangler (either [`Inspector`]): the worker's `.dev.vars` (test
 /// hooks on), then a fresh file in `dir` holding a random
 /// `HANDOFF_INTERNAL_KEY` and a random `HANDOFF_ADMIN_TOKEN` for this run
 /// only, and `extra` variables (0600; never in a command line, which other
@@ -219,8 +219,8 @@ pub fn smoke(root: &Path) -> Result<()> {
 /// Builds the worker and serves it on workerd on a free port, with fresh
 /// local state and a log under `target/<name>/`, test hooks on, a fresh
 /// internal key and admin token (`Dev::token`), and a limit of
-/// [`TEST_MAX_NAMESPACES`] namespaces. For `smoke` and `e2e` (`wrangler dev`,
-/// [`Inspector::On`]) and `bench` ([`Inspector::Off`]).
+/// [`TEST_MAX_NAMESPACES`] namespaces. For `smoke`, `e2e` and schemathesis
+/// (`wrangler dev`, [`Inspector::On`]) and `bench` ([`Inspector::Off`]).
 pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str, inspector: Inspector) -> Result<Dev> {
     let tools = ensure_tools(root)?;
     build_with(&tools)?;
