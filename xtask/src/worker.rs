@@ -25,8 +25,8 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result, ensure};
 use serde_json::{Value, json};
 
-pub(crate) use wrangler::Dev;
 use wrangler::Output;
+pub(crate) use wrangler::{Dev, Inspector};
 
 /// worker-build flags; keep in sync with `[build] command` in
 /// crates/do-worker/wrangler.toml, which wrangler runs again (a fast no-op
@@ -63,7 +63,7 @@ pub fn dev(root: &Path, port: u16) -> Result<()> {
     let (env_files, token) = dev_env_files(&tools, &dir, &[])?;
     let token_file = dir.join("token");
     write_secret_file(&token_file, &format!("{token}\n"))?;
-    let mut server = Dev::start(&tools, port, None, Output::Inherit, &env_files)?;
+    let mut server = Dev::start(&tools, port, None, Output::Inherit, &env_files, Inspector::On)?;
     server.wait_ready(READY_TIMEOUT)?;
     let base = &server.base;
     println!(
@@ -80,7 +80,7 @@ pub fn dev(root: &Path, port: u16) -> Result<()> {
     server.wait()
 }
 
-/// The `--env-file`s for `wrangler dev`: the worker's `.dev.vars` (test
+/// The `--env-file`s for wrangler (either [`Inspector`]): the worker's `.dev.vars` (test
 /// hooks on), then a fresh file in `dir` holding a random
 /// `HANDOFF_INTERNAL_KEY` and a random `HANDOFF_ADMIN_TOKEN` for this run
 /// only, and `extra` variables (0600; never in a command line, which other
@@ -206,7 +206,7 @@ fn kib(bytes: u64) -> String {
 /// `cargo xtask test`'s worker check: serves the worker on a free port and
 /// checks its HTTP contract, then stops wrangler and everything it started.
 pub fn smoke(root: &Path) -> Result<()> {
-    let mut server = serve_for_tests(root, "worker-smoke", "smoke test")?;
+    let mut server = serve_for_tests(root, "worker-smoke", "smoke test", Inspector::On)?;
     for check in SMOKE_CHECKS {
         check.run(&server).map_err(|e| e.context(server.log_tail()))?;
     }
@@ -216,11 +216,12 @@ pub fn smoke(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Builds the worker and serves it with `wrangler dev` on a free port, with
-/// fresh local state and a log under `target/<name>/`, test hooks on, a
-/// fresh internal key and admin token (`Dev::token`), and a limit of
-/// [`TEST_MAX_NAMESPACES`] namespaces. For `smoke`, `e2e` and `bench`.
-pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str) -> Result<Dev> {
+/// Builds the worker and serves it on workerd on a free port, with fresh
+/// local state and a log under `target/<name>/`, test hooks on, a fresh
+/// internal key and admin token (`Dev::token`), and a limit of
+/// [`TEST_MAX_NAMESPACES`] namespaces. For `smoke`, `e2e` and schemathesis
+/// (`wrangler dev`, [`Inspector::On`]) and `bench` ([`Inspector::Off`]).
+pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str, inspector: Inspector) -> Result<Dev> {
     let tools = ensure_tools(root)?;
     build_with(&tools)?;
     let dir = root.join("target").join(name);
@@ -233,8 +234,12 @@ pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str) -> Result<Dev
     let (env_files, token) = dev_env_files(&tools, &dir, &[("HANDOFF_MAX_NAMESPACES", TEST_MAX_NAMESPACES)])?;
     let port = wrangler::free_port()?;
     let log = dir.join("wrangler.log");
-    println!("worker: {what}: wrangler dev on 127.0.0.1:{port} (log {})", log.display());
-    let mut server = Dev::start(&tools, port, Some(&state), Output::File(log), &env_files)?;
+    let how = match inspector {
+        Inspector::On => "wrangler dev",
+        Inspector::Off => "wrangler's API without the inspector (serve.mjs)",
+    };
+    println!("worker: {what}: {how} on 127.0.0.1:{port} (log {})", log.display());
+    let mut server = Dev::start(&tools, port, Some(&state), Output::File(log), &env_files, inspector)?;
     server.token = token;
     server.wait_ready(READY_TIMEOUT)?;
     Ok(server)
@@ -254,7 +259,7 @@ pub fn e2e(root: &Path) -> Result<bool> {
         return Ok(false);
     }
     let parallel = e2e_suites(root)?;
-    let mut server = serve_for_tests(root, "worker-e2e", "end-to-end tests")?;
+    let mut server = serve_for_tests(root, "worker-e2e", "end-to-end tests", Inspector::On)?;
     let run_suites = |suites: &[String], threads: &str| -> Result<bool> {
         let mut cmd = Command::new(&cargo);
         cmd.current_dir(root).args(["test", "-p", "e2e", "--no-fail-fast"]);

@@ -96,7 +96,7 @@ pub(super) fn run(root: &Path, args: &ClaimsArgs) -> Result<bool> {
     ensure!((1..=MAX_DURATION_S).contains(&args.duration), "--duration must be 1 to {MAX_DURATION_S} seconds");
     ensure!(args.rounds >= 1 && args.rounds <= args.duration * 10, "--rounds must be 1 to 10 x duration");
     let machine = machine();
-    let mut server = worker::serve_for_tests(root, "bench", "benchmark")?;
+    let mut server = worker::serve_for_tests(root, "bench", "benchmark", worker::Inspector::Off)?;
     let base = server.base.clone();
     let token = server.token.clone();
     let run_id = format!("{:08x}", rand_u32()?);

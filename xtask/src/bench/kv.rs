@@ -14,10 +14,10 @@
 //! order rotated per round, so bursts of other load on a shared machine
 //! spread over all backends evenly.
 //! CPU per operation is that of wrangler's processes (node and workerd)
-//! while a series ran, divided by its operations. `wrangler dev` enables
-//! the DevTools `Network` events on the runtime, so every request between
-//! objects costs extra CPU here that it does not on Cloudflare (measured in
-//! docs/BENCHMARKS.md, issue 14 item 3).
+//! while a series ran, divided by its operations. The worker runs without
+//! wrangler's DevTools inspector ([`worker::Inspector::Off`]): the
+//! inspector's `Network` events cost every request between objects CPU that
+//! it does not cost on Cloudflare (docs/BENCHMARKS.md, issue 14 item 3).
 //! Targets (issue 14): replicated PUT p50 ≤ 1.3x the in-memory DO's and
 //! ≤ 1.0x the SQLite DO's; GET p50 ≤ 1.2x the in-memory DO's. Results go
 //! to stdout, `target/bench/kv.json` and `target/bench/kv.md` (the table
@@ -134,7 +134,7 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
     ensure!(args.keys >= 1 && args.keys <= 10_000, "--keys must be 1 to 10000");
     ensure!(args.value_bytes <= 1024 * 1024, "--value-bytes must be at most 1 MiB");
     let machine = machine();
-    let mut server = worker::serve_for_tests(root, "bench", "benchmark")?;
+    let mut server = worker::serve_for_tests(root, "bench", "benchmark", worker::Inspector::Off)?;
     let base = server.base.clone();
     let token = server.token.clone();
     let ns = format!("bench-{:08x}", rand_u32()?);

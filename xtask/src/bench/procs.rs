@@ -1,4 +1,4 @@
-//! The processes of one `wrangler dev` process group, read from Linux's
+//! The processes of one wrangler process group, read from Linux's
 //! `/proc`: CPU time (utime + stime of `/proc/<pid>/stat`) and peak
 //! resident memory (`VmHWM` of `/proc/<pid>/status`). `bench scale`
 //! measures workerd with them, `bench kv` the CPU per operation.

@@ -1,7 +1,8 @@
 //! `cargo xtask bench scale`: what one namespace of the KV store costs as
-//! it grows. One `wrangler dev`, one namespace, filled in steps with values
-//! of ~100 KB to: nothing, 8 MiB, 32 MiB (or the budget if smaller), and
-//! the budget (until a write gets `507 namespace_full`). At each size:
+//! it grows. One wrangler without the inspector ([`worker::Inspector::Off`]),
+//! one namespace, filled in steps with values of ~100 KB to: nothing, 8 MiB,
+//! 32 MiB (or the budget if smaller), and the budget (until a write gets
+//! `507 namespace_full`). At each size:
 //!
 //! - idle CPU: utime + stime of the run's workerd processes over
 //!   `--idle` seconds without client requests, in cores;
@@ -171,7 +172,7 @@ pub(super) fn run(root: &Path, args: &ScaleArgs) -> Result<bool> {
     ensure!(args.settle <= MAX_DURATION_S, "--settle must be at most {MAX_DURATION_S} seconds");
     ensure!((1024..=1024 * 1024).contains(&args.value_bytes), "--value-bytes must be 1 KiB to 1 MiB");
     let machine = machine();
-    let mut server = worker::serve_for_tests(root, "bench-scale", "benchmark")?;
+    let mut server = worker::serve_for_tests(root, "bench-scale", "benchmark", worker::Inspector::Off)?;
     let outcome = measure(&server, args, machine);
     let oom_log_lines = server.log_matches(&OOM_LINES);
     let panics = server.log_matches(&["panicked at", "RuntimeError: unreachable"]);

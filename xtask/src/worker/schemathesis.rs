@@ -53,7 +53,7 @@ pub fn ensure(root: &Path) -> Result<PathBuf> {
 /// its admin token; whether every check passed.
 pub fn run(root: &Path) -> Result<bool> {
     let st = ensure(root)?;
-    let mut server = super::serve_for_tests(root, SERVER_DIR, "API contract")?;
+    let mut server = super::serve_for_tests(root, SERVER_DIR, "API contract", super::Inspector::On)?;
     let passed = check(root, &st, &server);
     let panics = server.log_matches(&["panicked at", "RuntimeError: unreachable"]);
     server.stop()?;

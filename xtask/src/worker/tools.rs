@@ -17,6 +17,8 @@ use anyhow::{Context, Result, bail, ensure};
 /// Where the worker crate (and its wrangler.toml) lives, relative to the root.
 pub(super) const WORKER_DIR: &str = "crates/do-worker";
 const WASM_TARGET: &str = "wasm32-unknown-unknown";
+/// The node script behind [`super::wrangler::Inspector::Off`], relative to the root.
+const SERVE_SCRIPT: &str = "xtask/src/worker/serve.mjs";
 
 /// Resolved paths of everything `build`/`dev`/`deploy`/`smoke` run.
 #[derive(Debug, Clone)]
@@ -30,6 +32,9 @@ pub struct Tools {
     pub wasm_bindgen: PathBuf,
     /// `node_modules/.bin/wrangler`.
     pub wrangler: PathBuf,
+    /// `xtask/src/worker/serve.mjs`: serves the worker through wrangler's API
+    /// without the DevTools inspector (run by node, imports `wrangler`).
+    pub serve_script: PathBuf,
 }
 
 /// Installs whatever is missing, printing one line per step, and returns
@@ -55,7 +60,9 @@ pub fn ensure_tools(root: &Path) -> Result<Tools> {
         "worker-build's wasm-bindgen step; must equal the wasm-bindgen library in Cargo.lock",
     )?;
     let wrangler = ensure_wrangler(root)?;
-    Ok(Tools { worker_dir: root.join(WORKER_DIR), worker_build, wasm_bindgen, wrangler })
+    let serve_script = root.join(SERVE_SCRIPT);
+    ensure!(serve_script.is_file(), "{} is missing", serve_script.display());
+    Ok(Tools { worker_dir: root.join(WORKER_DIR), worker_build, wasm_bindgen, wrangler, serve_script })
 }
 
 impl Tools {

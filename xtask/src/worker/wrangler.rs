@@ -1,4 +1,6 @@
-//! A `wrangler dev` child process, its process group, and Ctrl-C handling.
+//! A wrangler child process serving the worker on workerd (`wrangler dev`,
+//! or `serve.mjs` through wrangler's API without the inspector), its process
+//! group, and Ctrl-C handling.
 //!
 //! wrangler starts workerd and, on rebuilds, a shell running worker-build.
 //! It is spawned as the leader of a new process group so that stopping it
@@ -35,7 +37,19 @@ pub(crate) enum Output {
     File(PathBuf),
 }
 
-/// A running `wrangler dev`; dropping it stops the whole process group.
+/// Whether wrangler attaches its DevTools inspector to workerd.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Inspector {
+    /// `wrangler dev`, as developers run it (`dev`, smoke, e2e): DevTools can
+    /// attach, and uncaught exceptions outside a request are logged.
+    On,
+    /// `serve.mjs` (`unstable_startWorker` with `inspector: false`), for the
+    /// benchmarks: the inspector's `Network` events make every request between
+    /// objects cost milliseconds of CPU that Cloudflare does not spend.
+    Off,
+}
+
+/// A running wrangler; dropping it stops the whole process group.
 pub(crate) struct Dev {
     child: Child,
     /// Base URL, `http://127.0.0.1:<port>`.
@@ -49,27 +63,40 @@ pub(crate) struct Dev {
 }
 
 impl Dev {
-    /// Starts `wrangler dev` on 127.0.0.1:`port`. `env_files` are passed as
-    /// `--env-file`, later ones overriding earlier ones; wrangler then reads
-    /// only those (not `.dev.vars` by itself), so callers list `.dev.vars`
-    /// first (see [`super::dev_env_files`]).
+    /// Serves the worker on 127.0.0.1:`port`, with or without the
+    /// `inspector`. `env_files` are passed as `--env-file`, later ones
+    /// overriding earlier ones; wrangler then reads only those (not
+    /// `.dev.vars` by itself), so callers list `.dev.vars` first (see
+    /// [`super::dev_env_files`]). Both ways take the same flags, and run the
+    /// `[build] command` of wrangler.toml before serving.
     pub fn start(
         tools: &Tools,
         port: u16,
         persist_to: Option<&Path>,
         output: Output,
         env_files: &[PathBuf],
+        inspector: Inspector,
     ) -> Result<Self> {
         install_ctrlc_handler();
-        let mut cmd = tools.command(&tools.wrangler)?;
-        cmd.args(["dev", "--ip", "127.0.0.1", "--port", &port.to_string()])
-            // An explicit free port: the default 9229 clashes when several
-            // wrangler instances share a machine.
-            .args(["--inspector-ip", "127.0.0.1", "--inspector-port", &free_port()?.to_string()])
-            // The hotkey prompt reads the TTY, which a background process
-            // group may not do (it would be stopped by SIGTTIN).
-            .arg("--show-interactive-dev-session=false")
-            .stdin(Stdio::null());
+        let mut cmd = match inspector {
+            Inspector::On => {
+                let mut cmd = tools.command(&tools.wrangler)?;
+                cmd.arg("dev")
+                    // An explicit free port: the default 9229 clashes when
+                    // several wrangler instances share a machine.
+                    .args(["--inspector-ip", "127.0.0.1", "--inspector-port", &free_port()?.to_string()])
+                    // The hotkey prompt reads the TTY, which a background
+                    // process group may not do (it would be stopped by SIGTTIN).
+                    .arg("--show-interactive-dev-session=false");
+                cmd
+            }
+            Inspector::Off => {
+                let mut cmd = tools.command(Path::new("node"))?;
+                cmd.arg(&tools.serve_script);
+                cmd
+            }
+        };
+        cmd.args(["--ip", "127.0.0.1", "--port", &port.to_string()]).stdin(Stdio::null());
         if let Some(dir) = persist_to {
             cmd.arg("--persist-to").arg(dir);
         }
@@ -85,7 +112,7 @@ impl Dev {
             }
         };
         own_group(&mut cmd);
-        let child = cmd.spawn().with_context(|| format!("starting {}", tools.wrangler.display()))?;
+        let child = cmd.spawn().with_context(|| format!("starting {:?}", cmd.get_program()))?;
         GROUP.store(child_pid(&child), Ordering::SeqCst);
         Ok(Self { child, base: format!("http://127.0.0.1:{port}"), token: String::new(), log, stopped: false })
     }
@@ -96,7 +123,7 @@ impl Dev {
         let url = format!("{}/health", self.base);
         loop {
             if let Some(status) = self.child.try_wait()? {
-                bail!("wrangler dev exited ({status}) before {url} answered{}", self.log_tail());
+                bail!("wrangler exited ({status}) before {url} answered{}", self.log_tail());
             }
             if INTERRUPTED.load(Ordering::SeqCst) {
                 bail!("interrupted while waiting for {url}");
@@ -185,7 +212,7 @@ impl Drop for Dev {
 }
 
 fn exit_result(status: ExitStatus, interrupted: bool) -> Result<()> {
-    if status.success() || interrupted { Ok(()) } else { bail!("wrangler dev exited with {status}") }
+    if status.success() || interrupted { Ok(()) } else { bail!("wrangler exited with {status}") }
 }
 
 /// Whether Ctrl-C was received while wrangler ran.
