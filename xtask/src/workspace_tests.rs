@@ -20,8 +20,14 @@ pub struct TestsOutcome {
 /// which needs the Worker running on workerd (HANDOFF_URL).
 const TEST_ARGS: [&str; 6] = ["test", "--workspace", "--exclude", "do-worker", "--exclude", "e2e"];
 
+/// cargo, in the environment of a shell: `cargo xtask` (`cargo run`) sets
+/// `CARGO_MANIFEST_DIR` for xtask, which some build scripts of xtask's own
+/// dependencies (ring) watch, so that a build from here and the next
+/// `cargo xtask` from the shell each rebuilt them for the other.
 fn cargo() -> Command {
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.env_remove("CARGO_MANIFEST_DIR");
+    cmd
 }
 
 /// Compiles the tests without running them (`cargo xtask setup`, so that

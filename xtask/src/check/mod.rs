@@ -34,7 +34,7 @@ const SIMULATION_DIR: &str = "simulation";
 const LARGE_DIR: &str = "large";
 
 /// The simulations' time budget in the default check and with `--deep`.
-const QUICK_SIMULATION_SECONDS: u64 = 20;
+const QUICK_SIMULATION_SECONDS: u64 = 10;
 const DEEP_SIMULATION_SECONDS: u64 = 60;
 pub use checker_bin::{build as build_checker, describe as describe_cfg};
 pub use fallback::test as test_fallback;
@@ -78,7 +78,7 @@ pub struct CheckArgs {
     /// states it reached first (the JSON summary always has it).
     #[arg(long)]
     pub coverage: bool,
-    /// Time budget of each simulation cfg (`\* SEARCH simulation`), in seconds (default: 20, with --deep 60).
+    /// Time budget of each simulation cfg (`\* SEARCH simulation`), in seconds (default: 10, with --deep 60).
     #[arg(long)]
     pub simulation_seconds: Option<u64>,
 }
