@@ -16,6 +16,7 @@
 //! | `bench`   | benchmarks on workerd; `bench models`: the model checkers |
 
 mod bench;
+mod cargo;
 mod check;
 mod chromium;
 mod explore;

@@ -62,7 +62,7 @@ pub fn ensure_components(root: &Path) -> Result<()> {
 }
 
 fn cargo() -> Command {
-    Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    crate::cargo::command()
 }
 
 fn format(root: &Path) -> Result<bool> {

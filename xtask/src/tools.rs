@@ -128,7 +128,7 @@ fn install(home: &Path, prefix: &Path, tool: &CargoTool) -> Result<Installed> {
     let file_name = prefix.file_name().context("tool prefix has no name")?.to_string_lossy();
     let staging = home.join(format!(".{file_name}.partial-{}", std::process::id()));
     remove_dir(&staging)?;
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+    let status = crate::cargo::command()
         .args(["install", tool.krate, "--version", tool.version, "--root"])
         .arg(&staging)
         .status()

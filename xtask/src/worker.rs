@@ -250,10 +250,9 @@ pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str, inspector: In
 /// Also fails if the worker log shows a Rust panic, even if every test
 /// passed (a panic wipes every replica in the isolate).
 pub fn e2e(root: &Path) -> Result<bool> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     // The worker's pure logic (routing, names, wire, auth, errors) on the host.
     println!("worker: cargo test -p do-worker --lib (host unit tests)");
-    let unit = Command::new(&cargo).current_dir(root).args(["test", "-p", "do-worker", "--lib"]).status();
+    let unit = crate::cargo::command().current_dir(root).args(["test", "-p", "do-worker", "--lib"]).status();
     if !unit.context("running cargo test -p do-worker")?.success() {
         println!("worker: do-worker unit tests FAILED");
         return Ok(false);
@@ -261,7 +260,7 @@ pub fn e2e(root: &Path) -> Result<bool> {
     let parallel = e2e_suites(root)?;
     let mut server = serve_for_tests(root, "worker-e2e", "end-to-end tests", Inspector::On)?;
     let run_suites = |suites: &[String], threads: &str| -> Result<bool> {
-        let mut cmd = Command::new(&cargo);
+        let mut cmd = crate::cargo::command();
         cmd.current_dir(root).args(["test", "-p", "e2e", "--no-fail-fast"]);
         for suite in suites {
             cmd.args(["--test", suite]);

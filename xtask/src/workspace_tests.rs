@@ -2,7 +2,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use anyhow::{Context, Result};
 use serde::Serialize;
@@ -20,20 +20,15 @@ pub struct TestsOutcome {
 /// which needs the Worker running on workerd (HANDOFF_URL).
 const TEST_ARGS: [&str; 6] = ["test", "--workspace", "--exclude", "do-worker", "--exclude", "e2e"];
 
-/// cargo, in the environment of a shell: `cargo xtask` (`cargo run`) sets
-/// `CARGO_MANIFEST_DIR` for xtask, which some build scripts of xtask's own
-/// dependencies (ring) watch, so that a build from here and the next
-/// `cargo xtask` from the shell each rebuilt them for the other.
-fn cargo() -> Command {
-    let mut cmd = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.env_remove("CARGO_MANIFEST_DIR");
-    cmd
-}
-
 /// Compiles the tests without running them (`cargo xtask setup`, so that
 /// the first `check` does not wait for the compiler).
 pub fn build(root: &Path) -> Result<()> {
-    let status = cargo().current_dir(root).args(TEST_ARGS).arg("--no-run").status().context("cannot run cargo test")?;
+    let status = crate::cargo::command()
+        .current_dir(root)
+        .args(TEST_ARGS)
+        .arg("--no-run")
+        .status()
+        .context("cannot run cargo test")?;
     anyhow::ensure!(status.success(), "building the tests failed ({status})");
     Ok(())
 }
@@ -42,7 +37,7 @@ pub fn build(root: &Path) -> Result<()> {
 /// `test result:` lines. Snapshots are never rewritten here: a changed
 /// snapshot is a failure (`INSTA_UPDATE=no`).
 pub fn workspace(root: &Path) -> Result<TestsOutcome> {
-    let mut child = cargo()
+    let mut child = crate::cargo::command()
         .current_dir(root)
         .args(TEST_ARGS)
         .env("INSTA_UPDATE", "no")

@@ -10,8 +10,7 @@ use serde::Deserialize;
 
 /// Builds the checker in release mode and returns its path.
 pub fn build(root: &Path) -> Result<PathBuf> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
+    let status = crate::cargo::command()
         .current_dir(root)
         .args(["build", "--release", "--quiet", "-p", "checker", "--bin", "checker"])
         .status()
