@@ -28,7 +28,7 @@ use crate::cfg::{CfgError, TlcConfig};
 use crate::spec::{Mirror, check_mutation};
 
 pub use actions::Action;
-pub use state::{State, mem_ep_max, merge_mem, merge_val, wins};
+pub use state::{KeySet, Msgs, Replicas, State, WriteSet, mem_ep_max, merge_mem, merge_val, wins};
 pub use values::{AckedW, Func, Key, ModelValue, PendingW, PushMsg, Rec, Replica, Status, Val};
 
 use properties::{Check, NO_SERVED_REGRESSION};

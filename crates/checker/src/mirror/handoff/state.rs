@@ -2,10 +2,10 @@
 //! spec's operators over it (`Wins`, `MergeVal`, `MergeMem`, `MemEpMax`,
 //! `IsReady`, `Holds`).
 
-use std::collections::BTreeSet;
 use std::fmt;
 
-use super::values::{AckedW, Func, PendingW, PushMsg, Rec, Replica, Status, Val, WriteRec};
+use super::values::{AckedW, Func, Key, PendingW, PushMsg, Rec, Replica, Status, Val, WriteRec};
+use crate::compact::SortedSet;
 use crate::spec::{TlaState, fmt_variables, tla};
 
 /// One Handoff state. The twelve fields are the TLA+ variables, sets as
@@ -18,18 +18,28 @@ use crate::spec::{TlaState, fmt_variables, tla};
 pub struct State {
     pub mem: Func<Func<Val>>,
     pub status: Func<Status>,
-    pub seeded: Func<BTreeSet<Replica>>,
+    pub seeded: Func<Replicas>,
     pub known: Func<u8>,
     pub epoch: u8,
     pub collect_max: u8,
     pub ver_ctr: u8,
     pub wid_ctr: u8,
-    pub pending: BTreeSet<PendingW>,
-    pub net: BTreeSet<PushMsg>,
-    pub acked: BTreeSet<AckedW>,
+    pub pending: WriteSet<PendingW>,
+    pub net: SortedSet<PushMsg, 8>,
+    pub acked: WriteSet<AckedW>,
     pub evict_count: u8,
     pub served_regression: bool,
 }
+
+/// A set of replicas (`seeded[r]`), inline in the state.
+pub type Replicas = SortedSet<Replica, 4>;
+/// A set of writes (`pending`, `acked`), inline up to four.
+pub type WriteSet<W> = SortedSet<W, 4>;
+/// A set of keys (a chunk's keys, the keys a recovering replica got).
+pub type KeySet = SortedSet<Key, 4>;
+/// A set of messages in flight (the extensions' snapshots, acks, ...):
+/// inline up to two, the common case; more spill to the heap.
+pub type Msgs<M> = SortedSet<M, 2>;
 
 impl State {
     /// `IsReady(r) == status[r] = "ready"`

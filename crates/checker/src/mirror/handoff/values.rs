@@ -2,21 +2,24 @@
 //! TLA+ notation: model values, functions over model values, the record
 //! types `Rec`, `PushMsg`, `PendingW`, `AckedW`, and replica statuses.
 
-use std::collections::BTreeSet;
 use std::fmt::{self, Display};
 use std::hash::{Hash, Hasher};
 use std::sync::{Mutex, PoisonError};
+
+use smallvec::SmallVec;
 
 use crate::spec::tla;
 
 /// A model value from the cfg (`r0`, `k1`, `NoVal`). Identity is its
 /// position among the constant's elements in the cfg (so orders, and with
 /// them the checker's exploration order, are the same on every run); the
-/// name is carried only so that states and actions print themselves.
+/// name is carried as a number into the process's name table, only so that
+/// states and actions print themselves. Four bytes, no pointer: a state
+/// holds many.
 #[derive(Clone, Copy)]
 pub struct ModelValue {
     index: u8,
-    name: &'static str,
+    name: u16,
 }
 
 impl ModelValue {
@@ -25,22 +28,25 @@ impl ModelValue {
     }
 
     pub fn name(&self) -> &'static str {
-        self.name
+        NAMES.lock().unwrap_or_else(PoisonError::into_inner).get(usize::from(self.name)).copied().unwrap_or("?")
     }
 }
 
+/// The names of every model value of every model built in this process.
 /// Names live for the whole process because actions and states must print
 /// themselves without the model at hand; interning bounds that to one copy
 /// per distinct name however many models are built.
-fn intern(name: &str) -> &'static str {
-    static NAMES: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+static NAMES: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
+
+/// The number of `name` in [`NAMES`]. A process that met more than 65,535
+/// distinct names (no cfg comes near) prints the later ones as `?`.
+fn intern(name: &str) -> u16 {
     let mut names = NAMES.lock().unwrap_or_else(PoisonError::into_inner);
-    if let Some(interned) = names.get(name) {
-        return interned;
+    if let Some(i) = names.iter().position(|n| *n == name) {
+        return u16::try_from(i).unwrap_or(u16::MAX);
     }
-    let leaked: &'static str = Box::leak(name.into());
-    names.insert(leaked);
-    leaked
+    names.push(Box::leak(name.into()));
+    u16::try_from(names.len() - 1).unwrap_or(u16::MAX)
 }
 
 impl PartialEq for ModelValue {
@@ -51,7 +57,7 @@ impl PartialEq for ModelValue {
 impl Eq for ModelValue {}
 impl Hash for ModelValue {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.index.hash(state);
+        state.write_u8(self.index);
     }
 }
 impl PartialOrd for ModelValue {
@@ -66,12 +72,12 @@ impl Ord for ModelValue {
 }
 impl Display for ModelValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name)
+        f.write_str(self.name())
     }
 }
 impl fmt::Debug for ModelValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name)
+        f.write_str(self.name())
     }
 }
 
@@ -82,9 +88,10 @@ pub type Key = ModelValue;
 
 /// A TLA+ function whose domain is a set of model values, as its graph:
 /// `[x \in D |-> v]`. Domains here have a handful of elements, so a lookup
-/// is a short scan and a clone is a single allocation.
+/// is a short scan, and the graph lives inline in the state up to four
+/// elements: a clone of a state is a copy, not a tree of allocations.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub struct Func<V>(Vec<(ModelValue, V)>);
+pub struct Func<V>(SmallVec<[(ModelValue, V); 4]>);
 
 impl<V> Func<V> {
     /// `[x \in domain |-> f(x)]`

@@ -2,10 +2,9 @@
 //! HandoffV2 mirror's [`State`] (its twelve variables) plus the message
 //! channels and the zombie coordinators, sets as sets.
 
-use std::collections::BTreeSet;
 use std::fmt::{self, Display};
 
-use crate::mirror::handoff::{Func, Key, PendingW, Replica, State, Val};
+use crate::mirror::handoff::{Func, Key, Msgs, PendingW, Replica, State, Val, WriteSet};
 use crate::spec::{TlaState, fmt_variables, tla};
 
 /// A push ack `[src, key, ep, ver, wid]`.
@@ -72,7 +71,7 @@ pub struct GossipMsg {
 pub struct Zombie {
     pub epoch: u8,
     pub ver_ctr: u8,
-    pub pending: BTreeSet<PendingW>,
+    pub pending: WriteSet<PendingW>,
 }
 
 /// One state of the extension modules. `zombie_vars` is not a variable: it
@@ -82,17 +81,17 @@ pub struct Zombie {
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct ExtState {
     pub base: State,
-    pub acks: BTreeSet<Ack>,
-    pub snaps: BTreeSet<Snap>,
-    pub declines: BTreeSet<Decline>,
-    pub anns: BTreeSet<Ann>,
-    pub ann_acks: BTreeSet<AnnAck>,
-    pub gossip: BTreeSet<GossipMsg>,
+    pub acks: Msgs<Ack>,
+    pub snaps: Msgs<Snap>,
+    pub declines: Msgs<Decline>,
+    pub anns: Msgs<Ann>,
+    pub ann_acks: Msgs<AnnAck>,
+    pub gossip: Msgs<GossipMsg>,
     pub inc: Func<u8>,
     pub ann_round: u8,
     pub cur_ack: Func<u8>,
     pub prev_ack: Func<u8>,
-    pub zombies: BTreeSet<Zombie>,
+    pub zombies: Msgs<Zombie>,
     pub supersedes: u8,
     pub zombie_vars: bool,
 }

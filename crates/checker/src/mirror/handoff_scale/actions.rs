@@ -4,12 +4,11 @@
 //! a guard and the new variables' changes added) is the HandoffZombie
 //! mirror's step; only what HandoffScale adds is written here.
 
-use std::collections::BTreeSet;
 use std::fmt::{self, Display};
 
 use super::HandoffScale;
 use super::state::{Chunk, Digest, Records, ScaleState, Stamp};
-use crate::mirror::handoff::{Func, Key, PendingW, PushMsg, Rec, Replica, Status, Val, mem_ep_max, merge_mem};
+use crate::mirror::handoff::{Func, Key, KeySet, PendingW, PushMsg, Rec, Replica, Status, Val, mem_ep_max, merge_mem};
 use crate::mirror::handoff_ext::{Ann, AnnAck, Decline, ExtAction, ExtState, Zombie};
 use crate::spec::tla;
 
@@ -19,7 +18,7 @@ pub enum ScaleAction {
     ClientWrite(Key),
     CommitWrite(PendingW),
     Evict(Replica),
-    ChunkC(Replica, BTreeSet<Key>),
+    ChunkC(Replica, KeySet),
     FinishRecoveryPeer(Replica),
     ReseedChunkC(Chunk),
     ReseedChunkPeer(Chunk),
@@ -27,10 +26,10 @@ pub enum ScaleAction {
     AnnounceAcked(AnnAck),
     AnnounceRound,
     FinishRecoveryC,
-    ChunkPeer(Replica, Replica, BTreeSet<Key>),
+    ChunkPeer(Replica, Replica, KeySet),
     DeclinePeer(Replica, Replica),
     DigestSend(Replica),
-    DigestRecv(Digest, BTreeSet<Key>),
+    DigestRecv(Digest, KeySet),
     GossipRecv(Records),
     RaiseFloor,
     DeliverPush(PushMsg),
@@ -390,14 +389,14 @@ impl HandoffScale {
     }
 
     /// `Chunk(q, r, S, know)`
-    fn chunk(&self, s: &ScaleState, q: Replica, r: Replica, keys: &BTreeSet<Key>, know: u8) -> Chunk {
+    fn chunk(&self, s: &ScaleState, q: Replica, r: Replica, keys: &KeySet, know: u8) -> Chunk {
         let mem = self.ops.restrict(&self.ops.concrete(s, q), keys);
         Chunk { src: q, dst: r, keys: keys.clone(), mem, know, floor: s.floor[q], inc: s.ext.inc[q] }
     }
 
     /// `S # {} /\ S \subseteq Keys \ got[r][q]`
-    fn fresh(&self, s: &ScaleState, r: Replica, q: Replica, keys: &BTreeSet<Key>) -> bool {
-        !keys.is_empty() && keys.is_disjoint(&s.got[r][q])
+    fn fresh(&self, s: &ScaleState, r: Replica, q: Replica, keys: &KeySet) -> bool {
+        !keys.is_empty() && keys.iter().all(|k| !s.got[r][q].contains(k))
     }
 
     /// `HeardFromC(p)`
@@ -411,13 +410,14 @@ impl HandoffScale {
 
     /// `Complete(c)`
     fn complete(&self, s: &ScaleState, ch: &Chunk) -> bool {
-        s.got[ch.dst][ch.src].union(&ch.keys).count() == self.zombie.keys().len()
+        let got = &s.got[ch.dst][ch.src];
+        got.len() + ch.keys.iter().filter(|k| !got.contains(k)).count() == self.zombie.keys().len()
     }
 
     /// `Advance(c)`, applied to `t`.
     fn advance(&self, s: &ScaleState, t: &mut ScaleState, ch: &Chunk) {
         if self.complete(s, ch) {
-            t.got[ch.dst][ch.src] = BTreeSet::new();
+            t.got[ch.dst][ch.src] = KeySet::default();
             t.ext.base.seeded[ch.dst].insert(ch.src);
         } else {
             t.got[ch.dst][ch.src].extend(ch.keys.iter().copied());
@@ -429,8 +429,7 @@ impl HandoffScale {
     /// `BudgetAdmits(k)`
     fn budget_admits(&self, s: &ScaleState, k: Key) -> bool {
         let stored = self.ops.concrete(s, self.zombie.coordinator());
-        let mut counted: BTreeSet<Key> =
-            stored.iter().filter(|(_, v)| matches!(v, Val::Rec(_))).map(|(key, _)| key).collect();
+        let mut counted: KeySet = stored.iter().filter(|(_, v)| matches!(v, Val::Rec(_))).map(|(key, _)| key).collect();
         counted.extend(s.ext.base.pending.iter().map(|pw| pw.key));
         counted.contains(&k) || counted.len() < usize::from(self.budget)
     }
@@ -441,8 +440,8 @@ impl HandoffScale {
     }
 
     /// `[q \in Replicas |-> {}]`
-    pub(super) fn none_got(&self) -> Func<BTreeSet<Key>> {
-        Func::new(self.zombie.replicas(), |_| BTreeSet::new())
+    pub(super) fn none_got(&self) -> Func<KeySet> {
+        Func::new(self.zombie.replicas(), |_| KeySet::default())
     }
 
     /// `NoServedRegressionStep` failed on the step from `s` to `t`.

@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use stateright::{Model, Property};
 
 use crate::cfg::{CfgError, TlcConfig, Value};
-use crate::mirror::handoff::{Func, Key, Val};
+use crate::mirror::handoff::{Func, KeySet, Msgs, Val};
 use crate::mirror::handoff_ext::HandoffZombie;
 use crate::spec::{Mirror, check_mutation};
 
@@ -60,7 +60,7 @@ pub struct HandoffScale {
     max_writes: u8,
     max_epoch: u8,
     /// `SUBSET Keys`, in a fixed order.
-    subsets: Vec<BTreeSet<Key>>,
+    subsets: Vec<KeySet>,
     no_served_regression: bool,
     /// The cfg's invariants and properties that are the module's own.
     checks: Vec<Check>,
@@ -157,9 +157,9 @@ impl HandoffScale {
             ext: self.zombie.init(),
             floor: Func::new(replicas, |_| Stamp::default()),
             got: Func::new(replicas, |_| self.none_got()),
-            chunks: BTreeSet::new(),
-            digs: BTreeSet::new(),
-            gsp: BTreeSet::new(),
+            chunks: Msgs::default(),
+            digs: Msgs::default(),
+            gsp: Msgs::default(),
             reg: Func::new(self.zombie.peers(), |_| 1),
         }
     }
@@ -197,7 +197,7 @@ impl HandoffScale {
     }
 
     /// `SUBSET Keys`, in the order `NextS` is unrolled.
-    pub fn subsets(&self) -> &[BTreeSet<Key>] {
+    pub fn subsets(&self) -> &[KeySet] {
         &self.subsets
     }
 }

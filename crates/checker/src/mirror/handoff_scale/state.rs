@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::fmt::{self, Display};
 
-use crate::mirror::handoff::{Func, Key, Rec, Replica, Val, merge_val};
+use crate::mirror::handoff::{Func, KeySet, Msgs, Rec, Replica, Val, merge_val};
 use crate::mirror::handoff_ext::ExtState;
 use crate::spec::{TlaState, fmt_variables, tla};
 
@@ -39,7 +39,7 @@ pub fn above(rec: Rec, fl: Stamp) -> bool {
 pub struct Chunk {
     pub src: Replica,
     pub dst: Replica,
-    pub keys: BTreeSet<Key>,
+    pub keys: KeySet,
     pub mem: Func<Val>,
     pub know: u8,
     pub floor: Stamp,
@@ -71,10 +71,10 @@ pub struct Records {
 pub struct ScaleState {
     pub ext: ExtState,
     pub floor: Func<Stamp>,
-    pub got: Func<Func<BTreeSet<Key>>>,
-    pub chunks: BTreeSet<Chunk>,
-    pub digs: BTreeSet<Digest>,
-    pub gsp: BTreeSet<Records>,
+    pub got: Func<Func<KeySet>>,
+    pub chunks: Msgs<Chunk>,
+    pub digs: Msgs<Digest>,
+    pub gsp: Msgs<Records>,
     pub reg: Func<u8>,
 }
 
@@ -135,7 +135,7 @@ impl Ops {
     }
 
     /// `Restrict(m, S)`
-    pub fn restrict(&self, m: &Func<Val>, keys: &BTreeSet<Key>) -> Func<Val> {
+    pub fn restrict(&self, m: &Func<Val>, keys: &KeySet) -> Func<Val> {
         let mut out = m.clone();
         for (k, _) in m.iter() {
             if !keys.contains(&k) {

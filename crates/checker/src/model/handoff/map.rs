@@ -29,7 +29,7 @@ use protocol::handoff::{Body, Chunk, Key, Memory, Message, Record, Records, Repl
 
 use super::HandoffImpl;
 use super::state::ImplState;
-use crate::mirror::handoff::{Func, Key as SpecKey, PendingW, PushMsg, Rec, Status, Val};
+use crate::mirror::handoff::{Func, KeySet, PendingW, PushMsg, Rec, Replicas, Status, Val};
 use crate::mirror::handoff_ext::{Ack, Ann, AnnAck, Decline, ExtState, Zombie};
 use crate::mirror::handoff_scale::{
     Chunk as SpecChunk, Digest as SpecDigest, Records as SpecRecords, ScaleState, Stamp as SpecStamp,
@@ -82,13 +82,13 @@ impl HandoffImpl {
     }
 
     /// `got[r][q]` for a cursor: every key up to it.
-    fn got(&self, cursor: Option<&Key>) -> BTreeSet<SpecKey> {
+    fn got(&self, cursor: Option<&Key>) -> KeySet {
         self.keys.iter().filter(|k| cursor.is_some_and(|c| *k <= c)).map(|k| self.spec_key(k)).collect()
     }
 
     /// The keys a chunk covers: after its cursor, up to its last record, or
     /// to the end if it is the last.
-    fn chunk_keys(&self, chunk: &Chunk) -> BTreeSet<SpecKey> {
+    fn chunk_keys(&self, chunk: &Chunk) -> KeySet {
         let upto = chunk.records.0.last().map(|(k, _)| k);
         self.keys
             .iter()
@@ -112,13 +112,13 @@ impl HandoffImpl {
             self.abstract_mem(replica(id), &s.collected[usize::from(id.0)])
         });
         let RoleView::Coordinator(coord) = replica(c).role() else { unreachable!("r{} is the coordinator", c.0) };
-        let ids = |set: &BTreeSet<ReplicaId>| set.iter().map(|&r| spec_r(r)).collect::<BTreeSet<_>>();
-        let all_peers = || self.peers.iter().map(|&p| spec_r(p)).collect::<BTreeSet<_>>();
+        let ids = |set: &BTreeSet<ReplicaId>| set.iter().map(|&r| spec_r(r)).collect::<Replicas>();
+        let all_peers = || self.peers.iter().map(|&p| spec_r(p)).collect::<Replicas>();
         let (c_status, c_seeded) = match coord.phase() {
             Phase::Collect { collected, .. } => (Status::Collect, ids(collected)),
             Phase::Announce { acked, .. } => (Status::Announce, acked.keys().map(|&r| spec_r(r)).collect()),
             // A fenced current instance is reported by `fenced_current`.
-            Phase::Ready | Phase::Fenced if first_boot(c) => (Status::Ready, BTreeSet::new()),
+            Phase::Ready | Phase::Fenced if first_boot(c) => (Status::Ready, Replicas::default()),
             Phase::Ready | Phase::Fenced => (Status::Ready, all_peers()),
         };
         base.status[spec_r(c)] = c_status;

@@ -170,7 +170,7 @@ impl HandoffImpl {
                 collected: vec![Default::default(); 3],
                 digests: Default::default(),
                 seeded_when_ready: vec![None; 3],
-                acked: BTreeSet::new(),
+                acked: Default::default(),
                 wid_ctr: 1,
                 evict_count: 0,
                 supersedes: 0,

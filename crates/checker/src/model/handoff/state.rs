@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use protocol::handoff::{Body, Key, Memory, Message, Record, Replica, ReplicaId, Timer};
 
-use crate::mirror::handoff::AckedW;
+use crate::mirror::handoff::{AckedW, WriteSet};
 use crate::mirror::handoff_scale::ScaleState;
 use crate::spec::{TlaState, fmt_variables};
 
@@ -42,7 +42,7 @@ pub struct ImplState {
     /// reseeded from (the spec's `seeded[p]`, which the code forgets).
     pub seeded_when_ready: Vec<Option<BTreeSet<ReplicaId>>>,
     /// Ghost: the writes acknowledged to clients (the spec's `acked`).
-    pub acked: BTreeSet<AckedW>,
+    pub acked: WriteSet<AckedW>,
     /// Ghost: the next write id (the spec's `widCtr`).
     pub wid_ctr: u8,
     /// Ghost: evictions so far (the spec's `evictCount`).
@@ -67,7 +67,7 @@ impl ImplState {
         [u8; 3],
         Option<&'static str>,
         &[u8],
-        &BTreeSet<AckedW>,
+        &WriteSet<AckedW>,
         &BTreeMap<u64, Arc<Message>>,
         (&[BTreeMap<Key, Record>], &BTreeMap<u64, Arc<Memory>>),
         &[Option<BTreeSet<ReplicaId>>],
