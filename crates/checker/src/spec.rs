@@ -87,6 +87,11 @@ pub mod tla {
         format!("[{}]", parts.join(", "))
     }
 
+    /// `TRUE` or `FALSE`
+    pub fn boolean(b: bool) -> &'static str {
+        if b { "TRUE" } else { "FALSE" }
+    }
+
     /// `"text"` (a TLA+ string)
     pub fn string(s: &str) -> String {
         format!("{s:?}")

@@ -1,0 +1,236 @@
+//! The stateright mirror of `tla/HandoffReads.tla`: HandoffScale plus
+//! client reads that the coordinator instance answers only after a ready
+//! peer confirmed its epoch (docs/handoff.md, linearizable reads). Built on
+//! the HandoffScale mirror: the state is its [`ScaleState`] plus the
+//! module's four variables ([`ReadsState`]); HandoffScale's actions are
+//! that mirror's steps; its invariants are that mirror's checks, plus
+//! `TypeOKReads` and `ReadsLinearizable`.
+//!
+//! Mutations, each caught by `ReadsLinearizable`:
+//! - `serve-reads-unconfirmed` answers a read without waiting for the
+//!   confirmation: a zombie returns a value older than a write the new
+//!   coordinator completed before the read began;
+//! - `no-collect-fence` drops the fence (peers take pushes while a new
+//!   coordinator instance collects): a zombie commits a write after the
+//!   new instance collected, and the new instance, confirmed, answers a
+//!   read without it. A confirmation round alone is not enough.
+
+mod actions;
+mod state;
+
+use stateright::{Model, Property};
+
+use crate::cfg::{CfgError, TlcConfig};
+use crate::mirror::handoff::Func;
+use crate::mirror::handoff_scale::HandoffScale;
+use crate::spec::{Mirror, check_mutation};
+
+pub use actions::ReadsAction;
+pub use state::{Read, ReadsState, Wids, ZombieMem};
+
+const MODULE: &str = "HandoffReads";
+const SPEC: &str = "SpecR";
+const MAX_READS: &str = "MaxReads";
+const TYPE_OK_READS: &str = "TypeOKReads";
+const READS_LINEARIZABLE: &str = "ReadsLinearizable";
+const SERVE_READS_UNCONFIRMED: &str = "serve-reads-unconfirmed";
+const NO_COLLECT_FENCE: &str = "no-collect-fence";
+
+/// A deliberate protocol bug the checker must catch (`--mutation NAME`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mutation {
+    /// `ReadFinish` without `r.conf`: reads answered unconfirmed.
+    ServeReadsUnconfirmed,
+    /// No peer is ever `fenced`.
+    NoCollectFence,
+}
+
+/// A named state predicate.
+type Check = (&'static str, fn(&HandoffReads, &ReadsState) -> bool);
+
+/// The mirror of `tla/HandoffReads.tla`, built from a cfg.
+pub struct HandoffReads {
+    /// The HandoffScale mirror, from the same constants: it takes
+    /// HandoffScale's steps and evaluates HandoffScale's checks.
+    scale: HandoffScale,
+    max_reads: u8,
+    max_writes: u8,
+    /// `MaxEpoch == MaxEvicts + 1`
+    max_epoch: u8,
+    mutation: Option<Mutation>,
+    /// The cfg's invariants and properties that are the module's own.
+    checks: Vec<Check>,
+    /// Every invariant and property the cfg lists, in cfg order.
+    names: Vec<&'static str>,
+}
+
+impl HandoffReads {
+    pub fn new(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
+        if let Some(spec) = cfg.specification.as_deref().filter(|s| *s != SPEC) {
+            return Err(CfgError::Unsupported(format!("SPECIFICATION {spec}: {MODULE} defines {SPEC}")));
+        }
+        if cfg.init.is_some() || cfg.next.is_some() {
+            return Err(CfgError::Unsupported(format!("{MODULE} is checked through SPECIFICATION {SPEC}")));
+        }
+        let own = [TYPE_OK_READS, READS_LINEARIZABLE];
+        let scale_cfg = TlcConfig {
+            specification: Some("SpecS".into()),
+            constants: cfg.constants.iter().filter(|(n, _)| n != MAX_READS).cloned().collect(),
+            invariants: cfg.invariants.iter().filter(|n| !own.contains(&n.as_str())).cloned().collect(),
+            properties: cfg.properties.clone(),
+            check_deadlock: false,
+            ..TlcConfig::default()
+        };
+        let scale = HandoffScale::new(&scale_cfg).map_err(|e| match e {
+            CfgError::UnknownConstant { name, known, .. } => {
+                CfgError::UnknownConstant { name, module: MODULE.into(), known: format!("{known}, {MAX_READS}") }
+            }
+            CfgError::UnknownDefinition { name, .. } => CfgError::UnknownDefinition { module: MODULE.into(), name },
+            other => other,
+        })?;
+        let nat = |name: &str| -> Result<u8, CfgError> {
+            u8::try_from(cfg.nat(name)?).map_err(|_| CfgError::Unsupported(format!("{name} is too large")))
+        };
+        let mut model = HandoffReads {
+            max_reads: nat(MAX_READS)?,
+            max_writes: nat("MaxWrites")?,
+            max_epoch: nat("MaxEvicts")?.saturating_add(1),
+            scale,
+            mutation: None,
+            checks: Vec::new(),
+            names: Vec::new(),
+        };
+        check_mutation(MODULE, HandoffReads::MUTATIONS, mutation)?;
+        model.mutation = mutation.map(|name| {
+            if name == NO_COLLECT_FENCE { Mutation::NoCollectFence } else { Mutation::ServeReadsUnconfirmed }
+        });
+        for name in cfg.invariants.iter().chain(&cfg.properties) {
+            let check: Check = match name.as_str() {
+                TYPE_OK_READS => (TYPE_OK_READS, type_ok_reads),
+                READS_LINEARIZABLE => (READS_LINEARIZABLE, reads_linearizable),
+                other => {
+                    let name = model
+                        .scale
+                        .check_name(other)
+                        .ok_or_else(|| CfgError::UnknownDefinition { module: MODULE.into(), name: other.into() })?;
+                    model.names.push(name);
+                    continue;
+                }
+            };
+            model.names.push(check.0);
+            model.checks.push(check);
+        }
+        if model.names.len() > HOLDS.len() {
+            return Err(CfgError::Unsupported(format!("{MODULE} checks at most {} properties", HOLDS.len())));
+        }
+        Ok(model)
+    }
+
+    /// `InitR`
+    pub fn init(&self) -> ReadsState {
+        ReadsState {
+            scale: self.scale.init(),
+            zmem: Default::default(),
+            reads: Default::default(),
+            read_ctr: 0,
+            bad_read: false,
+            fenced: Func::new(self.scale.zombie().peers(), |_| false),
+        }
+    }
+
+    /// The HandoffScale mirror HandoffReads is built on.
+    pub fn scale(&self) -> &HandoffScale {
+        &self.scale
+    }
+}
+
+/// `TypeOKReads`
+fn type_ok_reads(m: &HandoffReads, s: &ReadsState) -> bool {
+    let ep = |e: u8| (1..=m.max_epoch).contains(&e);
+    s.zmem.iter().all(|z| ep(z.epoch))
+        && s.reads.iter().all(|r| ep(r.ep) && r.seen.iter().all(|w| (1..=m.max_writes).contains(w)))
+        && s.read_ctr <= m.max_reads
+}
+
+/// `ReadsLinearizable == ~badRead`
+fn reads_linearizable(_: &HandoffReads, s: &ReadsState) -> bool {
+    !s.bad_read
+}
+
+/// Property number `I`: check `I` of the cfg holds in `s`.
+fn holds<const I: usize>(m: &HandoffReads, s: &ReadsState) -> bool {
+    match m.names.get(I) {
+        None => true,
+        Some(name) => match m.checks.iter().find(|(n, _)| n == name) {
+            Some((_, check)) => check(m, s),
+            None => m.scale.violated(&s.scale) != Some(*name),
+        },
+    }
+}
+
+const HOLDS: [fn(&HandoffReads, &ReadsState) -> bool; 16] = [
+    holds::<0>,
+    holds::<1>,
+    holds::<2>,
+    holds::<3>,
+    holds::<4>,
+    holds::<5>,
+    holds::<6>,
+    holds::<7>,
+    holds::<8>,
+    holds::<9>,
+    holds::<10>,
+    holds::<11>,
+    holds::<12>,
+    holds::<13>,
+    holds::<14>,
+    holds::<15>,
+];
+
+impl Model for HandoffReads {
+    type State = ReadsState;
+    type Action = ReadsAction;
+
+    fn init_states(&self) -> Vec<ReadsState> {
+        vec![self.init()]
+    }
+
+    fn actions(&self, s: &ReadsState, actions: &mut Vec<ReadsAction>) {
+        self.next(s, actions);
+    }
+
+    fn next_state(&self, s: &ReadsState, action: ReadsAction) -> Option<ReadsState> {
+        self.step(s, &action)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        if self.names.is_empty() {
+            // stateright explores only the initial states of a model with
+            // no properties; TLC with nothing to check still explores all.
+            return vec![Property::always("TRUE", |_, _| true)];
+        }
+        self.names.iter().zip(HOLDS).map(|(&name, holds)| Property::always(name, holds)).collect()
+    }
+
+    /// The web explorer lists actions as TLA+ action instances.
+    fn format_action(&self, action: &Self::Action) -> String {
+        action.to_string()
+    }
+}
+
+impl Mirror for HandoffReads {
+    const MODULE: &'static str = MODULE;
+    const MUTATIONS: &'static [&'static str] = &[SERVE_READS_UNCONFIRMED, NO_COLLECT_FENCE];
+
+    fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
+        HandoffReads::new(cfg, mutation)
+    }
+
+    fn action_names(&self) -> Vec<&'static str> {
+        ReadsAction::NAMES.to_vec()
+    }
+
+    fn action_kind(&self, action: &ReadsAction) -> usize {
+        action.kind()
+    }
+}
