@@ -19,8 +19,11 @@
 //! (404) does not say which DELETE it saw: every DELETE writes the same
 //! value, [`Val::Absent`], the key's initial value.
 //!
-//! The tester searches depth-first and remembers nothing, so it is
-//! exponential on long histories that are not linearizable. Three exact
+//! The tester searches depth-first and remembers nothing, so on its own it
+//! is exponential in the operations that overlap; the register it searches
+//! (`tester`) adds a memo of configurations, one order for reads of one
+//! value and for ambiguous DELETEs, and pruning, none of which changes an
+//! answer (a test compares them with the bare tester). Three exact
 //! transformations keep its inputs small (`prepare`): an ambiguous PUT that
 //! no read saw is left out (a write of a value nobody read can be dropped
 //! from any linearization); one that a read saw took effect before the
