@@ -3,7 +3,10 @@
 //! next level is what they collected. Every state of a level is at its
 //! least depth, so the first violating state met is at the least depth of
 //! any, and its parents lead back along a shortest path. The threads live
-//! for the whole search and meet at a barrier between levels.
+//! for the whole search and meet at a barrier between levels, where what each
+//! collected becomes its part of the next level as it is (no copy: a copy of
+//! the whole level by one thread, while the others waited, was about a tenth
+//! of a large run).
 
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -21,10 +24,10 @@ type Level<S> = Vec<(S, Fingerprint)>;
 
 /// What the threads of a breadth-first search share.
 struct Levels<S> {
-    /// The level being expanded.
-    current: RwLock<Level<S>>,
-    /// The next position in `current` to hand out.
-    cursor: AtomicUsize,
+    /// The level being expanded, in one part per thread.
+    current: RwLock<Vec<Level<S>>>,
+    /// Per part: the next position in it to hand out.
+    cursors: Vec<AtomicUsize>,
     /// What each thread collected of the next level.
     collected: Vec<Mutex<Level<S>>>,
     /// The depth of the states of `current`.
@@ -47,9 +50,11 @@ where
     let initial = shared.initial_states();
     let generated = initial.len() as u64;
     let threads = opts.threads.max(1);
+    let mut parts: Vec<Level<M::State>> = (0..threads).map(|_| Vec::new()).collect();
+    parts[0] = initial;
     let levels = Levels {
-        current: RwLock::new(initial),
-        cursor: AtomicUsize::new(0),
+        current: RwLock::new(parts),
+        cursors: (0..threads).map(|_| AtomicUsize::new(0)).collect(),
         collected: (0..threads).map(|_| Mutex::default()).collect(),
         depth: AtomicUsize::new(1),
         done: AtomicBool::new(false),
@@ -80,13 +85,17 @@ where
             let current = levels.current.read().unwrap_or_else(PoisonError::into_inner);
             let depth = levels.depth.load(Ordering::Relaxed);
             let mut next = std::mem::take(&mut *levels.collected[me].lock().unwrap_or_else(PoisonError::into_inner));
-            loop {
-                let start = levels.cursor.fetch_add(CHUNK, Ordering::Relaxed);
-                if start >= current.len() || shared.stopped() {
-                    break;
-                }
-                for (state, fp) in &current[start..(start + CHUNK).min(current.len())] {
-                    worker.expand(shared, state, *fp, depth, |s, fp| next.push((s, fp)));
+            // Its own part first, then helps with the others'.
+            for p in (0..current.len()).map(|i| (me + i) % current.len()) {
+                let part = &current[p];
+                loop {
+                    let start = levels.cursors[p].fetch_add(CHUNK, Ordering::Relaxed);
+                    if start >= part.len() || shared.stopped() {
+                        break;
+                    }
+                    for (state, fp) in &part[start..(start + CHUNK).min(part.len())] {
+                        worker.expand(shared, state, *fp, depth, |s, fp| next.push((s, fp)));
+                    }
                 }
             }
             *levels.collected[me].lock().unwrap_or_else(PoisonError::into_inner) = next;
@@ -95,13 +104,16 @@ where
             let mut current = levels.current.write().unwrap_or_else(PoisonError::into_inner);
             // The vectors keep their memory from level to level: fresh
             // pages cost the kernel's zeroing every time.
-            current.clear();
-            for part in &levels.collected {
-                current.append(&mut part.lock().unwrap_or_else(PoisonError::into_inner));
+            for (part, collected) in current.iter_mut().zip(&levels.collected) {
+                let mut collected = collected.lock().unwrap_or_else(PoisonError::into_inner);
+                std::mem::swap(part, &mut collected);
+                collected.clear();
             }
-            levels.cursor.store(0, Ordering::Relaxed);
+            for cursor in &levels.cursors {
+                cursor.store(0, Ordering::Relaxed);
+            }
             levels.depth.fetch_add(1, Ordering::Relaxed);
-            levels.done.store(current.is_empty() || shared.stopped(), Ordering::Relaxed);
+            levels.done.store(current.iter().all(Vec::is_empty) || shared.stopped(), Ordering::Relaxed);
         }
         levels.barrier.wait();
         if levels.done.load(Ordering::Relaxed) {

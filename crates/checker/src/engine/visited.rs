@@ -81,12 +81,17 @@ impl Shard {
 
 /// Fingerprint -> parent fingerprint ([`NO_PARENT`] for initial states).
 pub struct Visited {
-    shards: Box<[Mutex<Shard>]>,
+    shards: Box<[Padded]>,
 }
+
+/// A shard's lock on a cache line of its own: two locks on one line would
+/// send it from core to core twice as often.
+#[repr(align(128))]
+struct Padded(Mutex<Shard>);
 
 impl Default for Visited {
     fn default() -> Visited {
-        Visited { shards: (0..SHARDS).map(|_| Mutex::new(Shard::new())).collect() }
+        Visited { shards: (0..SHARDS).map(|_| Padded(Mutex::new(Shard::new()))).collect() }
     }
 }
 
@@ -103,7 +108,7 @@ impl Visited {
 
     /// How many states are known.
     pub fn count(&self) -> usize {
-        self.shards.iter().map(|s| lock(s).len).sum()
+        self.shards.iter().map(|s| lock(&s.0).len).sum()
     }
 
     /// The path of fingerprints from an initial state to `fp`.
@@ -120,7 +125,7 @@ impl Visited {
 
     /// The shard of `fp`: bits the shard's own table does not use.
     fn shard(&self, fp: Fingerprint) -> MutexGuard<'_, Shard> {
-        lock(&self.shards[(fp >> 40) as usize % SHARDS])
+        lock(&self.shards[(fp >> 40) as usize % SHARDS].0)
     }
 }
 
