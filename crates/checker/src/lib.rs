@@ -15,6 +15,7 @@ pub mod compact;
 pub mod engine;
 pub mod mirror;
 pub mod model;
+pub mod properties;
 pub mod registry;
 pub mod run;
 pub mod search;

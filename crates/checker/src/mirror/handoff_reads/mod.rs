@@ -23,6 +23,7 @@ use stateright::{Model, Property};
 use crate::cfg::{CfgError, TlcConfig};
 use crate::mirror::handoff::Func;
 use crate::mirror::handoff_scale::HandoffScale;
+use crate::properties::{self, NumberedChecks};
 use crate::spec::{Mirror, check_mutation};
 
 pub use actions::ReadsAction;
@@ -120,8 +121,8 @@ impl HandoffReads {
             model.names.push(check.0);
             model.checks.push(check);
         }
-        if model.names.len() > HOLDS.len() {
-            return Err(CfgError::Unsupported(format!("{MODULE} checks at most {} properties", HOLDS.len())));
+        if model.names.len() > properties::MOST {
+            return Err(CfgError::Unsupported(format!("{MODULE} checks at most {} properties", properties::MOST)));
         }
         Ok(model)
     }
@@ -157,36 +158,6 @@ fn reads_linearizable(_: &HandoffReads, s: &ReadsState) -> bool {
     !s.bad_read
 }
 
-/// Property number `I`: check `I` of the cfg holds in `s`.
-fn holds<const I: usize>(m: &HandoffReads, s: &ReadsState) -> bool {
-    match m.names.get(I) {
-        None => true,
-        Some(name) => match m.checks.iter().find(|(n, _)| n == name) {
-            Some((_, check)) => check(m, s),
-            None => m.scale.violated(&s.scale) != Some(*name),
-        },
-    }
-}
-
-const HOLDS: [fn(&HandoffReads, &ReadsState) -> bool; 16] = [
-    holds::<0>,
-    holds::<1>,
-    holds::<2>,
-    holds::<3>,
-    holds::<4>,
-    holds::<5>,
-    holds::<6>,
-    holds::<7>,
-    holds::<8>,
-    holds::<9>,
-    holds::<10>,
-    holds::<11>,
-    holds::<12>,
-    holds::<13>,
-    holds::<14>,
-    holds::<15>,
-];
-
 impl Model for HandoffReads {
     type State = ReadsState;
     type Action = ReadsAction;
@@ -204,17 +175,28 @@ impl Model for HandoffReads {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        if self.names.is_empty() {
-            // stateright explores only the initial states of a model with
-            // no properties; TLC with nothing to check still explores all.
-            return vec![Property::always("TRUE", |_, _| true)];
-        }
-        self.names.iter().zip(HOLDS).map(|(&name, holds)| Property::always(name, holds)).collect()
+        properties::always(self)
     }
 
     /// The web explorer lists actions as TLA+ action instances.
     fn format_action(&self, action: &Self::Action) -> String {
         action.to_string()
+    }
+}
+
+impl NumberedChecks for HandoffReads {
+    fn check_names(&self) -> &[&'static str] {
+        &self.names
+    }
+
+    fn holds(&self, i: usize, s: &ReadsState) -> bool {
+        match self.names.get(i) {
+            None => true,
+            Some(name) => match self.checks.iter().find(|(n, _)| n == name) {
+                Some((_, check)) => check(self, s),
+                None => self.scale.violated(&s.scale) != Some(*name),
+            },
+        }
     }
 }
 

@@ -19,6 +19,7 @@ use stateright::{Model, Property};
 use crate::cfg::{CfgError, TlcConfig, Value};
 use crate::mirror::handoff::{Func, KeySet, Msgs, Val};
 use crate::mirror::handoff_ext::HandoffZombie;
+use crate::properties::{self, NumberedChecks};
 use crate::spec::{Mirror, check_mutation};
 
 pub use actions::ScaleAction;
@@ -144,8 +145,8 @@ impl HandoffScale {
             model.names.push(check.0);
             model.checks.push(check);
         }
-        if model.names.len() > HOLDS.len() {
-            return Err(CfgError::Unsupported(format!("{MODULE} checks at most {} properties", HOLDS.len())));
+        if model.names.len() > properties::MOST {
+            return Err(CfgError::Unsupported(format!("{MODULE} checks at most {} properties", properties::MOST)));
         }
         Ok(model)
     }
@@ -235,32 +236,6 @@ fn pending_above_floor(m: &HandoffScale, s: &ScaleState) -> bool {
     s.ext.base.pending.iter().all(|pw| above(crate::mirror::handoff::Rec { ep: pw.ep, ver: pw.ver, wid: pw.wid }, fl))
 }
 
-/// Property number `I`: check `I` of the cfg holds in `s`.
-fn holds<const I: usize>(m: &HandoffScale, s: &ScaleState) -> bool {
-    match m.names.get(I) {
-        None => true,
-        Some(name) => match m.checks.iter().find(|(n, _)| n == name) {
-            Some((_, check)) => check(m, s),
-            None => m.zombie.violated(&s.ext) != Some(*name),
-        },
-    }
-}
-
-const HOLDS: [fn(&HandoffScale, &ScaleState) -> bool; 12] = [
-    holds::<0>,
-    holds::<1>,
-    holds::<2>,
-    holds::<3>,
-    holds::<4>,
-    holds::<5>,
-    holds::<6>,
-    holds::<7>,
-    holds::<8>,
-    holds::<9>,
-    holds::<10>,
-    holds::<11>,
-];
-
 impl Model for HandoffScale {
     type State = ScaleState;
     type Action = ScaleAction;
@@ -278,17 +253,28 @@ impl Model for HandoffScale {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        if self.names.is_empty() {
-            // stateright explores only the initial states of a model with
-            // no properties; TLC with nothing to check still explores all.
-            return vec![Property::always("TRUE", |_, _| true)];
-        }
-        self.names.iter().zip(HOLDS).map(|(&name, holds)| Property::always(name, holds)).collect()
+        properties::always(self)
     }
 
     /// The web explorer lists actions as TLA+ action instances.
     fn format_action(&self, action: &Self::Action) -> String {
         action.to_string()
+    }
+}
+
+impl NumberedChecks for HandoffScale {
+    fn check_names(&self) -> &[&'static str] {
+        &self.names
+    }
+
+    fn holds(&self, i: usize, s: &ScaleState) -> bool {
+        match self.names.get(i) {
+            None => true,
+            Some(name) => match self.checks.iter().find(|(n, _)| n == name) {
+                Some((_, check)) => check(self, s),
+                None => self.zombie.violated(&s.ext) != Some(*name),
+            },
+        }
     }
 }
 

@@ -44,6 +44,7 @@ use stateright::{Model, Property};
 use crate::cfg::{CfgError, TlcConfig};
 use crate::mirror::handoff::{Key as SpecKey, Replica as SpecReplica};
 use crate::mirror::handoff_scale::HandoffScale;
+use crate::properties::{self, NumberedChecks};
 use crate::spec::{Mirror, check_mutation};
 
 pub use state::{ImplAction, ImplState};
@@ -277,32 +278,6 @@ impl HandoffImpl {
     }
 }
 
-/// Property number `I`: the step into `s` did not violate check `I`.
-fn holds<const I: usize>(m: &HandoffImpl, s: &ImplState) -> bool {
-    m.checks.get(I).is_none_or(|name| s.violation != Some(*name))
-}
-
-const HOLDS: [fn(&HandoffImpl, &ImplState) -> bool; 18] = [
-    holds::<0>,
-    holds::<1>,
-    holds::<2>,
-    holds::<3>,
-    holds::<4>,
-    holds::<5>,
-    holds::<6>,
-    holds::<7>,
-    holds::<8>,
-    holds::<9>,
-    holds::<10>,
-    holds::<11>,
-    holds::<12>,
-    holds::<13>,
-    holds::<14>,
-    holds::<15>,
-    holds::<16>,
-    holds::<17>,
-];
-
 impl Model for HandoffImpl {
     type State = ImplState;
     type Action = ImplAction;
@@ -325,8 +300,19 @@ impl Model for HandoffImpl {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        let always = self.checks.iter().zip(HOLDS).map(|(&name, holds)| Property::always(name, holds));
+        let always = properties::always(self).into_iter();
         always.chain(self.eventually.iter().filter_map(|name| liveness::property(name))).collect()
+    }
+}
+
+impl NumberedChecks for HandoffImpl {
+    fn check_names(&self) -> &[&'static str] {
+        &self.checks
+    }
+
+    /// The step into `s` did not violate check `i`.
+    fn holds(&self, i: usize, s: &ImplState) -> bool {
+        self.checks.get(i).is_none_or(|name| s.violation != Some(*name))
     }
 }
 
