@@ -246,13 +246,7 @@ impl Procedure for Activator {
                 done(Answer::Rejected { reason })
             }
 
-            (step, reply) => {
-                return Err(ProcedureError::UnexpectedReply {
-                    procedure: Self::NAME,
-                    step: step.name(),
-                    reply: format!("{reply:?}"),
-                });
-            }
+            (step, reply) => return Err(ProcedureError::unexpected(Self::NAME, step.name(), &reply)),
         };
         self.step = step;
         Ok(Progress::Advanced)

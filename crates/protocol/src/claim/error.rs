@@ -141,3 +141,10 @@ pub enum ProcedureError {
     #[error("the {procedure} has no answer and nothing to ask")]
     Stalled { procedure: &'static str },
 }
+
+impl ProcedureError {
+    /// `procedure`, waiting at `step`, was handed `reply`.
+    pub fn unexpected(procedure: &'static str, step: &'static str, reply: &impl std::fmt::Debug) -> Self {
+        ProcedureError::UnexpectedReply { procedure, step, reply: format!("{reply:?}") }
+    }
+}

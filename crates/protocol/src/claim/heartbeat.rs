@@ -136,13 +136,7 @@ impl Procedure for Heartbeat {
             (HeartbeatStep::Record { expires_at }, Reply::Durable(DurableReply::LeaseRecorded)) => {
                 HeartbeatStep::Done { outcome: HeartbeatOutcome::Renewed { expires_at: *expires_at } }
             }
-            (step, reply) => {
-                return Err(ProcedureError::UnexpectedReply {
-                    procedure: Self::NAME,
-                    step: step.name(),
-                    reply: format!("{reply:?}"),
-                });
-            }
+            (step, reply) => return Err(ProcedureError::unexpected(Self::NAME, step.name(), &reply)),
         };
         self.step = step;
         Ok(Progress::Advanced)

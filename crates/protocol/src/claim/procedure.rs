@@ -148,11 +148,7 @@ mod tests {
                     self.seen = Some(state == ClaimState::Reaped);
                     Ok(Progress::Advanced)
                 }
-                reply => Err(ProcedureError::UnexpectedReply {
-                    procedure: Self::NAME,
-                    step: "inspect",
-                    reply: format!("{reply:?}"),
-                }),
+                reply => Err(ProcedureError::unexpected(Self::NAME, "inspect", &reply)),
             }
         }
 

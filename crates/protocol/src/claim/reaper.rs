@@ -112,11 +112,7 @@ impl Procedure for Reaper {
                 | (ReaperStep::Reap { .. }, Reply::Durable(DurableReply::Reaped))
         );
         if !fits {
-            return Err(ProcedureError::UnexpectedReply {
-                procedure: Self::NAME,
-                step: self.step.name(),
-                reply: format!("{reply:?}"),
-            });
+            return Err(ProcedureError::unexpected(Self::NAME, self.step.name(), &reply));
         }
         if let Reply::Durable(DurableReply::Failed { error }) = reply {
             return Err(error.into());
