@@ -102,11 +102,7 @@ pub struct ActionCoverage {
 pub fn check<M: Mirror>(model: M, spec: &str, config: &str, mutation: Option<&str>, opts: &RunOptions) -> Report {
     let started = Instant::now();
     let run = Run { started, spec, config, mutation, opts };
-    // The engine checks `always` properties only; a model with an
-    // `eventually` property (the implementation model's liveness cfg) is
-    // searched by stateright, which checks both.
-    let eventually = model.properties().iter().any(|p| p.expectation == Expectation::Eventually);
-    if matches!(opts.search, Search::Bfs | Search::Dfs) && !eventually {
+    if matches!(opts.search, Search::Bfs | Search::Dfs) {
         return run.exhaustive(&model);
     }
     let builder = model.checker().threads(opts.threads.max(1)).finish_when(HasDiscoveries::AnyFailures);

@@ -14,13 +14,13 @@ use std::sync::{Barrier, Mutex, PoisonError, RwLock};
 
 use stateright::Model;
 
-use super::{Fingerprint, Options, Outcome, Progress, Shared, Worker, merge};
+use super::{Key, Options, Outcome, Progress, Shared, Worker, merge};
 
 /// States a thread takes from the level at a time.
 const CHUNK: usize = 256;
 
-/// A level of the search: states and their fingerprints.
-type Level<S> = Vec<(S, Fingerprint)>;
+/// A level of the search: states and their keys.
+type Level<S> = Vec<(S, Key)>;
 
 /// What the threads of a breadth-first search share.
 struct Levels<S> {
@@ -93,8 +93,8 @@ where
                     if start >= part.len() || shared.stopped() {
                         break;
                     }
-                    for (state, fp) in &part[start..(start + CHUNK).min(part.len())] {
-                        worker.expand(shared, state, *fp, depth, |s, fp| next.push((s, fp)));
+                    for (state, key) in &part[start..(start + CHUNK).min(part.len())] {
+                        worker.expand(shared, state, *key, depth, |s, key| next.push((s, key)));
                     }
                 }
             }

@@ -12,10 +12,10 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use stateright::Model;
 
-use super::{Fingerprint, Options, Outcome, Progress, Shared, Worker, merge};
+use super::{Key, Options, Outcome, Progress, Shared, Worker, merge};
 
-/// A state to expand, with its fingerprint and depth.
-type Job<S> = (S, Fingerprint, usize);
+/// A state to expand, with its key and depth.
+type Job<S> = (S, Key, usize);
 
 /// Work handed between threads.
 struct Pool<S> {
@@ -73,7 +73,7 @@ where
     M::Action: Send,
 {
     let shared = Shared::new(model, kind, kinds);
-    let initial: Vec<Job<M::State>> = shared.initial_states().into_iter().map(|(s, fp)| (s, fp, 1)).collect();
+    let initial: Vec<Job<M::State>> = shared.initial_states().into_iter().map(|(s, key)| (s, key, 1)).collect();
     let generated = initial.len() as u64;
     let threads = opts.threads.max(1);
     let pool = Pool { batches: Mutex::new(vec![initial]), changed: Condvar::new(), idle: AtomicUsize::new(0), threads };
@@ -96,11 +96,11 @@ where
 {
     let mut worker = Worker::new(shared.kinds);
     while let Some(mut stack) = pool.take(|| shared.stopped()) {
-        while let Some((state, fp, depth)) = stack.pop() {
+        while let Some((state, key, depth)) = stack.pop() {
             if shared.stopped() {
                 break;
             }
-            worker.expand(shared, &state, fp, depth, |s, fp| stack.push((s, fp, depth + 1)));
+            worker.expand(shared, &state, key, depth, |s, key| stack.push((s, key, depth + 1)));
             pool.share(&mut stack);
         }
     }

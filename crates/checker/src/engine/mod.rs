@@ -10,11 +10,22 @@
 //! replaying the model ([`replay`]). Each step is counted against the
 //! action it took ([`Counts`]), which is what `--coverage` reports.
 //!
-//! Only `always` properties are checked (the models register no other
-//! kind): a state violating one stops the run.
+//! `always` properties are checked on every state met: a state violating one
+//! stops the run. `eventually` properties are checked as stateright checks
+//! them, on the paths that end in a state without successors (a path that
+//! closes a cycle is not checked): each state carries the bits of the
+//! `eventually` properties that no state of its path satisfied yet
+//! ([`Key`]), and a state without successors whose bits are not all clear
+//! violates the first of them. The bits are part of what makes a state
+//! distinct (stateright keeps the bits of the first path that reached a
+//! state, and so can miss a path that reaches it with other bits), so a run
+//! with `eventually` properties counts pairs of a state and its bits.
+//! `sometimes` properties are not checked (no model has one).
 
 mod bfs;
 mod dfs;
+#[cfg(test)]
+mod tests;
 mod visited;
 
 use std::hash::{BuildHasher, Hash, Hasher};
@@ -31,6 +42,32 @@ use visited::Visited;
 
 /// A state's 64-bit hash, never 0 (0 marks "no parent").
 pub type Fingerprint = u64;
+
+/// The `eventually` properties not yet satisfied on a path, bit `i` for the
+/// model's `i`th `eventually` property.
+pub type Pending = u64;
+
+/// What the search tells apart: a state's fingerprint and the `eventually`
+/// properties its path has not satisfied yet. `node` is what the visited
+/// set and the parents hold: the fingerprint itself when nothing is
+/// pending (so a model without `eventually` properties is searched exactly
+/// as before), else a hash of both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Key {
+    pub node: Fingerprint,
+    pub pending: Pending,
+}
+
+impl Key {
+    pub fn new(fp: Fingerprint, pending: Pending) -> Key {
+        let node = if pending == 0 {
+            fp
+        } else {
+            foldhash::quality::FixedState::with_seed(0x1319_8a2e_0370_7344).hash_one((fp, pending)).max(1)
+        };
+        Key { node, pending }
+    }
+}
 
 /// The fingerprint of a state (see [`Fingerprinter`]).
 pub fn fingerprint<T: Hash>(value: &T) -> Fingerprint {
@@ -118,6 +155,8 @@ struct Shared<'a, M: Model> {
     model: &'a M,
     /// The `always` properties.
     properties: Vec<Property<M>>,
+    /// The `eventually` properties (at most 64: bits of [`Pending`]).
+    eventually: Vec<Property<M>>,
     kind: &'a (dyn Fn(&M::Action) -> usize + Sync),
     kinds: usize,
     visited: Visited,
@@ -135,6 +174,12 @@ where
         Shared {
             model,
             properties: model.properties().into_iter().filter(|p| p.expectation == Expectation::Always).collect(),
+            eventually: model
+                .properties()
+                .into_iter()
+                .filter(|p| p.expectation == Expectation::Eventually)
+                .take(Pending::BITS as usize)
+                .collect(),
             kind,
             kinds,
             visited: Visited::default(),
@@ -160,14 +205,34 @@ where
         false
     }
 
+    /// Records that `state`, the last of a path (`key`), has no successor:
+    /// `false` (and the run stops) if an `eventually` property is still
+    /// pending.
+    fn at_end(&self, key: Key) -> bool {
+        let Some(p) = self.eventually.iter().enumerate().find(|(i, _)| key.pending & (1 << i) != 0) else {
+            return true;
+        };
+        let mut first = self.violation.lock().unwrap_or_else(PoisonError::into_inner);
+        first.get_or_insert((p.1.name, key.node));
+        self.stop.store(true, Ordering::Relaxed);
+        false
+    }
+
+    /// The key of `state`, reached by a path on which the properties of
+    /// `pending` were not satisfied before it.
+    fn key(&self, state: &M::State, fp: Fingerprint, pending: Pending) -> Key {
+        Key::new(fp, still_pending(self.model, &self.eventually, state, pending))
+    }
+
     /// The initial states not met before, each admitted.
-    fn initial_states(&self) -> Vec<(M::State, Fingerprint)> {
+    fn initial_states(&self) -> Vec<(M::State, Key)> {
         let mut out = Vec::new();
+        let all = all_pending(&self.eventually);
         for s in self.model.init_states() {
-            let fp = fingerprint(&s);
-            if self.visited.insert(fp, visited::NO_PARENT) {
-                let ok = self.admit(&s, fp, 1);
-                out.push((s, fp));
+            let key = self.key(&s, fingerprint(&s), all);
+            if self.visited.insert(key.node, visited::NO_PARENT) {
+                let ok = self.admit(&s, key.node, 1);
+                out.push((s, key));
                 if !ok {
                     break;
                 }
@@ -228,17 +293,20 @@ impl<A> Worker<A> {
         &mut self,
         shared: &Shared<'_, M>,
         state: &M::State,
-        fp: Fingerprint,
+        key: Key,
         depth: usize,
-        mut push: impl FnMut(M::State, Fingerprint),
+        mut push: impl FnMut(M::State, Key),
     ) where
         M::State: Hash + PartialEq,
     {
+        let fp = key.node;
         let mut actions = std::mem::take(&mut self.actions);
         shared.model.actions(state, &mut actions);
+        let mut successors = false;
         for action in actions.drain(..) {
             let kind = (shared.kind)(&action);
             let Some(next) = shared.model.next_state(state, action) else { continue };
+            successors = true;
             self.generated += 1;
             let counts = &mut self.coverage[kind];
             counts.fired += 1;
@@ -247,7 +315,11 @@ impl<A> Worker<A> {
             // fingerprint, which every other successor needs anyway (a
             // comparison of whole states costs as much as hashing them
             // for the models whose states hold the protocol's maps).
-            let next_fp = self.fingerprinter.of(&next);
+            let next_key = match key.pending {
+                0 => Key { node: self.fingerprinter.of(&next), pending: 0 },
+                pending => shared.key(&next, self.fingerprinter.of(&next), pending),
+            };
+            let next_fp = next_key.node;
             if next_fp == fp {
                 continue;
             }
@@ -259,14 +331,31 @@ impl<A> Worker<A> {
             if shared.visited.insert(next_fp, fp) {
                 counts.distinct += 1;
                 let ok = shared.admit(&next, next_fp, depth + 1);
-                push(next, next_fp);
+                push(next, next_key);
                 if !ok {
                     break;
                 }
             }
         }
         self.actions = actions;
+        if !successors {
+            shared.at_end(key);
+        }
     }
+}
+
+/// All of `eventually`, pending.
+fn all_pending<M: Model>(eventually: &[Property<M>]) -> Pending {
+    (0..eventually.len()).fold(0, |bits, i| bits | (1 << i))
+}
+
+/// `pending`, less the properties `state` satisfies.
+fn still_pending<M: Model>(model: &M, eventually: &[Property<M>], state: &M::State, pending: Pending) -> Pending {
+    eventually
+        .iter()
+        .enumerate()
+        .filter(|&(i, p)| pending & (1 << i) != 0 && (p.condition)(model, state))
+        .fold(pending, |bits, (i, _)| bits & !(1 << i))
 }
 
 /// Sums the threads' tallies.
@@ -340,15 +429,21 @@ where
     M::State: Hash + PartialEq,
     M::Action: Clone,
 {
+    let eventually: Vec<Property<M>> =
+        model.properties().into_iter().filter(|p| p.expectation == Expectation::Eventually).collect();
+    let key = |s: &M::State, pending| Key::new(fingerprint(s), still_pending(model, &eventually, s, pending));
     let (&first, rest) = path.split_first()?;
-    let mut state = model.init_states().into_iter().find(|s| fingerprint(s) == first)?;
+    let mut pending = all_pending(&eventually);
+    let mut state = model.init_states().into_iter().find(|s| key(s, pending).node == first)?;
+    pending = key(&state, pending).pending;
     let mut steps = Vec::with_capacity(path.len());
     for &next_fp in rest {
         let mut actions = Vec::new();
         model.actions(&state, &mut actions);
-        let (action, next) = actions
-            .into_iter()
-            .find_map(|a| model.next_state(&state, a.clone()).filter(|n| fingerprint(n) == next_fp).map(|n| (a, n)))?;
+        let (action, next) = actions.into_iter().find_map(|a| {
+            model.next_state(&state, a.clone()).filter(|n| key(n, pending).node == next_fp).map(|n| (a, n))
+        })?;
+        pending = key(&next, pending).pending;
         steps.push((state, Some(action)));
         state = next;
     }
