@@ -2,11 +2,11 @@
 //! implementation model, as far as stateright can check them: as
 //! `Property::eventually`.
 //!
-//! stateright checks `eventually(P)` only on paths that end in a state
-//! without successors -- here a quiescent state, since a step that changes
-//! nothing is no step (`HandoffImpl::step`). A path that closes a cycle is
-//! not checked, and a state met again is not expanded again (it keeps the
-//! bits of the first path that reached it). So each condition below is
+//! The checker's engine checks `eventually(P)` as stateright does, only on
+//! paths that end in a state without successors -- here a quiescent state,
+//! since a step that changes nothing is no step (`HandoffImpl::step`). A
+//! path that closes a cycle is not checked (`engine` says how). So each
+//! condition below is
 //! "the environment is done, and the replicas have converged": false until
 //! the clients and the platform have spent their budget and nothing is
 //! pending, and stable from then on (no eviction undoes
