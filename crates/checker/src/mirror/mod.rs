@@ -14,6 +14,57 @@
 //! - [`remora_loss`] mirrors the extension `tla/RemoraClaimLeaseLoss.tla`,
 //!   built on the [`remora`] mirror.
 
+/// The stateright `Model` of a mirror built on another one: its own `init`,
+/// `next` and `step`, and its checks by number (`crate::properties`): the
+/// check of that name among its own (`checks`), else the verdict of the
+/// mirror it extends, `$inherited` (the name of the check it violates).
+macro_rules! extension_model {
+    ($model:ty, $state:ty, $action:ty, |$m:ident, $s:ident| $inherited:expr) => {
+        impl stateright::Model for $model {
+            type State = $state;
+            type Action = $action;
+
+            fn init_states(&self) -> Vec<$state> {
+                vec![self.init()]
+            }
+
+            fn actions(&self, s: &$state, actions: &mut Vec<$action>) {
+                self.next(s, actions);
+            }
+
+            fn next_state(&self, s: &$state, action: $action) -> Option<$state> {
+                self.step(s, &action)
+            }
+
+            fn properties(&self) -> Vec<stateright::Property<Self>> {
+                crate::properties::always(self)
+            }
+
+            /// The web explorer lists actions as TLA+ action instances.
+            fn format_action(&self, action: &Self::Action) -> String {
+                action.to_string()
+            }
+        }
+
+        impl crate::properties::NumberedChecks for $model {
+            fn check_names(&self) -> &[&'static str] {
+                &self.names
+            }
+
+            fn holds(&self, i: usize, $s: &$state) -> bool {
+                let $m = self;
+                match self.names.get(i) {
+                    None => true,
+                    Some(name) => match self.checks.iter().find(|(n, _)| n == name) {
+                        Some((_, check)) => check(self, $s),
+                        None => $inherited != Some(*name),
+                    },
+                }
+            }
+        }
+    };
+}
+
 pub mod handoff;
 pub mod handoff_ext;
 pub mod handoff_reads;

@@ -18,12 +18,10 @@
 mod actions;
 mod state;
 
-use stateright::{Model, Property};
-
 use crate::cfg::{CfgError, TlcConfig};
 use crate::mirror::handoff::Func;
 use crate::mirror::handoff_scale::HandoffScale;
-use crate::properties::{self, NumberedChecks};
+use crate::properties;
 use crate::spec::{Mirror, check_mutation};
 
 pub use actions::ReadsAction;
@@ -158,47 +156,7 @@ fn reads_linearizable(_: &HandoffReads, s: &ReadsState) -> bool {
     !s.bad_read
 }
 
-impl Model for HandoffReads {
-    type State = ReadsState;
-    type Action = ReadsAction;
-
-    fn init_states(&self) -> Vec<ReadsState> {
-        vec![self.init()]
-    }
-
-    fn actions(&self, s: &ReadsState, actions: &mut Vec<ReadsAction>) {
-        self.next(s, actions);
-    }
-
-    fn next_state(&self, s: &ReadsState, action: ReadsAction) -> Option<ReadsState> {
-        self.step(s, &action)
-    }
-
-    fn properties(&self) -> Vec<Property<Self>> {
-        properties::always(self)
-    }
-
-    /// The web explorer lists actions as TLA+ action instances.
-    fn format_action(&self, action: &Self::Action) -> String {
-        action.to_string()
-    }
-}
-
-impl NumberedChecks for HandoffReads {
-    fn check_names(&self) -> &[&'static str] {
-        &self.names
-    }
-
-    fn holds(&self, i: usize, s: &ReadsState) -> bool {
-        match self.names.get(i) {
-            None => true,
-            Some(name) => match self.checks.iter().find(|(n, _)| n == name) {
-                Some((_, check)) => check(self, s),
-                None => self.scale.violated(&s.scale) != Some(*name),
-            },
-        }
-    }
-}
+extension_model!(HandoffReads, ReadsState, ReadsAction, |m, s| m.scale.violated(&s.scale));
 
 impl Mirror for HandoffReads {
     const MODULE: &'static str = MODULE;

@@ -14,12 +14,10 @@ mod state;
 
 use std::collections::BTreeSet;
 
-use stateright::{Model, Property};
-
 use crate::cfg::{CfgError, TlcConfig, Value};
 use crate::mirror::handoff::{Func, KeySet, Msgs, Val};
 use crate::mirror::handoff_ext::HandoffZombie;
-use crate::properties::{self, NumberedChecks};
+use crate::properties;
 use crate::spec::{Mirror, check_mutation};
 
 pub use actions::ScaleAction;
@@ -236,47 +234,7 @@ fn pending_above_floor(m: &HandoffScale, s: &ScaleState) -> bool {
     s.ext.base.pending.iter().all(|pw| above(crate::mirror::handoff::Rec { ep: pw.ep, ver: pw.ver, wid: pw.wid }, fl))
 }
 
-impl Model for HandoffScale {
-    type State = ScaleState;
-    type Action = ScaleAction;
-
-    fn init_states(&self) -> Vec<ScaleState> {
-        vec![self.init()]
-    }
-
-    fn actions(&self, s: &ScaleState, actions: &mut Vec<ScaleAction>) {
-        self.next(s, actions);
-    }
-
-    fn next_state(&self, s: &ScaleState, action: ScaleAction) -> Option<ScaleState> {
-        self.step(s, &action)
-    }
-
-    fn properties(&self) -> Vec<Property<Self>> {
-        properties::always(self)
-    }
-
-    /// The web explorer lists actions as TLA+ action instances.
-    fn format_action(&self, action: &Self::Action) -> String {
-        action.to_string()
-    }
-}
-
-impl NumberedChecks for HandoffScale {
-    fn check_names(&self) -> &[&'static str] {
-        &self.names
-    }
-
-    fn holds(&self, i: usize, s: &ScaleState) -> bool {
-        match self.names.get(i) {
-            None => true,
-            Some(name) => match self.checks.iter().find(|(n, _)| n == name) {
-                Some((_, check)) => check(self, s),
-                None => self.zombie.violated(&s.ext) != Some(*name),
-            },
-        }
-    }
-}
+extension_model!(HandoffScale, ScaleState, ScaleAction, |m, s| m.zombie.violated(&s.ext));
 
 impl Mirror for HandoffScale {
     const MODULE: &'static str = MODULE;
