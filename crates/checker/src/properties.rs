@@ -5,6 +5,8 @@
 
 use stateright::{Model, Property};
 
+use crate::cfg::{CfgError, TlcConfig};
+
 /// A model whose checks are numbered in the order of the cfg.
 pub trait NumberedChecks: Model {
     /// The checks' names, in the cfg's order.
@@ -12,6 +14,39 @@ pub trait NumberedChecks: Model {
 
     /// Whether check number `i` holds in `s`.
     fn holds(&self, i: usize, s: &Self::State) -> bool;
+}
+
+/// The names of a cfg's checks, and the mirror's own checks among them.
+pub type Named<F> = (Vec<&'static str>, Vec<(&'static str, F)>);
+
+/// The checks a cfg asks of `module`, a mirror built on another, in the
+/// cfg's order: their names, and those that are the mirror's own (`own`,
+/// by name) with their conditions; any other name must be one the extended
+/// mirror knows (`inherited` gives its name as that mirror spells it).
+pub fn named_checks<F: Copy>(
+    module: &str,
+    cfg: &TlcConfig,
+    own: &[(&'static str, F)],
+    inherited: impl Fn(&str) -> Option<&'static str>,
+) -> Result<Named<F>, CfgError> {
+    let mut names = Vec::new();
+    let mut checks = Vec::new();
+    for name in cfg.invariants.iter().chain(&cfg.properties) {
+        match own.iter().find(|(n, _)| n == name) {
+            Some(&check) => {
+                names.push(check.0);
+                checks.push(check);
+            }
+            None => names.push(
+                inherited(name)
+                    .ok_or_else(|| CfgError::UnknownDefinition { module: module.into(), name: name.clone() })?,
+            ),
+        }
+    }
+    if names.len() > MOST {
+        return Err(CfgError::Unsupported(format!("{module} checks at most {MOST} properties")));
+    }
+    Ok((names, checks))
 }
 
 fn numbered<M: NumberedChecks, const I: usize>(m: &M, s: &M::State) -> bool {

@@ -103,25 +103,8 @@ impl HandoffReads {
         model.mutation = mutation.map(|name| {
             if name == NO_COLLECT_FENCE { Mutation::NoCollectFence } else { Mutation::ServeReadsUnconfirmed }
         });
-        for name in cfg.invariants.iter().chain(&cfg.properties) {
-            let check: Check = match name.as_str() {
-                TYPE_OK_READS => (TYPE_OK_READS, type_ok_reads),
-                READS_LINEARIZABLE => (READS_LINEARIZABLE, reads_linearizable),
-                other => {
-                    let name = model
-                        .scale
-                        .check_name(other)
-                        .ok_or_else(|| CfgError::UnknownDefinition { module: MODULE.into(), name: other.into() })?;
-                    model.names.push(name);
-                    continue;
-                }
-            };
-            model.names.push(check.0);
-            model.checks.push(check);
-        }
-        if model.names.len() > properties::MOST {
-            return Err(CfgError::Unsupported(format!("{MODULE} checks at most {} properties", properties::MOST)));
-        }
+        let own: [Check; 2] = [(TYPE_OK_READS, type_ok_reads), (READS_LINEARIZABLE, reads_linearizable)];
+        (model.names, model.checks) = properties::named_checks(MODULE, cfg, &own, |n| model.scale.check_name(n))?;
         Ok(model)
     }
 

@@ -126,26 +126,12 @@ impl HandoffScale {
             checks: Vec::new(),
             names: Vec::new(),
         };
-        for name in cfg.invariants.iter().chain(&cfg.properties) {
-            let check: Check = match name.as_str() {
-                TYPE_OK_SCALE => (TYPE_OK_SCALE, type_ok_scale),
-                NO_RESURRECTION => (NO_RESURRECTION, no_resurrection),
-                PENDING_ABOVE_FLOOR => (PENDING_ABOVE_FLOOR, pending_above_floor),
-                other => {
-                    let name = model
-                        .zombie
-                        .check_name(other)
-                        .ok_or_else(|| CfgError::UnknownDefinition { module: MODULE.into(), name: other.into() })?;
-                    model.names.push(name);
-                    continue;
-                }
-            };
-            model.names.push(check.0);
-            model.checks.push(check);
-        }
-        if model.names.len() > properties::MOST {
-            return Err(CfgError::Unsupported(format!("{MODULE} checks at most {} properties", properties::MOST)));
-        }
+        let own: [Check; 3] = [
+            (TYPE_OK_SCALE, type_ok_scale),
+            (NO_RESURRECTION, no_resurrection),
+            (PENDING_ABOVE_FLOOR, pending_above_floor),
+        ];
+        (model.names, model.checks) = properties::named_checks(MODULE, cfg, &own, |n| model.zombie.check_name(n))?;
         Ok(model)
     }
 
