@@ -75,3 +75,21 @@ fn unknown_mutations_are_refused() {
     let cfg = TlcConfig::load(&path).unwrap();
     assert!(HandoffImpl::from_cfg(&cfg, Some("NoSuchBug")).is_err());
 }
+
+/// A coordinator answering a read at once, unconfirmed: a zombie answers
+/// from a memory without a write its successor completed before the read
+/// began (HandoffReads' `serve-reads-unconfirmed`).
+#[test]
+fn serving_reads_unconfirmed_is_caught() {
+    let report = caught_on("HandoffImplReads.cfg", "ServeReadsUnconfirmed");
+    assert_eq!(report.violated.as_deref(), Some("ReadsLinearizable"), "{}", run::format_trace(&report));
+}
+
+/// A peer that answers a collect without fencing itself: the zombie's push
+/// lands after the peer's snapshot left, the zombie commits it, and the new
+/// instance, confirmed, answers a read without it (`no-collect-fence`).
+#[test]
+fn answering_a_collect_without_the_fence_is_caught() {
+    let report = caught_on("HandoffImplReads.cfg", "NoCollectFence");
+    assert_eq!(report.violated.as_deref(), Some("ReadsLinearizable"), "{}", run::format_trace(&report));
+}

@@ -14,7 +14,6 @@ use serde::Serialize;
 use worker::{Delay, Request};
 
 use super::Host;
-use super::driving::StepError;
 use crate::error::{HttpError, HttpResult};
 use crate::http::{self, WRITE_ID_HEADER};
 use crate::internal;
@@ -26,6 +25,9 @@ use crate::wire::{ReplicaOp, Target};
 /// gets a 503. Recovery is two round trips to the peers (collect, then
 /// announce): milliseconds when both answer.
 const READY_WAIT: Duration = Duration::from_secs(2);
+/// How long a read waits for a peer to confirm the coordinator's epoch
+/// before a 503 (one round trip when a peer answers).
+const CONFIRM_WAIT: Duration = Duration::from_secs(5);
 /// How long a write waits for its commit (a peer's ack) before a 503. The
 /// write stays pending and may still commit; a retry with the same
 /// `handoff-write-id` is answered from it rather than written twice.
@@ -46,6 +48,10 @@ pub(super) enum Unavailable {
     Restarted,
     /// No peer acked the write within [`COMMIT_WAIT`].
     NotAcked,
+    /// No peer confirmed the coordinator's epoch within [`CONFIRM_WAIT`].
+    NotConfirmed,
+    /// Too many reads waiting for a confirmation.
+    ReadsOverloaded { retry_after_ms: u64 },
     /// The pause test hook is on.
     Paused,
 }
@@ -74,6 +80,14 @@ impl From<Unavailable> for HttpError {
                     .into(),
                 RETRY_AFTER_MS,
             ),
+            Unavailable::NotConfirmed => (
+                "not_confirmed",
+                "no peer confirmed in time that this coordinator is current; retry".into(),
+                RETRY_AFTER_MS,
+            ),
+            Unavailable::ReadsOverloaded { retry_after_ms } => {
+                ("overloaded", "too many reads waiting for a confirmation; retry".into(), retry_after_ms)
+            }
             Unavailable::Paused => ("paused", "this replica is paused by the test hook".into(), RETRY_AFTER_MS),
         };
         HttpError::unavailable(code, message, retry_after_ms)
@@ -112,7 +126,7 @@ impl Host {
     }
 
     /// Completes the client request `req` waiting for `reply`.
-    pub(super) fn reply(&self, req: ClientRequestId, reply: WriteReply) {
+    pub(super) fn reply(&self, req: ClientRequestId, reply: Answer) {
         let waiter = self.waiters.try_borrow_mut().ok().and_then(|mut w| w.remove(&req.0));
         if let Some(tx) = waiter {
             let _ = tx.send(reply);
@@ -147,6 +161,48 @@ impl Host {
     }
 
     async fn client_write(self: &Rc<Self>, key: Key, value: Option<Vec<u8>>, wid: WriteId) -> HttpResult {
+        let input = |req| match value {
+            Some(value) => Input::Put { req, key, value, wid },
+            None => Input::Delete { req, key, wid },
+        };
+        match self.ask(input, COMMIT_WAIT).await? {
+            Some(Answer::Write(reply)) => write_reply(reply),
+            Some(Answer::Read(_)) => Err(Unavailable::Restarted.into()),
+            None => Err(Unavailable::NotAcked.into()),
+        }
+    }
+
+    /// HandoffReads: the coordinator answers once a peer confirmed that its
+    /// epoch is current, from its memory at that moment.
+    async fn client_read(self: &Rc<Self>, key: &Key) -> HttpResult {
+        let input = |req| Input::Read { req, key: key.clone() };
+        let read = match self.ask(input, CONFIRM_WAIT).await? {
+            Some(Answer::Read(read)) => read,
+            Some(Answer::Write(_)) => return Err(Unavailable::Restarted.into()),
+            None => return Err(Unavailable::NotConfirmed.into()),
+        };
+        match read {
+            Read::Committed(Some(rec)) => match rec.value {
+                Value::Bytes(bytes) => Ok(http::record(bytes, rec.stamp.ep.0, rec.stamp.ver.0, &rec.wid.to_string())?),
+                Value::Tombstone => Err(HttpError::new(404, "key_not_found", format!("{key} was deleted"))),
+            },
+            Read::Committed(None) => Err(HttpError::new(404, "key_not_found", format!("{key} does not exist"))),
+            Read::Unavailable { status, retry_after_ms } => {
+                Err(Unavailable::Recovering { status: Some(status), retry_after_ms }.into())
+            }
+            Read::Overloaded { retry_after_ms } => Err(Unavailable::ReadsOverloaded { retry_after_ms }.into()),
+            Read::Superseded => Err(Unavailable::Superseded.into()),
+        }
+    }
+
+    /// Waits (bounded) for the coordinator to be ready, steps the client
+    /// request `input(req)`, and waits at most `wait` for its answer:
+    /// `None` when it did not come in time.
+    async fn ask(
+        self: &Rc<Self>,
+        input: impl FnOnce(ClientRequestId) -> Input,
+        wait: Duration,
+    ) -> Result<Option<Answer>, HttpError> {
         self.ensure_booted()?;
         if !self.wait_ready(READY_WAIT).await {
             return Err(self.not_ready());
@@ -157,12 +213,7 @@ impl Host {
         if let Ok(mut w) = self.waiters.try_borrow_mut() {
             w.insert(req, tx);
         }
-        let req_id = ClientRequestId(req);
-        let input = match value {
-            Some(value) => Input::Put { req: req_id, key, value, wid },
-            None => Input::Delete { req: req_id, key, wid },
-        };
-        match self.step(input) {
+        match self.step(input(ClientRequestId(req))) {
             Ok(outputs) => {
                 self.perform(outputs, None);
             }
@@ -171,35 +222,22 @@ impl Host {
                 return Err(e.into());
             }
         }
-        let delay = pin!(Delay::from(COMMIT_WAIT));
+        let delay = pin!(Delay::from(wait));
         match future::select(rx, delay).await {
-            Either::Left((Ok(reply), _)) => write_reply(reply),
+            Either::Left((Ok(answer), _)) => Ok(Some(answer)),
             Either::Left((Err(_), _)) => Err(Unavailable::Restarted.into()),
             Either::Right(_) => {
                 self.waiters.try_borrow_mut().map(|mut w| w.remove(&req)).ok();
-                Err(Unavailable::NotAcked.into())
+                Ok(None)
             }
         }
     }
+}
 
-    async fn client_read(self: &Rc<Self>, key: &Key) -> HttpResult {
-        self.ensure_booted()?;
-        if !self.wait_ready(READY_WAIT).await {
-            return Err(self.not_ready());
-        }
-        let read = {
-            let slot = self.driver.try_borrow().map_err(|_| StepError::Busy)?;
-            slot.as_ref().ok_or(StepError::NotBooted)?.replica().read(key)
-        };
-        match read.map_err(StepError::Refused)? {
-            Read::Committed(Some(rec)) => match rec.value {
-                Value::Bytes(bytes) => Ok(http::record(bytes, rec.stamp.ep.0, rec.stamp.ver.0, &rec.wid.to_string())?),
-                Value::Tombstone => Err(HttpError::new(404, "key_not_found", format!("{key} was deleted"))),
-            },
-            Read::Committed(None) => Err(HttpError::new(404, "key_not_found", format!("{key} does not exist"))),
-            Read::Unavailable { .. } | Read::Superseded => Err(self.not_ready()),
-        }
-    }
+/// What a waiting client request gets.
+pub(super) enum Answer {
+    Write(WriteReply),
+    Read(Read),
 }
 
 fn write_reply(reply: WriteReply) -> HttpResult {

@@ -11,6 +11,7 @@ use protocol::handoff::{Driver, HandleError, Input, Message, Millis, Output, Rep
 use worker::wasm_bindgen_futures::spawn_local;
 use worker::{Delay, console_warn};
 
+use super::client::Answer;
 use super::{Host, lifecycle};
 use crate::error::{HttpError, HttpResult};
 use crate::internal::{now_ms, random_u64};
@@ -102,7 +103,8 @@ impl Host {
             match output {
                 Output::Send(msg) if Some(msg.to) == reply_to => inline.push(msg),
                 Output::Send(msg) => self.send(msg),
-                Output::Reply { req, reply } => self.reply(req, reply),
+                Output::Reply { req, reply } => self.reply(req, Answer::Write(reply)),
+                Output::ReadReply { req, read } => self.reply(req, Answer::Read(read)),
                 // The driver keeps the timers; it never passes these on.
                 Output::SetTimer { .. } => {}
             }

@@ -10,7 +10,7 @@
 //! | `Input::Put`/`Input::Delete` | `POST /put`, `POST /delete` from the Worker (coordinator only) |
 //! | `Input::Timer`               | a `setTimeout` wake-up (`worker::Delay` in a spawned task) runs the due timers |
 //! | `Output::Send`               | a spawned `fetch` through the addressee's stub; the replies in its response are fed back in |
-//! | `Output::Reply`              | completes the waiting client request |
+//! | `Output::Reply`, `Output::ReadReply` | completes the waiting client request |
 //! | `Output::SetTimer`           | the protocol's `Driver` keeps the deadlines; due-now timers run before returning |
 //!
 //! One file per job: this one dispatches the internal HTTP requests
@@ -43,7 +43,7 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use futures_channel::oneshot;
-use protocol::handoff::{Driver, Instance, WriteReply};
+use protocol::handoff::{Driver, Instance};
 use serde::Serialize;
 use serde_json::json;
 use worker::{DurableObject, Env, Request, Response, Result, State, durable_object};
@@ -143,8 +143,9 @@ pub(crate) struct Host {
     /// By replica index × lane.
     outboxes: RefCell<[[Outbox; LANES]; 3]>,
     // Clients (client.rs).
-    /// Client writes waiting for their `Output::Reply`.
-    waiters: RefCell<BTreeMap<u64, oneshot::Sender<WriteReply>>>,
+    /// Client requests waiting for their `Output::Reply` or
+    /// `Output::ReadReply`.
+    waiters: RefCell<BTreeMap<u64, oneshot::Sender<client::Answer>>>,
     /// Client requests waiting for the coordinator to become ready.
     ready_waiters: RefCell<Vec<oneshot::Sender<()>>>,
     next_req: Cell<u64>,

@@ -42,6 +42,9 @@ pub struct Config {
     /// Bytes of uncommitted writes the coordinator buffers before it sheds
     /// load.
     pub max_pending_bytes: usize,
+    /// Client reads waiting for a confirmation round before the
+    /// coordinator sheds load.
+    pub max_reads: usize,
     /// Largest value accepted, in bytes (at most [`MAX_VALUE_BYTES`]).
     pub max_value_bytes: usize,
     /// The namespace's memory budget: bytes of keys, values and tombstones
@@ -77,6 +80,12 @@ pub enum Mutation {
     /// A recovering replica (coordinator collecting, peer reseeding) counts a
     /// source done after its first chunk.
     FinishOnPartialSnapshot,
+    /// The coordinator answers a read at once, without a peer's
+    /// confirmation (HandoffReads' `serve-reads-unconfirmed`).
+    ServeReadsUnconfirmed,
+    /// A peer never fences itself when it answers a collect or is declined
+    /// by a collecting coordinator (HandoffReads' `no-collect-fence`).
+    NoCollectFence,
 }
 
 impl Config {
@@ -96,6 +105,7 @@ impl Config {
             retry_after_ms: 1_000,
             max_pending: 256,
             max_pending_bytes: 4 * 1024 * 1024,
+            max_reads: 1024,
             max_value_bytes: MAX_VALUE_BYTES,
             budget_bytes: DEFAULT_BUDGET_BYTES,
             chunk_bytes: MAX_CHUNK_BYTES,

@@ -28,6 +28,14 @@
 //! floor to `(epoch, verCtr)` once nothing is pending and the newest
 //! instance it heard from of each peer (`reg`) sent it a digest equal to
 //! its own while knowing its epoch (`RaiseFloor`).
+//!
+//! HandoffReads: a read is answered only after a ready, unfenced peer
+//! confirmed, after the read arrived, that this instance's epoch is still
+//! the newest it knows (`ReadConfirm`). A superseded instance that does not
+//! know it yet (a zombie) would otherwise answer from a memory that misses
+//! writes its successor committed. One confirm round answers every read
+//! that was waiting when it was sent; reads that arrive meanwhile wait for
+//! the next round.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -86,6 +94,17 @@ struct Match {
     digest: Digest,
 }
 
+/// Client reads waiting for a confirmation (HandoffReads' `reads` at this
+/// instance).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct Reads {
+    /// The confirm round in flight, if any, and the reads it answers.
+    round: u64,
+    asked: Option<Vec<(ClientRequestId, Key)>>,
+    /// Reads that arrived after that round was sent: the next round's.
+    next: Vec<(ClientRequestId, Key)>,
+}
+
 /// The coordinator's state beyond the shared [`Node`].
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Coordinator {
@@ -102,6 +121,7 @@ pub struct Coordinator {
     reg: BTreeMap<ReplicaId, Instance>,
     /// Digests of peers that equalled this coordinator's (`RaiseFloor`).
     matched: BTreeMap<ReplicaId, Match>,
+    reads: Reads,
 }
 
 /// Messages a coordinator never receives.
@@ -111,9 +131,8 @@ pub(super) fn check(msg: &Message) -> Result<(), HandleError> {
         | Body::Collect { .. }
         | Body::Announce { .. }
         | Body::ReseedReply { .. }
-        | Body::ReseedDecline { .. } => {
-            Err(HandleError::UnexpectedMessage { kind: msg.body.kind(), role: "coordinator" })
-        }
+        | Body::ReseedDecline { .. }
+        | Body::Confirm { .. } => Err(HandleError::UnexpectedMessage { kind: msg.body.kind(), role: "coordinator" }),
         Body::Digest { .. } | Body::Records { .. } | Body::CollectReply { .. } if msg.generation.is_none() => {
             Err(HandleError::MissingGeneration { kind: msg.body.kind() })
         }
@@ -138,6 +157,7 @@ impl Coordinator {
             pending: BTreeMap::new(),
             reg: BTreeMap::new(),
             matched: BTreeMap::new(),
+            reads: Reads::default(),
         };
         let mut out: Vec<Output> =
             node.send_others(Body::Collect { instance: node.instance, round: 0, after: None }).collect();
@@ -169,6 +189,11 @@ impl Coordinator {
     /// Bytes the uncommitted writes hold.
     pub fn pending_bytes(&self) -> usize {
         self.pending.values().map(|p| memory::cost(&p.key, &p.record)).sum()
+    }
+
+    /// The confirm round in flight for waiting reads, if any.
+    pub fn confirming(&self) -> Option<u64> {
+        self.reads.asked.as_ref().map(|_| self.reads.round)
     }
 
     /// HandoffScale's `reg[p]`: the newest instance of peer `p` heard from.
@@ -283,7 +308,9 @@ impl Coordinator {
         let mine = |instance: Instance| instance == node.instance;
         match msg.body {
             Body::PushAck { instance, key, stamp, wid } if mine(instance) => self.commit(node, &key, stamp, wid),
-            Body::PushRefused { instance, known, .. } | Body::AnnounceRefused { instance, known, .. }
+            Body::PushRefused { instance, known, .. }
+            | Body::AnnounceRefused { instance, known, .. }
+            | Body::ConfirmRefused { instance, known }
                 if mine(instance) && known > self.epoch =>
             {
                 self.fence()
@@ -333,6 +360,11 @@ impl Coordinator {
                 }
                 acked.insert(msg.from, peer);
                 if acked.len() == node.config.peers().len() { vec![Node::step_now(now)] } else { Vec::new() }
+            }
+            Body::Confirmed { instance, epoch, round }
+                if mine(instance) && epoch == self.epoch && self.phase == Phase::Ready =>
+            {
+                self.confirmed(node, now, round)
             }
             // Stale or duplicate replies. (Reseed, digests, records and
             // heartbeats are the same for both roles: `Replica` answers
@@ -401,7 +433,11 @@ impl Coordinator {
     fn fence(&mut self) -> Vec<Output> {
         self.phase = Phase::Fenced;
         let waiters = std::mem::take(&mut self.pending).into_values().flat_map(|p| p.waiters);
-        waiters.map(|req| Output::Reply { req, reply: WriteReply::Superseded }).collect()
+        let mut out: Vec<Output> = waiters.map(|req| Output::Reply { req, reply: WriteReply::Superseded }).collect();
+        let reads = std::mem::take(&mut self.reads);
+        let readers = reads.asked.into_iter().flatten().chain(reads.next);
+        out.extend(readers.map(|(req, _)| Output::ReadReply { req, read: Read::Superseded }));
+        out
     }
 
     /// [`Timer::Retry`]: one internal step if one is enabled, else resend
@@ -465,10 +501,14 @@ impl Coordinator {
                 self.matched.clear();
                 return Vec::new();
             }
-            Phase::Ready => self.repush(node, now),
+            Phase::Ready => {
+                let mut out = self.repush(node, now);
+                out.extend(self.reconfirm(node));
+                out
+            }
             Phase::Fenced => return Vec::new(),
         };
-        if !out.is_empty() || !self.pending.is_empty() {
+        if !out.is_empty() || !self.pending.is_empty() || self.reads.asked.is_some() {
             out.push(node.arm(now, Timer::Retry));
         }
         out
@@ -508,14 +548,77 @@ impl Coordinator {
         out
     }
 
-    /// Reads see committed data only; nothing while recovering.
-    pub(super) fn read(&self, node: &Node, key: &Key) -> Read {
-        match self.phase {
-            Phase::Ready => Read::Committed(node.mem.get(key).cloned()),
-            Phase::Fenced => Read::Superseded,
+    /// `ReadStart`: a client read waits for the next confirm round (one is
+    /// sent now unless one is in flight); nothing is served while
+    /// recovering or once superseded.
+    pub(super) fn on_read(&mut self, node: &Node, now: Millis, req: ClientRequestId, key: Key) -> Vec<Output> {
+        let read = match self.phase {
+            Phase::Ready => None,
+            Phase::Fenced => Some(Read::Superseded),
             Phase::Collect { .. } | Phase::Announce { .. } => {
-                Read::Unavailable { status: self.status(), retry_after_ms: node.config.retry_after_ms }
+                Some(Read::Unavailable { status: self.status(), retry_after_ms: node.config.retry_after_ms })
             }
+        };
+        let waiting = self.reads.asked.as_ref().map_or(0, Vec::len).saturating_add(self.reads.next.len());
+        let read = read.or_else(|| {
+            (waiting >= node.config.max_reads)
+                .then_some(Read::Overloaded { retry_after_ms: node.config.retry_after_ms })
+        });
+        #[cfg(feature = "mutations")]
+        let read = read.or_else(|| {
+            node.config
+                .mutated(super::config::Mutation::ServeReadsUnconfirmed)
+                .then(|| Read::Committed(node.mem.get(&key).cloned()))
+        });
+        if let Some(read) = read {
+            return vec![Output::ReadReply { req, read }];
         }
+        self.reads.next.push((req, key));
+        if self.reads.asked.is_some() {
+            return Vec::new();
+        }
+        let mut out = self.next_round(node);
+        out.push(node.arm(now, Timer::Retry));
+        out
+    }
+
+    /// Starts a confirm round for the reads waiting now.
+    fn next_round(&mut self, node: &Node) -> Vec<Output> {
+        if self.reads.next.is_empty() {
+            return Vec::new();
+        }
+        self.reads.round = self.reads.round.saturating_add(1);
+        self.reads.asked = Some(std::mem::take(&mut self.reads.next));
+        let (instance, epoch, round) = (node.instance, self.epoch, self.reads.round);
+        node.send_others(Body::Confirm { instance, epoch, round }).collect()
+    }
+
+    /// The round in flight again (its confirmation may have been lost).
+    fn reconfirm(&self, node: &Node) -> Vec<Output> {
+        if self.reads.asked.is_none() {
+            return Vec::new();
+        }
+        let (instance, epoch, round) = (node.instance, self.epoch, self.reads.round);
+        node.send_others(Body::Confirm { instance, epoch, round }).collect()
+    }
+
+    /// `ReadConfirm` and `ReadFinish`: a peer confirmed round `round`;
+    /// every read it covers is answered from this memory, now. Then the
+    /// reads that arrived meanwhile get their round.
+    fn confirmed(&mut self, node: &Node, now: Millis, round: u64) -> Vec<Output> {
+        if round != self.reads.round {
+            return Vec::new();
+        }
+        let Some(asked) = self.reads.asked.take() else { return Vec::new() };
+        let mut out: Vec<Output> = asked
+            .into_iter()
+            .map(|(req, key)| Output::ReadReply { req, read: Read::Committed(node.mem.get(&key).cloned()) })
+            .collect();
+        let next = self.next_round(node);
+        if !next.is_empty() {
+            out.extend(next);
+            out.push(node.arm(now, Timer::Retry));
+        }
+        out
     }
 }

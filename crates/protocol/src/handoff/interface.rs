@@ -21,6 +21,9 @@ pub enum Input {
     Put { req: ClientRequestId, key: Key, value: Vec<u8>, wid: WriteId },
     /// A client DELETE: a tombstone write, with the caller's write id.
     Delete { req: ClientRequestId, key: Key, wid: WriteId },
+    /// A client GET: answered ([`Output::ReadReply`]) once a peer confirmed
+    /// that this coordinator instance is still current.
+    Read { req: ClientRequestId, key: Key },
     /// A timer the replica armed is due.
     Timer(Timer),
 }
@@ -30,8 +33,10 @@ pub enum Input {
 pub enum Output {
     /// Send a message to `message.to` (best effort: it may be lost).
     Send(Message),
-    /// Answer the client request `req`.
+    /// Answer the client write `req`.
     Reply { req: ClientRequestId, reply: WriteReply },
+    /// Answer the client read `req`.
+    ReadReply { req: ClientRequestId, read: Read },
     /// (Re)arm `timer` to fire at `at`, replacing its previous deadline.
     SetTimer { timer: Timer, at: Millis },
 }
@@ -73,10 +78,14 @@ pub enum WriteReply {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Read {
     /// The committed record for the key (a tombstone for a deleted key),
-    /// or `None` if the key was never written.
+    /// or `None` if the key was never written, as of a moment after a peer
+    /// confirmed this instance's epoch.
     Committed(Option<Record>),
     /// The coordinator is recovering (HTTP 503 + `Retry-After`).
     Unavailable { status: Status, retry_after_ms: u64 },
+    /// Too many reads waiting for a confirmation (HTTP 503 +
+    /// `Retry-After`).
+    Overloaded { retry_after_ms: u64 },
     /// A superseded coordinator instance.
     Superseded,
 }

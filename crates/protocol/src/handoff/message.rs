@@ -26,8 +26,9 @@ use super::record::{Record, Stamp};
 /// The wire protocol version. A replica refuses other versions with a typed
 /// error rather than guessing (the three replicas of a namespace are
 /// deployed together, so a mismatch is a deployment in progress). Version 1
-/// was JSON with whole-memory snapshots.
-pub const PROTOCOL_VERSION: u16 = 2;
+/// was JSON with whole-memory snapshots; version 2 had no read
+/// confirmation.
+pub const PROTOCOL_VERSION: u16 = 3;
 
 /// Largest encoded message accepted: a chunk of records of at most 1 MiB
 /// plus one record of the largest size (a 1 MiB value), with room for the
@@ -87,7 +88,9 @@ pub enum Body {
     /// knowledge (the spec's `SrcKnow`) and floor; `source` is my instance.
     ReseedReply { instance: Instance, source: Instance, known: Epoch, floor: Stamp, chunk: Chunk },
     /// Replica that cannot seed now → recovering peer: do not wait for me.
-    ReseedDecline { instance: Instance },
+    /// `source` is my instance (a peer declined by a collecting
+    /// coordinator is fenced until that instance announces to it).
+    ReseedDecline { instance: Instance, source: Instance },
     /// Ready replica → coordinator, coordinator → both peers: anti-entropy.
     /// The sender's digest, the epoch it knows (`SrcKnow`), its floor and
     /// its instance. The receiver answers with its records where the
@@ -96,6 +99,14 @@ pub enum Body {
     /// The answer to a digest: the sender's records in the buckets that
     /// differ (at most one chunk's worth), and its floor.
     Records { floor: Stamp, records: Records },
+    /// Ready coordinator → peers: is `epoch` still the newest you know?
+    /// One round confirms every read that was waiting when it was sent
+    /// (HandoffReads' `ReadConfirm`).
+    Confirm { instance: Instance, epoch: Epoch, round: u64 },
+    /// Ready, unfenced peer that knows exactly `epoch` → coordinator: yes.
+    Confirmed { instance: Instance, epoch: Epoch, round: u64 },
+    /// Peer → coordinator: no, I know a newer epoch (zombie fencing).
+    ConfirmRefused { instance: Instance, known: Epoch },
     /// Keep-alive: a Durable Object that receives nothing for ~10 s
     /// hibernates and loses its memory. Changes no state.
     Heartbeat,
@@ -119,6 +130,9 @@ impl Body {
             Body::ReseedDecline { .. } => "reseed_decline",
             Body::Digest { .. } => "digest",
             Body::Records { .. } => "records",
+            Body::Confirm { .. } => "confirm",
+            Body::Confirmed { .. } => "confirmed",
+            Body::ConfirmRefused { .. } => "confirm_refused",
             Body::Heartbeat => "heartbeat",
         }
     }
@@ -134,13 +148,16 @@ impl Body {
             | Body::AnnounceAck { instance, .. }
             | Body::AnnounceRefused { instance, .. }
             | Body::ReseedReply { instance, .. }
-            | Body::ReseedDecline { instance } => Some(*instance),
+            | Body::ReseedDecline { instance, .. }
+            | Body::Confirmed { instance, .. }
+            | Body::ConfirmRefused { instance, .. } => Some(*instance),
             Body::Push { .. }
             | Body::Collect { .. }
             | Body::Announce { .. }
             | Body::Reseed { .. }
             | Body::Digest { .. }
             | Body::Records { .. }
+            | Body::Confirm { .. }
             | Body::Heartbeat => None,
         }
     }
@@ -302,7 +319,10 @@ mod tests {
             Body::AnnounceRefused { instance: i, epoch: Epoch(4), known: Epoch(5) },
             Body::Reseed { instance: i, after: None },
             Body::ReseedReply { instance: i, source: j, known: Epoch(3), floor: Stamp::ZERO, chunk: chunk.clone() },
-            Body::ReseedDecline { instance: i },
+            Body::ReseedDecline { instance: i, source: j },
+            Body::Confirm { instance: i, epoch: Epoch(3), round: 2 },
+            Body::Confirmed { instance: i, epoch: Epoch(3), round: 2 },
+            Body::ConfirmRefused { instance: i, known: Epoch(4) },
             Body::Digest { instance: i, known: Epoch(3), floor: stamp, digest: memory.digest().clone() },
             Body::Records { floor: stamp, records: chunk.records },
             Body::Heartbeat,
@@ -327,7 +347,7 @@ mod tests {
         assert_eq!(
             bytes,
             [
-                2, // version
+                3, // version
                 1, 1, 2, // Some(generation { minted_at: 1, nonce: 2 })
                 0, 1, // from r0 to r1
                 0, // Push
@@ -360,12 +380,12 @@ mod tests {
         let good = sample()[3].encode().unwrap();
         let mut cases: Vec<Vec<u8>> = vec![
             vec![],
-            vec![2],
-            vec![2, 0xff],
-            vec![2, 0, 0, 1, 99],                                     // unknown body
-            vec![2, 0, 0, 1, 3, 1, 1, 0, 1, 0],                       // collect after an empty key
-            vec![2, 2, 0, 1, 14],                                     // generation tag out of range
-            vec![2, 0, 0, 1, 13, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f], // records: 4 G of them
+            vec![3],
+            vec![3, 0xff],
+            vec![3, 0, 0, 1, 99],                                     // unknown body
+            vec![3, 0, 0, 1, 3, 1, 1, 0, 1, 0],                       // collect after an empty key
+            vec![3, 2, 0, 1, 14],                                     // generation tag out of range
+            vec![3, 0, 0, 1, 13, 0, 0, 0xff, 0xff, 0xff, 0xff, 0x0f], // records: 4 G of them
         ];
         cases.push(good[..good.len() - 1].to_vec()); // truncated
         let mut trailing = good.clone();
@@ -446,7 +466,9 @@ mod tests {
                 "announce_ack",
                 "announce_refused",
                 "reseed_reply",
-                "reseed_decline"
+                "reseed_decline",
+                "confirmed",
+                "confirm_refused"
             ]
         );
     }

@@ -149,7 +149,7 @@ impl Node {
             let body = Body::ReseedReply { instance, source: self.instance, known: src_know, floor: self.floor, chunk };
             self.send(to, body)
         } else {
-            self.send(to, Body::ReseedDecline { instance })
+            self.send(to, Body::ReseedDecline { instance, source: self.instance })
         }
     }
 

@@ -16,11 +16,20 @@
 //! Zombie fencing lives here: a push or announce from an epoch older than
 //! the peer knows is refused, so a superseded coordinator instance can
 //! never collect the ack it would need to acknowledge a client.
+//!
+//! HandoffReads: a ready peer confirms a coordinator's epoch for its reads
+//! when it knows exactly that epoch. The collect fence: a peer that
+//! answers a collecting coordinator instance, or is declined by one while
+//! recovering, takes no push and confirms no read until that instance (or
+//! a newer one) announces its epoch to it or reseeds it. A write an older
+//! instance pushed after the peer's snapshot left would otherwise commit
+//! without the new instance ever seeing it (the mutation
+//! `no-collect-fence`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::error::HandleError;
-use super::ids::{Epoch, Key, Millis, ReplicaId};
+use super::ids::{Epoch, Instance, Key, Millis, ReplicaId};
 use super::interface::{Output, Status, Timer};
 use super::message::{Body, Message};
 use super::node::Node;
@@ -48,6 +57,13 @@ pub struct Peer {
     /// The spec's `known[p]`: the highest coordinator epoch heard of.
     known: Epoch,
     status: PeerStatus,
+    /// HandoffReads' `fenced[p]`: the coordinator instance this peer
+    /// answered a collect of (or was declined by) and that has not yet
+    /// announced to it or reseeded it.
+    fence: Option<Instance>,
+    /// The newest coordinator instance that fenced this peer: a collect of
+    /// an older one is a ghost and fences nothing.
+    newest: Option<Instance>,
 }
 
 /// Messages a peer never receives, and messages that only the coordinator
@@ -60,10 +76,13 @@ pub(super) fn check(node: &Node, msg: &Message) -> Result<(), HandleError> {
         | Body::CollectReply { .. }
         | Body::CollectDecline { .. }
         | Body::AnnounceAck { .. }
-        | Body::AnnounceRefused { .. } => return Err(HandleError::UnexpectedMessage { kind, role: "peer" }),
+        | Body::AnnounceRefused { .. }
+        | Body::Confirmed { .. }
+        | Body::ConfirmRefused { .. } => return Err(HandleError::UnexpectedMessage { kind, role: "peer" }),
         Body::Push { .. }
         | Body::Collect { .. }
         | Body::Announce { .. }
+        | Body::Confirm { .. }
         | Body::Digest { .. }
         | Body::Records { .. }
             if msg.from != node.config.coordinator() =>
@@ -75,6 +94,7 @@ pub(super) fn check(node: &Node, msg: &Message) -> Result<(), HandleError> {
     match &msg.body {
         Body::Push { .. }
         | Body::Announce { .. }
+        | Body::Confirm { .. }
         | Body::Digest { .. }
         | Body::Records { .. }
         | Body::ReseedReply { .. }
@@ -98,6 +118,8 @@ impl Peer {
                 cursors: BTreeMap::new(),
                 heard_from_c: false,
             },
+            fence: None,
+            newest: None,
         };
         let mut out = vec![node.send(node.config.coordinator(), Body::Reseed { instance: node.instance, after: None })];
         out.extend(node.boot_timers(now));
@@ -110,6 +132,34 @@ impl Peer {
 
     pub fn peer_status(&self) -> &PeerStatus {
         &self.status
+    }
+
+    /// HandoffReads' `fenced[p]`, as the coordinator instance it waits for.
+    pub fn fence(&self) -> Option<Instance> {
+        self.fence
+    }
+
+    /// `ChunkCR`, `DeclinePeerR`: coordinator instance `c` may build its
+    /// memory without what this peer takes from now on.
+    fn fence_for(&mut self, node: &Node, c: Instance) {
+        #[cfg(feature = "mutations")]
+        if node.config.mutated(super::config::Mutation::NoCollectFence) {
+            return;
+        }
+        let _ = node;
+        if self.newest.is_none_or(|n| c >= n) {
+            self.newest = Some(c);
+            self.fence = Some(c);
+        }
+    }
+
+    /// `AnnounceToR`, `ReseedChunkPeerR` from coordinator instance `c`:
+    /// the fence of `c` or of an older instance is lifted.
+    fn unfence(fence: &mut Option<Instance>, newest: &mut Option<Instance>, c: Instance) {
+        if fence.is_some_and(|f| f <= c) {
+            *fence = None;
+        }
+        *newest = Some(newest.map_or(c, |n| n.max(c)));
     }
 
     pub(super) fn status(&self) -> Status {
@@ -125,7 +175,7 @@ impl Peer {
         match msg.body {
             // A recovering peer takes no writes: it may not know the floor
             // yet. The coordinator retries; the other peer acks meanwhile.
-            Body::Push { .. } if self.status != PeerStatus::Ready => Vec::new(),
+            Body::Push { .. } if self.status != PeerStatus::Ready || self.fence.is_some() => Vec::new(),
             Body::Push { instance, key, record } => {
                 let stamp = record.stamp;
                 #[cfg(feature = "mutations")]
@@ -147,16 +197,19 @@ impl Peer {
                 vec![node.send(from, Body::PushAck { instance, key, stamp, wid: record.wid })]
             }
             Body::Collect { instance, round, after } => vec![match self.status {
-                PeerStatus::Ready => node.send(
-                    from,
-                    Body::CollectReply {
-                        instance,
-                        peer: node.instance,
-                        known: self.known,
-                        floor: node.floor,
-                        chunk: node.collect_chunk(after.as_ref()),
-                    },
-                ),
+                PeerStatus::Ready => {
+                    self.fence_for(node, instance);
+                    node.send(
+                        from,
+                        Body::CollectReply {
+                            instance,
+                            peer: node.instance,
+                            known: self.known,
+                            floor: node.floor,
+                            chunk: node.collect_chunk(after.as_ref()),
+                        },
+                    )
+                }
                 PeerStatus::Recovering { .. } => {
                     node.send(from, Body::CollectDecline { instance, round, peer: node.instance })
                 }
@@ -169,9 +222,10 @@ impl Peer {
                 // generation here; it still reseeds before serving.
                 node.adopt_generation(msg.generation);
                 self.known = epoch;
+                Peer::unfence(&mut self.fence, &mut self.newest, instance);
                 vec![node.send(from, Body::AnnounceAck { instance, epoch, round, peer: node.instance })]
             }
-            Body::ReseedReply { instance, known, floor, chunk, .. } if instance == node.instance => {
+            Body::ReseedReply { instance, source, known, floor, chunk } if instance == node.instance => {
                 let PeerStatus::Recovering { seeded, declined, cursors, heard_from_c } = &mut self.status else {
                     return Vec::new();
                 };
@@ -180,6 +234,9 @@ impl Peer {
                 }
                 // A booting peer joins the generation of its first source.
                 node.adopt_generation(msg.generation);
+                if from == coordinator {
+                    Peer::unfence(&mut self.fence, &mut self.newest, source);
+                }
                 // ReseedChunkPeer: merge the chunk and the epochs it witnesses.
                 self.known = self.known.max(node.absorb(&chunk, known, floor));
                 let complete = chunk.last;
@@ -204,7 +261,10 @@ impl Peer {
                 }
                 out
             }
-            Body::ReseedDecline { instance } if instance == node.instance => {
+            Body::ReseedDecline { instance, source } if instance == node.instance => {
+                if from == coordinator && matches!(self.status, PeerStatus::Recovering { .. }) {
+                    self.fence_for(node, source);
+                }
                 let PeerStatus::Recovering { seeded, declined, heard_from_c, .. } = &mut self.status else {
                     return Vec::new();
                 };
@@ -221,6 +281,17 @@ impl Peer {
                     out.push(Node::step_now(now));
                 }
                 out
+            }
+            // ReadConfirm: only a ready, unfenced peer that knows exactly
+            // this epoch confirms; one that knows a newer epoch says so.
+            Body::Confirm { instance, epoch, round } => {
+                if self.known > epoch {
+                    vec![node.send(from, Body::ConfirmRefused { instance, known: self.known })]
+                } else if self.status == PeerStatus::Ready && self.fence.is_none() && self.known == epoch {
+                    vec![node.send(from, Body::Confirmed { instance, epoch, round })]
+                } else {
+                    Vec::new()
+                }
             }
             // Stale replies. (Reseed, digests, records and heartbeats are
             // the same for both roles: `Replica` answers them.)

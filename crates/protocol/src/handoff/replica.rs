@@ -16,7 +16,7 @@ use super::config::Config;
 use super::coordinator::{self, Coordinator};
 use super::error::{ConfigError, HandleError};
 use super::ids::{ClientRequestId, Epoch, Generation, Instance, Key, Millis, ReplicaId, SplitMix64, WriteId};
-use super::interface::{Input, Output, Read, Status, StatusReport, Timer};
+use super::interface::{Input, Output, Status, StatusReport, Timer};
 use super::memory::Memory;
 use super::message::{Body, Message, PROTOCOL_VERSION};
 use super::node::Node;
@@ -103,6 +103,12 @@ impl Replica {
                 self.on_write(now, req, key, Value::Bytes(value), wid)
             }
             Input::Delete { req, key, wid } => self.on_write(now, req, key, Value::Tombstone, wid),
+            Input::Read { req, key } => match &mut self.role {
+                Role::Coordinator(c) => Ok(c.on_read(&self.node, now, req, key)),
+                Role::Peer(_) => {
+                    Err(HandleError::NotCoordinator { me: self.node.me, coordinator: self.node.config.coordinator() })
+                }
+            },
             Input::Timer(timer) => Ok(self.on_timer(now, timer)),
         }
     }
@@ -204,16 +210,6 @@ impl Replica {
             },
         });
         Ok(out)
-    }
-
-    /// A client read: committed data at the coordinator.
-    pub fn read(&self, key: &Key) -> Result<Read, HandleError> {
-        match &self.role {
-            Role::Coordinator(c) => Ok(c.read(&self.node, key)),
-            Role::Peer(_) => {
-                Err(HandleError::NotCoordinator { me: self.node.me, coordinator: self.node.config.coordinator() })
-            }
-        }
     }
 
     /// The replica's phase (the spec's `status[r]`); cheaper than

@@ -2,11 +2,12 @@
 //! (the HandoffScale mirror's steps, with what they do to the module's
 //! variables) and the three read actions.
 
+use std::collections::BTreeSet;
 use std::fmt::{self, Display};
 
 use super::state::{Read, ReadsState, ZombieMem};
 use super::{HandoffReads, Mutation};
-use crate::mirror::handoff::{Func, Key, Rec, Replica, Val, merge_val, wins};
+use crate::mirror::handoff::{AckedW, Func, Key, Rec, Replica, Val, WriteSet, merge_val, wins};
 use crate::mirror::handoff_scale::{ScaleAction, ScaleState};
 
 /// One instance of a HandoffReads action, with its parameters.
@@ -213,14 +214,19 @@ impl HandoffReads {
 
     /// `Stale(r, v)`
     fn stale(&self, s: &ScaleState, r: &Read, v: Val) -> bool {
-        let acked = &s.ext.base.acked;
-        let is_delete = |wid: u8| self.scale.ops().deletes.contains(&wid);
-        let must_see = acked.iter().filter(|w| w.key == r.key && r.seen.contains(&w.wid) && !w.doomed);
-        let seen_tombs = || acked.iter().filter(|t| t.key == r.key && r.seen.contains(&t.wid) && is_delete(t.wid));
-        let mut stale = must_see.filter(|w| match v {
-            Val::NoVal(_) => !is_delete(w.wid) && !seen_tombs().any(|t| wins(t.write().rec, w.write().rec)),
-            Val::Rec(held) => wins(w.write().rec, held),
-        });
-        stale.next().is_some()
+        stale(&s.ext.base.acked, &self.scale.ops().deletes, r, v)
     }
+}
+
+/// `Stale(r, v)` over `acked` and `Deletes`: value `v` is older than read
+/// `r` may return. One rule for the mirror and the implementation model.
+pub fn stale(acked: &WriteSet<AckedW>, deletes: &BTreeSet<u8>, r: &Read, v: Val) -> bool {
+    let is_delete = |wid: u8| deletes.contains(&wid);
+    let must_see = acked.iter().filter(|w| w.key == r.key && r.seen.contains(&w.wid) && !w.doomed);
+    let seen_tombs = || acked.iter().filter(|t| t.key == r.key && r.seen.contains(&t.wid) && is_delete(t.wid));
+    let mut stale = must_see.filter(|w| match v {
+        Val::NoVal(_) => !is_delete(w.wid) && !seen_tombs().any(|t| wins(t.write().rec, w.write().rec)),
+        Val::Rec(held) => wins(w.write().rec, held),
+    });
+    stale.next().is_some()
 }

@@ -24,7 +24,7 @@ use crate::mirror::handoff_scale::HandoffScale;
 use crate::properties;
 use crate::spec::{Mirror, check_mutation};
 
-pub use actions::ReadsAction;
+pub use actions::{ReadsAction, stale};
 pub use state::{Read, ReadsState, Wids, ZombieMem};
 
 const MODULE: &str = "HandoffReads";

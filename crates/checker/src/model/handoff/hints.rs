@@ -23,6 +23,8 @@ impl HandoffImpl {
             },
             ImplAction::Evict(r) => vec![ScaleAction::Evict(self.spec_replica(*r))],
             ImplAction::Supersede => vec![ScaleAction::Supersede],
+            // A read changes no HandoffScale variable: a stutter.
+            ImplAction::Read { .. } | ImplAction::ZombieRead { .. } => Vec::new(),
             ImplAction::Timer(r, Timer::Retry) => vec![
                 ScaleAction::ChooseEpoch,
                 ScaleAction::AnnounceRound,
@@ -107,6 +109,9 @@ impl HandoffImpl {
                     Body::CollectDecline { .. }
                     | Body::ReseedDecline { .. }
                     | Body::AnnounceRefused { .. }
+                    | Body::Confirm { .. }
+                    | Body::Confirmed { .. }
+                    | Body::ConfirmRefused { .. }
                     | Body::Heartbeat => Vec::new(),
                 }
             }

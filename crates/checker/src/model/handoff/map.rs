@@ -41,7 +41,7 @@ fn small(n: impl TryInto<u8>) -> u8 {
     n.try_into().unwrap_or(u8::MAX)
 }
 
-fn rec(r: &Record) -> Rec {
+pub(super) fn rec(r: &Record) -> Rec {
     Rec { ep: small(r.stamp.ep.0), ver: small(r.stamp.ver.0), wid: small(r.wid.0) }
 }
 

@@ -48,7 +48,7 @@ use crate::properties::{self, NumberedChecks};
 use crate::spec::{Mirror, check_mutation};
 
 pub use state::{ImplAction, ImplState};
-use step::{COORDINATOR_NEVER_FENCED, NO_PROTOCOL_ERROR, NOW, REFINEMENT};
+use step::{COORDINATOR_NEVER_FENCED, NO_PROTOCOL_ERROR, NOW, READS_LINEARIZABLE, REFINEMENT};
 
 /// The model of the implementation (module name `HandoffImpl`).
 pub struct HandoffImpl {
@@ -65,6 +65,8 @@ pub struct HandoffImpl {
     max_evicts: u8,
     max_zombies: u8,
     max_gossip: u8,
+    /// HandoffReads' `MaxReads` (0 when the cfg does not set it).
+    max_reads: u8,
     /// `Deletes`: the write ids that are deletes.
     deletes: BTreeSet<u8>,
     /// `instances[r][n]`: the instance id of replica r's n-th boot.
@@ -93,11 +95,14 @@ impl HandoffImpl {
     /// Builds the model from a cfg; the initial state is first boot, run.
     /// With a `mutation`, every replica runs that deliberately broken code.
     pub fn new(cfg: &TlcConfig, mutation: Option<Mutation>) -> Result<Self, CfgError> {
-        cfg.expect_constants(Self::MODULE, &CONSTANTS)?;
+        // HandoffReads' `MaxReads` is optional: without it, no client reads.
+        let has_reads = cfg.constants.iter().any(|(name, _)| name == "MaxReads");
+        let declared: Vec<&str> = CONSTANTS.iter().copied().chain(has_reads.then_some("MaxReads")).collect();
+        cfg.expect_constants(Self::MODULE, &declared)?;
         let spec_cfg = TlcConfig {
             specification: Some("SpecS".into()),
-            constants: cfg.constants.clone(),
-            invariants: cfg.invariants.clone(),
+            constants: cfg.constants.iter().filter(|(name, _)| name != "MaxReads").cloned().collect(),
+            invariants: cfg.invariants.iter().filter(|i| *i != READS_LINEARIZABLE).cloned().collect(),
             properties: cfg
                 .properties
                 .iter()
@@ -141,14 +146,14 @@ impl HandoffImpl {
         for name in cfg.invariants.iter().chain(&cfg.properties) {
             match spec.check_name(name) {
                 Some(n) => checks.push(n),
-                None if name == REFINEMENT => {}
+                None if name == REFINEMENT || name == READS_LINEARIZABLE => {}
                 None => match liveness::property(name) {
                     Some(p) if cfg.properties.contains(name) => eventually.push(p.name),
                     _ => return Err(CfgError::UnknownDefinition { module: Self::MODULE.into(), name: name.clone() }),
                 },
             }
         }
-        checks.extend([REFINEMENT, NO_PROTOCOL_ERROR, COORDINATOR_NEVER_FENCED]);
+        checks.extend([REFINEMENT, NO_PROTOCOL_ERROR, COORDINATOR_NEVER_FENCED, READS_LINEARIZABLE]);
         let mapped = Arc::new(spec.init());
         let mut model = HandoffImpl {
             spec,
@@ -161,6 +166,7 @@ impl HandoffImpl {
             max_evicts: nat("MaxEvicts")?,
             max_zombies: nat("MaxZombies")?,
             max_gossip: nat("MaxGossip")?,
+            max_reads: if has_reads { nat("MaxReads")? } else { 0 },
             deletes,
             instances: Vec::new(),
             init: ImplState {
@@ -175,6 +181,8 @@ impl HandoffImpl {
                 wid_ctr: 1,
                 evict_count: 0,
                 supersedes: 0,
+                read_ctr: 0,
+                reads: Default::default(),
                 mapped,
                 violation: None,
             },
@@ -237,7 +245,7 @@ impl HandoffImpl {
                 None => break,
                 Some(Event::Fire(r)) => (r, Input::Timer(Timer::Retry)),
                 Some(Event::Out(Output::Send(m))) => (m.to, Input::Message(m)),
-                Some(Event::Out(Output::SetTimer { .. } | Output::Reply { .. })) => continue,
+                Some(Event::Out(Output::SetTimer { .. } | Output::Reply { .. } | Output::ReadReply { .. })) => continue,
             };
             let replica = Arc::make_mut(&mut s.replicas[usize::from(target.0)]);
             let out = replica.handle(NOW, input).map_err(|e| CfgError::Unsupported(format!("first boot: {e}")))?;
@@ -318,8 +326,15 @@ impl NumberedChecks for HandoffImpl {
 
 impl Mirror for HandoffImpl {
     const MODULE: &'static str = "HandoffImpl";
-    const MUTATIONS: &'static [&'static str] =
-        &["CommitBeforeAck", "AcceptStalePush", "ServeBeforeAnnounce", "CollectAboveFloor", "FinishOnPartialSnapshot"];
+    const MUTATIONS: &'static [&'static str] = &[
+        "CommitBeforeAck",
+        "AcceptStalePush",
+        "ServeBeforeAnnounce",
+        "CollectAboveFloor",
+        "FinishOnPartialSnapshot",
+        "ServeReadsUnconfirmed",
+        "NoCollectFence",
+    ];
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         check_mutation(Self::MODULE, Self::MUTATIONS, mutation)?;
@@ -329,13 +344,18 @@ impl Mirror for HandoffImpl {
             "ServeBeforeAnnounce" => Some(Mutation::ServeBeforeAnnounce),
             "CollectAboveFloor" => Some(Mutation::CollectAboveFloor),
             "FinishOnPartialSnapshot" => Some(Mutation::FinishOnPartialSnapshot),
+            "ServeReadsUnconfirmed" => Some(Mutation::ServeReadsUnconfirmed),
+            "NoCollectFence" => Some(Mutation::NoCollectFence),
             _ => None,
         });
         HandoffImpl::new(cfg, mutation)
     }
 
+    /// Without `MaxReads` the read steps (the last two kinds) cannot fire,
+    /// by the cfg's choice, not the model's: they are not listed.
     fn action_names(&self) -> Vec<&'static str> {
-        ImplAction::NAMES.to_vec()
+        let kinds = if self.max_reads == 0 { ImplAction::NAMES.len() - 2 } else { ImplAction::NAMES.len() };
+        ImplAction::NAMES[..kinds].to_vec()
     }
 
     fn action_kind(&self, action: &ImplAction) -> usize {

@@ -8,9 +8,10 @@ use std::fmt::{self, Display};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use protocol::handoff::{Body, Key, Memory, Message, Record, Replica, ReplicaId, Timer};
+use protocol::handoff::{Body, Instance, Key, Memory, Message, Record, Replica, ReplicaId, Timer};
 
 use crate::mirror::handoff::{AckedW, WriteSet};
+use crate::mirror::handoff_reads::Read;
 use crate::mirror::handoff_scale::ScaleState;
 use crate::spec::{TlaState, fmt_variables};
 
@@ -49,6 +50,11 @@ pub struct ImplState {
     pub evict_count: u8,
     /// Ghost: supersessions so far (the spec's `supersedes`).
     pub supersedes: u8,
+    /// Ghost: client reads started so far (HandoffReads' `readCtr`).
+    pub read_ctr: u8,
+    /// Ghost: the reads in progress (HandoffReads' `reads`), by client
+    /// request id, with the coordinator instance that has them.
+    pub reads: BTreeMap<u64, (Instance, Read)>,
     /// The spec state this state maps to (a function of the rest, cached;
     /// shared, as a successor computes its own).
     pub mapped: Arc<ScaleState>,
@@ -64,23 +70,23 @@ impl ImplState {
     fn key(
         &self,
     ) -> (
-        [u8; 3],
+        [u8; 4],
         Option<&'static str>,
         &[u8],
         &WriteSet<AckedW>,
         &BTreeMap<u64, Arc<Message>>,
-        (&[BTreeMap<Key, Record>], &BTreeMap<u64, Arc<Memory>>),
+        (&[BTreeMap<Key, Record>], &BTreeMap<u64, Arc<Memory>>, &BTreeMap<u64, (Instance, Read)>),
         &[Option<BTreeSet<ReplicaId>>],
         &[Arc<Replica>],
         &[Arc<Replica>],
     ) {
         (
-            [self.wid_ctr, self.evict_count, self.supersedes],
+            [self.wid_ctr, self.evict_count, self.supersedes, self.read_ctr],
             self.violation,
             &self.incarnation,
             &self.acked,
             &self.net,
-            (&self.collected, &self.digests),
+            (&self.collected, &self.digests, &self.reads),
             &self.seeded_when_ready,
             &self.zombies,
             &self.replicas,
@@ -124,13 +130,27 @@ pub enum ImplAction {
     /// The platform starts a new coordinator instance; the old one lives
     /// on as a zombie.
     Supersede,
+    /// A client GET of key number `key` reaches the current coordinator.
+    Read { key: usize },
+    /// A client GET that was in flight reaches zombie number `zombie`.
+    ZombieRead { zombie: usize, key: usize },
 }
 
 impl ImplAction {
     /// The kinds of step, for the coverage counts: the environment's, one
     /// per timer.
-    pub const NAMES: [&'static str; 8] =
-        ["Put", "ZombiePut", "Deliver", "Timer(Retry)", "Timer(Heartbeat)", "Timer(Gossip)", "Evict", "Supersede"];
+    pub const NAMES: [&'static str; 10] = [
+        "Put",
+        "ZombiePut",
+        "Deliver",
+        "Timer(Retry)",
+        "Timer(Heartbeat)",
+        "Timer(Gossip)",
+        "Evict",
+        "Supersede",
+        "Read",
+        "ZombieRead",
+    ];
 
     /// The position of this step's kind in [`ImplAction::NAMES`].
     pub fn kind(&self) -> usize {
@@ -143,6 +163,8 @@ impl ImplAction {
             ImplAction::Timer(_, Timer::Gossip) => 5,
             ImplAction::Evict(_) => 6,
             ImplAction::Supersede => 7,
+            ImplAction::Read { .. } => 8,
+            ImplAction::ZombieRead { .. } => 9,
         }
     }
 }
@@ -158,6 +180,8 @@ impl Display for ImplAction {
             ImplAction::Timer(r, t) => write!(f, "Timer({r}, {t:?})"),
             ImplAction::Evict(r) => write!(f, "Evict({r})"),
             ImplAction::Supersede => f.write_str("Supersede"),
+            ImplAction::Read { key } => write!(f, "Read(key {key})"),
+            ImplAction::ZombieRead { zombie, key } => write!(f, "ZombieRead(zombie {zombie}, key {key})"),
         }
     }
 }
@@ -200,6 +224,10 @@ fn brief(body: &Body) -> String {
         }
         Body::Reseed { after, .. } => format!("after {}", after.as_ref().map_or("-".to_string(), ToString::to_string)),
         Body::CollectDecline { round, .. } => format!("round {round}"),
+        Body::Confirm { epoch, round, .. } | Body::Confirmed { epoch, round, .. } => {
+            format!("epoch {} round {round}", epoch.0)
+        }
+        Body::ConfirmRefused { known, .. } => format!("known {}", known.0),
         Body::ReseedDecline { .. } | Body::Heartbeat => String::new(),
     }
 }

@@ -9,14 +9,15 @@ use std::sync::Arc;
 use protocol::handoff::coordinator::Phase;
 use protocol::handoff::peer::PeerStatus;
 use protocol::handoff::{
-    Body, ClientRequestId, Input, Message, Millis, Output, Replica, ReplicaId, RoleView, Status, Timer, WriteId,
+    Body, ClientRequestId, Input, Message, Millis, Output, Read, Replica, ReplicaId, RoleView, Status, Timer, WriteId,
     WriteReply,
 };
 
 use super::HandoffImpl;
-use super::map::{takes_chunk, waits_for};
+use super::map::{rec, takes_chunk, waits_for};
 use super::state::{ImplAction, ImplState, msg_key};
-use crate::mirror::handoff::AckedW;
+use crate::mirror::handoff::{AckedW, Val};
+use crate::mirror::handoff_reads::{self, Wids};
 use crate::mirror::handoff_scale::ScaleAction;
 
 /// Time never advances: timers fire whenever the model chooses, which
@@ -34,6 +35,11 @@ pub(super) enum Target {
 pub(super) const REFINEMENT: &str = "Refinement";
 pub(super) const NO_PROTOCOL_ERROR: &str = "NoProtocolError";
 pub(super) const COORDINATOR_NEVER_FENCED: &str = "CurrentCoordinatorNeverFenced";
+/// HandoffReads' invariant, checked on what the real code answers.
+pub(super) const READS_LINEARIZABLE: &str = "ReadsLinearizable";
+
+/// Client read ids start here, above every write's.
+const FIRST_READ: u64 = 1 << 16;
 
 impl HandoffImpl {
     pub(super) fn next_actions(&self, s: &ImplState, out: &mut Vec<ImplAction>) {
@@ -41,6 +47,12 @@ impl HandoffImpl {
             out.extend((0..self.keys.len()).map(|key| ImplAction::Put { key }));
             for zombie in 0..s.zombies.len() {
                 out.extend((0..self.keys.len()).map(|key| ImplAction::ZombiePut { zombie, key }));
+            }
+        }
+        if s.read_ctr < self.max_reads {
+            out.extend((0..self.keys.len()).map(|key| ImplAction::Read { key }));
+            for zombie in 0..s.zombies.len() {
+                out.extend((0..self.keys.len()).map(|key| ImplAction::ZombieRead { zombie, key }));
             }
         }
         out.extend(s.net.values().map(|m| ImplAction::Deliver(Arc::clone(m))));
@@ -67,6 +79,8 @@ impl HandoffImpl {
         match action {
             ImplAction::Put { key } => self.client_put(&mut t, Target::Current(c), *key)?,
             ImplAction::ZombiePut { zombie, key } => self.client_put(&mut t, Target::Zombie(*zombie), *key)?,
+            ImplAction::Read { key } => self.client_read(&mut t, Target::Current(c), *key)?,
+            ImplAction::ZombieRead { zombie, key } => self.client_read(&mut t, Target::Zombie(*zombie), *key)?,
             ImplAction::Deliver(m) => {
                 let target = self.route(&t, m)?;
                 self.input(&mut t, target, Input::Message((**m).clone()));
@@ -127,6 +141,32 @@ impl HandoffImpl {
         }
         t.wid_ctr += 1;
         Some(())
+    }
+
+    /// `ReadStart`: a client read reaches `target`, which records the
+    /// writes of its key acknowledged so far; `None` if it was refused at
+    /// once (not ready, superseded).
+    fn client_read(&self, t: &mut ImplState, target: Target, key: usize) -> Option<()> {
+        if t.read_ctr >= self.max_reads {
+            return None;
+        }
+        let replica = match target {
+            Target::Current(r) => t.replicas.get(usize::from(r.0))?,
+            Target::Zombie(z) => t.zombies.get(z)?,
+        };
+        let RoleView::Coordinator(c) = replica.role() else { return None };
+        let instance = replica.instance();
+        let spec_key = self.spec_key(self.keys.get(key)?);
+        let seen: Wids = t.acked.iter().filter(|w| w.key == spec_key).map(|w| w.wid).collect();
+        let ep = u8::try_from(c.epoch().0).unwrap_or(u8::MAX);
+        let req = FIRST_READ + u64::from(t.read_ctr);
+        t.reads.insert(req, (instance, handoff_reads::Read { key: spec_key, ep, seen, conf: false }));
+        t.read_ctr += 1;
+        let input = Input::Read { req: ClientRequestId(req), key: self.keys.get(key)?.clone() };
+        let refused = self.input(t, target, input).iter().any(
+            |o| matches!(o, Output::ReadReply { req: r, read } if r.0 == req && !matches!(read, Read::Committed(_))),
+        );
+        (!refused).then_some(())
     }
 
     /// Which instance receives `m`: replies go to the instance that asked
@@ -216,6 +256,17 @@ impl HandoffImpl {
                     });
                 }
                 Output::Reply { .. } => {}
+                Output::ReadReply { req, read } => {
+                    // ReadFinish: the answer is no older than the read may
+                    // return (an instance that ends drops its reads).
+                    let Some((_, r)) = t.reads.remove(&req.0) else { continue };
+                    if let Read::Committed(held) = read {
+                        let v = held.as_ref().map_or(Val::NoVal(self.spec.zombie().no_val()), |h| Val::Rec(rec(h)));
+                        if handoff_reads::stale(&t.acked, &self.deletes, &r, v) {
+                            t.violation = Some(READS_LINEARIZABLE);
+                        }
+                    }
+                }
                 Output::SetTimer { .. } => {}
             }
         }
@@ -292,7 +343,7 @@ impl HandoffImpl {
                     !live(t, m.to, *instance)
                         || current(t, m.to).is_some_and(|x| x.instance() == *instance && !takes_chunk(x, m.from, chunk.after.as_ref()))
                 }
-                Body::ReseedDecline { instance } => {
+                Body::ReseedDecline { instance, .. } => {
                     !live(t, m.to, *instance) || current(t, m.to).is_some_and(|x| x.instance() == *instance && !waits_for(x, m.from))
                 }
                 Body::CollectDecline { instance, round, .. } => {
@@ -303,7 +354,12 @@ impl HandoffImpl {
                                     if matches!(c.phase(), Phase::Collect { round: now, collected, .. } if now == round && !collected.contains(&m.from)))
                         })
                 }
-                Body::PushRefused { instance, .. } | Body::AnnounceRefused { instance, .. } => !live(t, m.to, *instance),
+                Body::PushRefused { instance, .. }
+                | Body::AnnounceRefused { instance, .. }
+                | Body::ConfirmRefused { instance, .. } => !live(t, m.to, *instance),
+                // A confirm round matters while its instance waits for it.
+                Body::Confirm { instance, round, .. } => !confirming(t, m.from, *instance, *round),
+                Body::Confirmed { instance, round, .. } => !confirming(t, m.to, *instance, *round),
                 Body::Collect { instance, after, .. } | Body::Reseed { instance, after } => {
                     current(t, m.from).is_none_or(|x| {
                         x.instance() != *instance || !waits_for(x, m.to) || cursor_of(x, m.to) != *after
@@ -317,6 +373,12 @@ impl HandoffImpl {
             .collect();
         for k in useless {
             t.net.remove(&k);
+        }
+        // The reads of an instance that is gone will never be answered.
+        let gone: Vec<u64> =
+            t.reads.iter().filter(|(_, (i, _))| !live(t, self.coordinator, *i)).map(|(req, _)| *req).collect();
+        for req in gone {
+            t.reads.remove(&req);
         }
     }
 
@@ -362,6 +424,15 @@ impl HandoffImpl {
             t.violation = Some(name);
         }
     }
+}
+
+/// Whether coordinator instance `i` (current or zombie) waits for confirm
+/// round `round`.
+fn confirming(t: &ImplState, r: ReplicaId, i: protocol::handoff::Instance, round: u64) -> bool {
+    let waits = |x: &Replica| {
+        x.instance() == i && matches!(x.role(), RoleView::Coordinator(c) if c.confirming() == Some(round))
+    };
+    t.replicas.get(usize::from(r.0)).is_some_and(|x| waits(x)) || t.zombies.iter().any(|z| z.me() == r && waits(z))
 }
 
 pub(super) fn is_ready(r: &Replica) -> bool {

@@ -45,6 +45,8 @@ pub struct Net {
     next_req: u64,
     /// Every reply a client received, in order.
     pub replies: Vec<(ClientRequestId, WriteReply)>,
+    /// Every answer a client read received, in order.
+    pub reads: Vec<(ClientRequestId, Read)>,
     /// Every input a replica refused.
     pub errors: Vec<(ReplicaId, HandleError)>,
     /// Messages delivered to each replica name, with the time (keep-alive).
@@ -72,6 +74,7 @@ impl Net {
             seq: 0,
             next_req: 1,
             replies: Vec::new(),
+            reads: Vec::new(),
             errors: Vec::new(),
             deliveries: Vec::new(),
             sent: BTreeMap::new(),
@@ -152,8 +155,25 @@ impl Net {
         ClientRequestId(self.next_req)
     }
 
-    pub fn read(&self, key: &str) -> Read {
-        self.replica(C).read(&Key::new(key).unwrap()).unwrap()
+    /// A client GET to the coordinator, run until it is answered (at most
+    /// 10 s of virtual time).
+    pub fn read(&mut self, key: &str) -> Read {
+        let req = self.start_read(None, key);
+        assert!(self.run_until(10_000, |n| n.read_answer(req).is_some()), "the read of {key} was never answered");
+        self.read_answer(req).cloned().unwrap()
+    }
+
+    /// A client GET that reached the coordinator (`None`) or zombie `i`,
+    /// not yet run.
+    pub fn start_read(&mut self, zombie: Option<usize>, key: &str) -> ClientRequestId {
+        let req = self.next_req();
+        self.input(C, zombie, Input::Read { req, key: Key::new(key).unwrap() });
+        req
+    }
+
+    /// The answer read `req` got, if any.
+    pub fn read_answer(&self, req: ClientRequestId) -> Option<&Read> {
+        self.reads.iter().find(|(r, _)| *r == req).map(|(_, read)| read)
     }
 
     /// The replies `req` got.
@@ -203,6 +223,7 @@ impl Net {
                     }
                 }
                 Output::Reply { req, reply } => self.replies.push((req, reply)),
+                Output::ReadReply { req, read } => self.reads.push((req, read)),
                 Output::SetTimer { .. } => unreachable!("the driver keeps the timers"),
             }
         }

@@ -64,10 +64,15 @@ fn a_write_is_not_served_before_it_commits() {
     let req = net.put("k", b"v", 1);
     net.run_for(2_000);
     assert_eq!(committed(&net, req), None, "no peer ever acked");
-    assert_eq!(net.read("k"), Read::Committed(None), "pending writes are never served");
+    assert_eq!(value_at(&net, C, "k"), None, "pending writes are never served");
     assert_eq!(net.replica(C).status().pending, 1);
+    // Nor is a read answered while no peer can confirm the epoch.
+    let read = net.start_read(None, "k");
+    net.run_for(2_000);
+    assert_eq!(net.read_answer(read), None);
     net.weather = Weather::CALM;
     assert!(net.run_until(5_000, |n| committed(n, req).is_some()), "retries deliver it once the network heals");
+    assert!(net.run_until(5_000, |n| n.read_answer(read).is_some()), "the confirm round is retried too");
 }
 
 #[test]
@@ -458,4 +463,66 @@ fn the_coordinator_serves_only_after_two_rounds_acked_by_the_same_peers() {
     assert_eq!(c.epoch(), Epoch(2));
     assert!(net.run_until(10_000, |n| n.status(P1) == Status::Ready));
     assert_eq!(net.replica(P1).status().known, Epoch(2), "the rebooted peer learned the epoch before serving");
+}
+
+#[test]
+fn a_zombie_never_answers_a_read_that_misses_a_newer_write() {
+    let mut net = booted(21, Weather::CALM);
+    let w = net.put("k", b"old", 1);
+    assert!(net.run_until(5_000, |n| committed(n, w).is_some()));
+    net.supersede_coordinator();
+    assert!(net.run_until(5_000, |n| n.status(C) == Status::Ready), "the new instance recovers");
+    let w = net.put("k", b"new", 2);
+    assert!(net.run_until(5_000, |n| committed(n, w).is_some()));
+    // A GET still in flight to the old instance, which serves from a
+    // memory without the new write: the peers refuse to confirm its epoch.
+    let zread = net.start_read(Some(0), "k");
+    net.run_for(2_000);
+    assert_eq!(net.read_answer(zread), Some(&Read::Superseded));
+    match net.read("k") {
+        Read::Committed(Some(Record { value, .. })) => assert_eq!(value, Value::Bytes(b"new".to_vec())),
+        other => panic!("the current instance answered {other:?}"),
+    }
+}
+
+#[test]
+fn one_confirm_round_answers_every_read_waiting_when_it_was_sent() {
+    let mut net = booted(22, Weather::CALM);
+    let w = net.put("k", b"v", 1);
+    assert!(net.run_until(5_000, |n| committed(n, w).is_some()));
+    let before = net.sent.get("confirm").map_or(0, |c| c.0);
+    let reads: Vec<_> = (0..20).map(|_| net.start_read(None, "k")).collect();
+    assert!(net.run_until(5_000, |n| reads.iter().all(|&r| n.read_answer(r).is_some())));
+    for r in reads {
+        assert!(matches!(net.read_answer(r), Some(Read::Committed(Some(_)))));
+    }
+    // The first read's round, then one round for the 19 that came after it.
+    assert_eq!(net.sent.get("confirm").map_or(0, |c| c.0) - before, 4, "two rounds to both peers");
+}
+
+#[test]
+fn reads_beyond_the_bound_are_shed_not_queued() {
+    let mut config = crate::handoff::Config::new(C, [P1, P2]).unwrap();
+    config.max_reads = 3;
+    let mut net = Net::with_config(23, Weather::CALM, config);
+    assert!(net.run_until(30_000, Net::all_ready));
+    let reads: Vec<_> = (0..5).map(|_| net.start_read(None, "k")).collect();
+    assert!(matches!(net.read_answer(reads[3]), Some(Read::Overloaded { .. })));
+    assert!(matches!(net.read_answer(reads[4]), Some(Read::Overloaded { .. })));
+    assert!(net.run_until(5_000, |n| reads.iter().all(|&r| n.read_answer(r).is_some())));
+    assert_eq!(net.read_answer(reads[0]), Some(&Read::Committed(None)));
+}
+
+#[test]
+fn a_peer_that_answered_a_collect_takes_no_push_until_that_instance_announces() {
+    let mut net = booted(24, Weather::CALM);
+    net.supersede_coordinator();
+    let fenced = |n: &Net| match n.replica(P1).role() {
+        crate::handoff::RoleView::Peer(p) => p.fence(),
+        crate::handoff::RoleView::Coordinator(_) => None,
+    };
+    assert!(net.run_until(5_000, |n| fenced(n).is_some()), "the collect fences the peer");
+    assert_eq!(fenced(&net), Some(net.replica(C).instance()));
+    assert!(net.run_until(5_000, |n| n.status(C) == Status::Ready));
+    assert_eq!(fenced(&net), None, "the announce lifts the fence");
 }
