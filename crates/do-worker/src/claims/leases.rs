@@ -27,16 +27,16 @@
 //! acknowledges a write once committed. So between 2 and 4 nobody can
 //! change the record, and what 4 writes is `lease::update` of what 2 read.
 //!
-//! What Handoff's read semantics leave open, and why it is safe: after a
-//! coordinator recovery a read may miss a committed write or return an
-//! older one (a replica evicted with the record). Then a lease looks absent
-//! or older than it is: a replay or a heartbeat finds no lease in force and
-//! answers `lease_lost`, a renewal refuses, a commit may be refused for an
-//! expired lease. None of these applies the effect: only the durable
-//! store's commit does, once, in its own transaction. A record that was lost
-//! can also be created again by an activation still within the attempt's
-//! reservation (the record that would have refused it is gone); that
-//! activation can only replay an attempt that already executes, never
+//! What Handoff's read semantics leave open, and why it is safe: reads are
+//! linearizable (a peer confirms the coordinator's epoch first), but Handoff
+//! is memory only, so a record can be lost with every replica that held it.
+//! Then a lease looks absent: a replay or a heartbeat finds no lease in
+//! force and answers `lease_lost`, a renewal refuses, a commit may be
+//! refused for an expired lease. None of these applies the effect: only the
+//! durable store's commit does, once, in its own transaction. A record that
+//! was lost can also be created again by an activation still within the
+//! attempt's reservation (the record that would have refused it is gone);
+//! that activation can only replay an attempt that already executes, never
 //! execute it twice (docs/remora.md section 6 lists this gap).
 //!
 //! A 503 from Handoff (the coordinator recovering, or reset while serving)

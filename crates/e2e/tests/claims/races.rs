@@ -44,27 +44,30 @@ async fn the_activation_first_then_the_reaper_leaves_it_executing() {
     accepted(&c.activate("j", "k", 1, "w1", LONG).await);
 }
 
-/// The activation has validated and is writing its lease when the
-/// reservation expires and the alarm reaps the claim: it must not commit,
-/// must remove the lease it created, and answers `reservation_expired`.
+/// The activation is creating its lease when the reservation expires and
+/// the alarm reaps the claim: it must not commit and must leave no lease.
+/// With linearizable reads the stall comes at the lease read (no peer can
+/// confirm the coordinator's epoch while both are paused), so when the read
+/// completes the durable row is already reaped: the lease is refused
+/// (`not awaiting activation`) and the activation answers `lease_lost`.
 #[tokio::test]
-async fn the_reaper_wins_while_the_activation_writes_its_lease() {
+async fn the_reaper_wins_while_the_activation_waits_for_the_lease_store() {
     let c = Claims::fresh("claims-race-reaper").await;
     warm(&c).await;
     assert_eq!(c.create("j", 1, "w1", 2_000).await.status, 201);
-    // Peers drop every message for 8 s: the lease write cannot commit
+    // Peers drop every message for 8 s: the lease cannot be read or written
     // before then, long after the reservation (2 s) expired.
     for r in ["r1", "r2"] {
         c.store.pause(&c.ns, r, 8_000).await;
     }
     let resp = c.activate_settled("j", "k", 1, "w1", LONG, SETTLE).await;
-    rejected(&resp, "reservation_expired");
+    rejected(&resp, "lease_lost");
     let view = c.get("j").await;
     assert_eq!(view["state"], "reaped", "{view}");
     assert_eq!((view["activations"].as_u64(), &view["lease"]), (Some(0), &Value::Null), "{view}");
-    // The compensation removed the lease record itself.
     c.store.get(&c.ns, "_remora/lease/j").await.expect_error(404, "key_not_found");
-    rejected(&c.activate("j", "k", 1, "w1", LONG).await, "reservation_expired");
+    // A retry of the same operation replays the recorded answer.
+    rejected(&c.activate("j", "k", 1, "w1", LONG).await, "lease_lost");
 }
 
 /// The same pause, but the reservation outlives it: the activation commits
