@@ -19,7 +19,8 @@
 //! inspector's `Network` events cost every request between objects CPU that
 //! it does not cost on Cloudflare (docs/BENCHMARKS.md, issue 14 item 3).
 //! Targets (issue 14): replicated PUT p50 ≤ 1.3x the in-memory DO's and
-//! ≤ 1.0x the SQLite DO's; GET p50 ≤ 1.2x the in-memory DO's. Results go
+//! ≤ 1.0x the SQLite DO's; GET p50 ≤ 1.5x the in-memory DO's (issue 15: a
+//! linearizable GET waits for one confirm round to a peer). Results go
 //! to stdout, `target/bench/kv.json` and `target/bench/kv.md` (the table
 //! docs/BENCHMARKS.md quotes).
 
@@ -225,7 +226,8 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
         };
         let (mem_target, sql_target) = match op {
             Op::Put => (1.3, Some(1.0)),
-            Op::Get => (1.2, None),
+            // Issue 15: a GET waits for one confirm round to a peer.
+            Op::Get => (1.5, None),
         };
         let opname = format!("{op:?}").to_uppercase();
         ratios.push(ratio(
