@@ -18,11 +18,15 @@
 (* new instance, confirmed, answers a read without it.  Hence the fence: a *)
 (* peer that answers a collecting coordinator (ChunkCR), or is declined by *)
 (* one while recovering (DeclinePeerR), takes no push and confirms no read *)
-(* until that coordinator incarnation announces its epoch to it            *)
-(* (AnnounceToR) or reseeds it (ReseedChunkPeerR); a rebooted peer starts  *)
-(* unfenced and takes no push while recovering.  Then every write an older *)
-(* instance commits was held by a peer before that peer's collect, so the  *)
-(* new instance's memory holds it.                                         *)
+(* until that coordinator incarnation, or a newer one, announces its epoch *)
+(* to it (AnnounceToR) or reseeds it (ReseedChunkPeerR); a rebooted peer   *)
+(* starts unfenced and takes no push while recovering.  Then every write   *)
+(* an older instance commits was held by a peer before that peer's         *)
+(* collect, so the new instance's memory holds it.  fenced[p] is the       *)
+(* incarnation that fenced p (0: none), because that is all a peer can     *)
+(* compare: it cannot know which incarnation is current, so an announce   *)
+(* from the fencing incarnation lifts the fence even when that incarnation *)
+(* has died since (the implementation's rule, docs/handoff.md 5.17).       *)
 (*                                                                         *)
 (* Why a confirmed read is then fresh: a newer instance commits nothing    *)
 (* before it is ready, and it is ready only once every peer knows its      *)
@@ -57,8 +61,9 @@ VARIABLES
               \* acknowledged before the read began; conf: confirmed
     readCtr,  \* reads started so far
     badRead,  \* history: a read returned a value older than it must
-    fenced    \* fenced[p]: p heard from a coordinator instance that has not
-              \* announced its epoch to it yet, and takes no pushes
+    fenced    \* fenced[p]: the coordinator incarnation p answered a collect of
+              \* (or was declined by) that has not announced its epoch to it
+              \* yet, 0 if none; a fenced peer takes no pushes
 
 rVars == <<zmem, reads, readCtr, badRead, fenced>>
 allVarsR == <<allVarsS, rVars>>
@@ -69,7 +74,7 @@ TypeOKReads ==
                         conf: BOOLEAN]
     /\ readCtr \in 0..MaxReads
     /\ badRead \in BOOLEAN
-    /\ fenced \in [Peers -> BOOLEAN]
+    /\ fenced \in [Peers -> 0..MaxEvicts + 1]
 
 ReadsLinearizable == ~badRead
 
@@ -99,7 +104,7 @@ InitR ==
     /\ reads = {}
     /\ readCtr = 0
     /\ badRead = FALSE
-    /\ fenced = [p \in Peers |-> FALSE]
+    /\ fenced = [p \in Peers |-> 0]
 
 \* A client read of k reaches the instance serving epoch e: the current
 \* coordinator when ready, or a zombie (a read in flight to it).
@@ -116,7 +121,7 @@ ReadStart(k, e) ==
 \* read waiting there now is confirmed.
 ReadConfirm(p, e) ==
     /\ IsReady(p)
-    /\ ~fenced[p]
+    /\ fenced[p] = 0
     /\ known[p] = e
     /\ \E r \in reads : r.ep = e /\ ~r.conf
     /\ reads' = {IF r.ep = e THEN [r EXCEPT !.conf = TRUE] ELSE r : r \in reads}
@@ -138,17 +143,18 @@ CommitWriteR(pw) == CommitWriteS(pw) /\ UNCHANGED rVars
 EvictR(r) ==
     /\ EvictS(r)
     /\ reads' = IF r = Coordinator THEN {x \in reads : x.ep # epoch} ELSE reads
-    /\ fenced' = IF r \in Peers THEN [fenced EXCEPT ![r] = FALSE] ELSE fenced
+    /\ fenced' = IF r \in Peers THEN [fenced EXCEPT ![r] = 0] ELSE fenced
     /\ UNCHANGED <<zmem, readCtr, badRead>>
 ChunkCR(p, S) ==
     /\ ChunkC(p, S)
-    /\ fenced' = [fenced EXCEPT ![p] = TRUE]
+    /\ fenced' = [fenced EXCEPT ![p] = inc[Coordinator]]
     /\ UNCHANGED <<zmem, reads, readCtr, badRead>>
 FinishRecoveryPeerR(p) == FinishRecoveryPeerS(p) /\ UNCHANGED rVars
 ReseedChunkCR(c) == ReseedChunkC(c) /\ UNCHANGED rVars
 ReseedChunkPeerR(c) ==
     /\ ReseedChunkPeer(c)
-    /\ fenced' = IF c.src = Coordinator THEN [fenced EXCEPT ![c.dst] = FALSE] ELSE fenced
+    /\ fenced' = IF c.src = Coordinator /\ c.inc >= fenced[c.dst]
+                 THEN [fenced EXCEPT ![c.dst] = 0] ELSE fenced
     /\ UNCHANGED <<zmem, reads, readCtr, badRead>>
 ChooseEpochR == ChooseEpochS /\ UNCHANGED rVars
 AnnounceAckedR(ack) == AnnounceAckedS(ack) /\ UNCHANGED rVars
@@ -157,16 +163,16 @@ FinishRecoveryCR == FinishRecoveryCS /\ UNCHANGED rVars
 ChunkPeerR(q, p, S) == ChunkPeer(q, p, S) /\ UNCHANGED rVars
 DeclinePeerR(q, p) ==
     /\ DeclinePeerS(q, p)
-    /\ fenced' = IF q = Coordinator THEN [fenced EXCEPT ![p] = TRUE] ELSE fenced
+    /\ fenced' = IF q = Coordinator THEN [fenced EXCEPT ![p] = inc[Coordinator]] ELSE fenced
     /\ UNCHANGED <<zmem, reads, readCtr, badRead>>
 DigestSendR(a) == DigestSend(a) /\ UNCHANGED rVars
 DigestRecvR(d, S) == DigestRecv(d, S) /\ UNCHANGED rVars
 GossipRecvR(g) == GossipRecvS(g) /\ UNCHANGED rVars
 RaiseFloorR == RaiseFloor /\ UNCHANGED rVars
-DeliverPushR(m) == ~fenced[m.dst] /\ DeliverPushS(m) /\ UNCHANGED rVars
+DeliverPushR(m) == fenced[m.dst] = 0 /\ DeliverPushS(m) /\ UNCHANGED rVars
 AnnounceToR(p, a) ==
     /\ AnnounceToS(p, a)
-    /\ fenced' = IF a.cinc = inc[Coordinator] THEN [fenced EXCEPT ![p] = FALSE] ELSE fenced
+    /\ fenced' = IF a.cinc >= fenced[p] THEN [fenced EXCEPT ![p] = 0] ELSE fenced
     /\ UNCHANGED <<zmem, reads, readCtr, badRead>>
 SupersedeR ==
     /\ SupersedeS

@@ -104,7 +104,7 @@ impl HandoffReads {
         match action {
             ReadsAction::Scale(a) => {
                 if let ScaleAction::DeliverPush(m) = a
-                    && s.fenced[m.dst]
+                    && s.fenced[m.dst] != 0
                 {
                     return None;
                 }
@@ -112,11 +112,13 @@ impl HandoffReads {
                 let mut t = ReadsState { scale, ..s.clone() };
                 match a {
                     ScaleAction::Evict(r) if *r == c => t.reads.retain(|x| x.ep != base.epoch),
-                    ScaleAction::Evict(p) => t.fenced[*p] = false,
-                    ScaleAction::ChunkC(p, _) => t.fenced[*p] = true,
-                    ScaleAction::DeclinePeer(q, p) if *q == c => t.fenced[*p] = true,
-                    ScaleAction::ReseedChunkPeer(ch) if ch.src == c => t.fenced[ch.dst] = false,
-                    ScaleAction::AnnounceTo(p, ann) if ann.cinc == s.scale.ext.inc[c] => t.fenced[*p] = false,
+                    ScaleAction::Evict(p) => t.fenced[*p] = 0,
+                    ScaleAction::ChunkC(p, _) => t.fenced[*p] = s.scale.ext.inc[c],
+                    ScaleAction::DeclinePeer(q, p) if *q == c => t.fenced[*p] = s.scale.ext.inc[c],
+                    ScaleAction::ReseedChunkPeer(ch) if ch.src == c && ch.inc >= s.fenced[ch.dst] => {
+                        t.fenced[ch.dst] = 0
+                    }
+                    ScaleAction::AnnounceTo(p, ann) if ann.cinc >= s.fenced[*p] => t.fenced[*p] = 0,
                     ScaleAction::Supersede => {
                         t.zmem.insert(ZombieMem { epoch: base.epoch, mem: base.mem[c].clone() });
                     }
@@ -157,7 +159,7 @@ impl HandoffReads {
             }
             ReadsAction::ReadConfirm(p, e) => {
                 let enabled = base.is_ready(*p)
-                    && !s.fenced[*p]
+                    && s.fenced[*p] == 0
                     && base.known[*p] == *e
                     && s.reads.iter().any(|r| r.ep == *e && !r.conf);
                 enabled.then(|| {

@@ -40,7 +40,7 @@ const NO_COLLECT_FENCE: &str = "no-collect-fence";
 enum Mutation {
     /// `ReadFinish` without `r.conf`: reads answered unconfirmed.
     ServeReadsUnconfirmed,
-    /// No peer is ever `fenced`.
+    /// No peer is ever `fenced` (it stays 0).
     NoCollectFence,
 }
 
@@ -116,7 +116,7 @@ impl HandoffReads {
             reads: Default::default(),
             read_ctr: 0,
             bad_read: false,
-            fenced: Func::new(self.scale.zombie().peers(), |_| false),
+            fenced: Func::new(self.scale.zombie().peers(), |_| 0),
         }
     }
 
@@ -132,6 +132,7 @@ fn type_ok_reads(m: &HandoffReads, s: &ReadsState) -> bool {
     s.zmem.iter().all(|z| ep(z.epoch))
         && s.reads.iter().all(|r| ep(r.ep) && r.seen.iter().all(|w| (1..=m.max_writes).contains(w)))
         && s.read_ctr <= m.max_reads
+        && s.fenced.iter().all(|(_, &f)| f <= m.max_epoch)
 }
 
 /// `ReadsLinearizable == ~badRead`

@@ -34,7 +34,7 @@ pub struct ReadsState {
     pub reads: Msgs<Read>,
     pub read_ctr: u8,
     pub bad_read: bool,
-    pub fenced: Func<bool>,
+    pub fenced: Func<u8>,
 }
 
 impl Display for ZombieMem {
@@ -58,7 +58,7 @@ impl TlaState for ReadsState {
             ("reads", tla::set(&self.reads)),
             ("readCtr", self.read_ctr.to_string()),
             ("badRead", tla::boolean(self.bad_read).to_string()),
-            ("fenced", self.fenced.map(|&f| tla::boolean(f)).to_string()),
+            ("fenced", self.fenced.to_string()),
         ]);
         vars
     }
