@@ -98,8 +98,9 @@ struct Match {
 /// instance).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 struct Reads {
-    /// The confirm round in flight, if any, and the reads it answers.
+    /// The last confirm round sent.
     round: u64,
+    /// While that round is in flight, the reads it answers.
     asked: Option<Vec<(ClientRequestId, Key)>>,
     /// Reads that arrived after that round was sent: the next round's.
     next: Vec<(ClientRequestId, Key)>,
@@ -364,7 +365,7 @@ impl Coordinator {
             Body::Confirmed { instance, epoch, round }
                 if mine(instance) && epoch == self.epoch && self.phase == Phase::Ready =>
             {
-                self.confirmed(node, now, round)
+                self.confirmed(node, round)
             }
             // Stale or duplicate replies. (Reseed, digests, records and
             // heartbeats are the same for both roles: `Replica` answers
@@ -496,10 +497,11 @@ impl Coordinator {
                     .collect()
             }
             Phase::Ready if floor_due => {
-                // RaiseFloor
+                // RaiseFloor (a confirm round in flight keeps the timer
+                // armed below).
                 node.raise_floor(self.at());
                 self.matched.clear();
-                return Vec::new();
+                Vec::new()
             }
             Phase::Ready => {
                 let mut out = self.repush(node, now);
@@ -578,7 +580,11 @@ impl Coordinator {
             return Vec::new();
         }
         let mut out = self.next_round(node);
-        out.push(node.arm(now, Timer::Retry));
+        // The retry timer is armed while writes are pending or a round is
+        // in flight; arming it again would only postpone their retries.
+        if self.pending.is_empty() {
+            out.push(node.arm(now, Timer::Retry));
+        }
         out
     }
 
@@ -605,7 +611,9 @@ impl Coordinator {
     /// `ReadConfirm` and `ReadFinish`: a peer confirmed round `round`;
     /// every read it covers is answered from this memory, now. Then the
     /// reads that arrived meanwhile get their round.
-    fn confirmed(&mut self, node: &Node, now: Millis, round: u64) -> Vec<Output> {
+    /// The retry timer, armed for the round just answered, stays armed for
+    /// the next one.
+    fn confirmed(&mut self, node: &Node, round: u64) -> Vec<Output> {
         if round != self.reads.round {
             return Vec::new();
         }
@@ -614,11 +622,7 @@ impl Coordinator {
             .into_iter()
             .map(|(req, key)| Output::ReadReply { req, read: Read::Committed(node.mem.get(&key).cloned()) })
             .collect();
-        let next = self.next_round(node);
-        if !next.is_empty() {
-            out.extend(next);
-            out.push(node.arm(now, Timer::Retry));
-        }
+        out.extend(self.next_round(node));
         out
     }
 }

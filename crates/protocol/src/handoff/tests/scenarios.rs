@@ -564,3 +564,15 @@ fn a_recovering_peer_holding_part_of_a_snapshot_resets_with_the_namespace_at_a_t
         assert!(net.replica(r).memory().is_empty(), "{r} kept data of the dead generation");
     }
 }
+
+#[test]
+fn a_confirm_round_lost_with_nothing_else_pending_is_sent_again() {
+    let mut net = booted(26, Weather::CALM);
+    net.weather = Weather { drop_pct: 100, dup_pct: 0, max_delay_ms: 1 };
+    let read = net.start_read(None, "k");
+    net.run_for(1_000);
+    assert_eq!(net.read_answer(read), None, "no peer heard the round");
+    net.weather = Weather::CALM;
+    assert!(net.run_until(2_000, |n| n.read_answer(read).is_some()), "the retry timer sends it again");
+    assert_eq!(net.read_answer(read), Some(&Read::Committed(None)));
+}
