@@ -8,5 +8,6 @@ mod burst;
 mod evictions;
 mod idle;
 mod internal;
+mod reads;
 mod tombstones;
 mod window;
