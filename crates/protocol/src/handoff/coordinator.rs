@@ -595,11 +595,11 @@ impl Coordinator {
         }
         self.reads.round = self.reads.round.saturating_add(1);
         self.reads.asked = Some(std::mem::take(&mut self.reads.next));
-        let (instance, epoch, round) = (node.instance, self.epoch, self.reads.round);
-        node.send_others(Body::Confirm { instance, epoch, round }).collect()
+        self.reconfirm(node)
     }
 
-    /// The round in flight again (its confirmation may have been lost).
+    /// The round in flight, to both peers (again, on a retry: its
+    /// confirmation may have been lost).
     fn reconfirm(&self, node: &Node) -> Vec<Output> {
         if self.reads.asked.is_none() {
             return Vec::new();

@@ -57,13 +57,38 @@ pub struct Peer {
     /// The spec's `known[p]`: the highest coordinator epoch heard of.
     known: Epoch,
     status: PeerStatus,
-    /// HandoffReads' `fenced[p]`: the coordinator instance this peer
-    /// answered a collect of (or was declined by) and that has not yet
-    /// announced to it or reseeded it.
-    fence: Option<Instance>,
+    fence: CollectFence,
+}
+
+/// HandoffReads' `fenced[p]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct CollectFence {
+    /// The coordinator instance this peer answered a collect of (or was
+    /// declined by) and that has not yet announced to it or reseeded it.
+    waiting: Option<Instance>,
     /// The newest coordinator instance that fenced this peer: a collect of
     /// an older one is a ghost and fences nothing.
     newest: Option<Instance>,
+}
+
+impl CollectFence {
+    /// `ChunkCR`, `DeclinePeerR`: instance `c` may build its memory without
+    /// what this peer takes from now on.
+    fn raise(&mut self, c: Instance) {
+        if self.newest.is_none_or(|n| c >= n) {
+            self.newest = Some(c);
+            self.waiting = Some(c);
+        }
+    }
+
+    /// `AnnounceToR`, `ReseedChunkPeerR` from instance `c`: the fence of `c`
+    /// or of an older instance is lifted.
+    fn lift(&mut self, c: Instance) {
+        if self.waiting.is_some_and(|f| f <= c) {
+            self.waiting = None;
+        }
+        self.newest = Some(self.newest.map_or(c, |n| n.max(c)));
+    }
 }
 
 /// Messages a peer never receives, and messages that only the coordinator
@@ -118,8 +143,7 @@ impl Peer {
                 cursors: BTreeMap::new(),
                 heard_from_c: false,
             },
-            fence: None,
-            newest: None,
+            fence: CollectFence::default(),
         };
         let mut out = vec![node.send(node.config.coordinator(), Body::Reseed { instance: node.instance, after: None })];
         out.extend(node.boot_timers(now));
@@ -136,11 +160,10 @@ impl Peer {
 
     /// HandoffReads' `fenced[p]`, as the coordinator instance it waits for.
     pub fn fence(&self) -> Option<Instance> {
-        self.fence
+        self.fence.waiting
     }
 
-    /// `ChunkCR`, `DeclinePeerR`: coordinator instance `c` may build its
-    /// memory without what this peer takes from now on.
+    /// [`CollectFence::raise`], unless the mutation `NoCollectFence` is on.
     fn fence_for(&mut self, node: &Node, c: Instance) {
         #[cfg(feature = "mutations")]
         if node.config.mutated(super::config::Mutation::NoCollectFence) {
@@ -148,19 +171,7 @@ impl Peer {
         }
         #[cfg(not(feature = "mutations"))]
         let _ = node; // only the mutation reads the config
-        if self.newest.is_none_or(|n| c >= n) {
-            self.newest = Some(c);
-            self.fence = Some(c);
-        }
-    }
-
-    /// `AnnounceToR`, `ReseedChunkPeerR` from coordinator instance `c`:
-    /// the fence of `c` or of an older instance is lifted.
-    fn unfence(fence: &mut Option<Instance>, newest: &mut Option<Instance>, c: Instance) {
-        if fence.is_some_and(|f| f <= c) {
-            *fence = None;
-        }
-        *newest = Some(newest.map_or(c, |n| n.max(c)));
+        self.fence.raise(c);
     }
 
     pub(super) fn status(&self) -> Status {
@@ -176,7 +187,7 @@ impl Peer {
         match msg.body {
             // A recovering peer takes no writes: it may not know the floor
             // yet. The coordinator retries; the other peer acks meanwhile.
-            Body::Push { .. } if self.status != PeerStatus::Ready || self.fence.is_some() => Vec::new(),
+            Body::Push { .. } if self.status != PeerStatus::Ready || self.fence.waiting.is_some() => Vec::new(),
             Body::Push { instance, key, record } => {
                 let stamp = record.stamp;
                 #[cfg(feature = "mutations")]
@@ -223,7 +234,7 @@ impl Peer {
                 // generation here; it still reseeds before serving.
                 node.adopt_generation(msg.generation);
                 self.known = epoch;
-                Peer::unfence(&mut self.fence, &mut self.newest, instance);
+                self.fence.lift(instance);
                 vec![node.send(from, Body::AnnounceAck { instance, epoch, round, peer: node.instance })]
             }
             Body::ReseedReply { instance, source, known, floor, chunk } if instance == node.instance => {
@@ -236,7 +247,7 @@ impl Peer {
                 // A booting peer joins the generation of its first source.
                 node.adopt_generation(msg.generation);
                 if from == coordinator {
-                    Peer::unfence(&mut self.fence, &mut self.newest, source);
+                    self.fence.lift(source);
                 }
                 // ReseedChunkPeer: merge the chunk and the epochs it witnesses.
                 self.known = self.known.max(node.absorb(&chunk, known, floor));
@@ -288,7 +299,7 @@ impl Peer {
             Body::Confirm { instance, epoch, round } => {
                 if self.known > epoch {
                     vec![node.send(from, Body::ConfirmRefused { instance, known: self.known })]
-                } else if self.status == PeerStatus::Ready && self.fence.is_none() && self.known == epoch {
+                } else if self.status == PeerStatus::Ready && self.fence.waiting.is_none() && self.known == epoch {
                     vec![node.send(from, Body::Confirmed { instance, epoch, round })]
                 } else {
                     Vec::new()
