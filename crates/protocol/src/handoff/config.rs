@@ -1,5 +1,7 @@
 //! The namespace's topology and the replica timings.
 
+use serde::{Deserialize, Serialize};
+
 use super::error::ConfigError;
 use super::ids::ReplicaId;
 use super::memory::MAX_CHUNK_BYTES;
@@ -14,8 +16,9 @@ use super::record::MAX_VALUE_BYTES;
 pub const DEFAULT_BUDGET_BYTES: usize = 16 * 1024 * 1024;
 
 /// Who is who, and how often things happen. The same for all three
-/// replicas of a namespace.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// replicas of a namespace. Serialized in a trace's boot step, which the
+/// validator replays.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Config {
     coordinator: ReplicaId,
     peers: [ReplicaId; 2],
@@ -57,6 +60,7 @@ pub struct Config {
     /// A deliberate bug, for the model checker to catch (feature
     /// `mutations`; never compiled into the Worker).
     #[cfg(feature = "mutations")]
+    #[serde(skip)]
     pub mutation: Option<Mutation>,
 }
 

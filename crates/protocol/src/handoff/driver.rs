@@ -15,6 +15,7 @@ use super::error::{ConfigError, HandleError};
 use super::ids::{Millis, ReplicaId};
 use super::interface::{Input, Output, Timer};
 use super::replica::Replica;
+use super::trace::{Entry, Row, Step, outputs_digest};
 
 /// A replica and its armed timers.
 #[derive(Clone, Debug)]
@@ -22,14 +23,53 @@ pub struct Driver {
     replica: Replica,
     /// At most one deadline per timer.
     deadlines: BTreeMap<Timer, Millis>,
+    /// The steps taken and not yet drained, when tracing.
+    trace: Option<Tracer>,
 }
+
+/// Steps recorded and not yet drained ([`Driver::take_trace`]).
+#[derive(Clone, Debug, Default)]
+struct Tracer {
+    seq: u64,
+    entries: Vec<Entry>,
+    /// Steps not recorded because `entries` was full.
+    lost: u64,
+}
+
+/// Entries a tracing driver keeps undrained before it counts steps as
+/// lost (a host drains after every call; one call takes at most one step
+/// plus its due timers).
+const MAX_UNDRAINED: usize = 4_096;
 
 impl Driver {
     /// [`Replica::boot`], with the boot's timers armed; returns the other
     /// outputs to perform.
     pub fn boot(config: Config, me: ReplicaId, now: Millis, seed: u64) -> Result<(Driver, Vec<Output>), ConfigError> {
+        Driver::boot_with(config, me, now, seed, None)
+    }
+
+    /// [`Driver::boot`], recording every step from the boot on
+    /// ([`trace`](super::trace)).
+    pub fn boot_traced(
+        config: Config,
+        me: ReplicaId,
+        now: Millis,
+        seed: u64,
+    ) -> Result<(Driver, Vec<Output>), ConfigError> {
+        Driver::boot_with(config, me, now, seed, Some(Tracer::default()))
+    }
+
+    fn boot_with(
+        config: Config,
+        me: ReplicaId,
+        now: Millis,
+        seed: u64,
+        trace: Option<Tracer>,
+    ) -> Result<(Driver, Vec<Output>), ConfigError> {
+        let step = trace.is_some().then(|| Step::Boot { config: config.clone(), me, seed });
         let (replica, out) = Replica::boot(config, me, now, seed)?;
-        let mut driver = Driver { replica, deadlines: BTreeMap::new() };
+        let mut driver = Driver { replica, deadlines: BTreeMap::new(), trace };
+        driver.record(now, step, &out);
         let out = driver.arm(out);
         Ok((driver, out))
     }
@@ -46,7 +86,9 @@ impl Driver {
             Input::Timer(t) => Some(*t),
             _ => None,
         };
+        let step = self.trace.is_some().then(|| Step::Handle(input.clone()));
         let out = self.replica.handle(now, input)?;
+        self.record(now, step, &out);
         if let Some(t) = timer {
             self.deadlines.remove(&t);
         }
@@ -61,9 +103,10 @@ impl Driver {
     /// Runs the earliest timer due at `now` (ties in [`Timer`] order), if
     /// any: one protocol step; returns its outputs.
     pub fn fire_next(&mut self, now: Millis) -> Option<Vec<Output>> {
-        let (&timer, _) = self.deadlines.iter().filter(|&(_, &at)| at <= now).min_by_key(|&(&t, &at)| (at, t))?;
+        let timer = self.due(now)?;
         self.deadlines.remove(&timer);
         let out = self.replica.on_timer(now, timer);
+        self.record(now, Some(Step::Fire(timer)), &out);
         Some(self.arm(out))
     }
 
@@ -80,6 +123,43 @@ impl Driver {
             }
         }
         out
+    }
+
+    /// The timer [`Driver::fire_next`] would fire at `now`.
+    pub fn due(&self, now: Millis) -> Option<Timer> {
+        self.deadlines.iter().filter(|&(_, &at)| at <= now).min_by_key(|&(&t, &at)| (at, t)).map(|(&t, _)| t)
+    }
+
+    /// The steps recorded since the last call (none unless booted with
+    /// [`Driver::boot_traced`]), and a [`Row::Lost`] if some were not kept.
+    pub fn take_trace(&mut self) -> Vec<Row> {
+        let Some(tracer) = self.trace.as_mut() else { return Vec::new() };
+        let mut rows: Vec<Row> = tracer.entries.drain(..).map(|e| Row::Step(Box::new(e))).collect();
+        if tracer.lost > 0 {
+            rows.push(Row::Lost { steps: std::mem::take(&mut tracer.lost) });
+        }
+        rows
+    }
+
+    /// Records a step when tracing.
+    fn record(&mut self, now: Millis, step: Option<Step>, out: &[Output]) {
+        let (Some(tracer), Some(step)) = (self.trace.as_mut(), step) else { return };
+        let seq = tracer.seq;
+        tracer.seq += 1;
+        if tracer.entries.len() >= MAX_UNDRAINED {
+            tracer.lost += 1;
+            return;
+        }
+        let replica = &self.replica;
+        tracer.entries.push(Entry {
+            seq,
+            now,
+            step,
+            outputs: outputs_digest(out),
+            instance: replica.instance(),
+            phase: replica.phase(),
+            epoch: replica.epoch(),
+        });
     }
 
     /// Number of armed timers.

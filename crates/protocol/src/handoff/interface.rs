@@ -6,14 +6,14 @@
 
 use std::fmt;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::ids::{ClientRequestId, Epoch, Generation, Key, Millis, ReplicaId, WriteId};
 use super::message::Message;
 use super::record::{Record, Stamp};
 
-/// What a host feeds in.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// What a host feeds in (serialized in a trace: [`trace`](super::trace)).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Input {
     /// A message from another replica (already decoded).
     Message(Message),
@@ -28,8 +28,9 @@ pub enum Input {
     Timer(Timer),
 }
 
-/// What a host must do.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// What a host must do (serialized only for a trace's digest of a step's
+/// outputs).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Output {
     /// Send a message to `message.to` (best effort: it may be lost).
     Send(Message),
@@ -42,7 +43,7 @@ pub enum Output {
 }
 
 /// The replica's timers; each has at most one deadline.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Timer {
     /// Resend unanswered requests; run a pending internal step.
@@ -75,7 +76,7 @@ pub enum WriteReply {
 }
 
 /// The answer to a client read.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Read {
     /// The committed record for the key (a tombstone for a deleted key),
     /// or `None` if the key was never written, as of a moment after a peer
@@ -93,7 +94,7 @@ pub enum Read {
 /// A replica's phase (the spec's `status[r]`, plus `Fenced`), as
 /// [`Replica::phase`](super::replica::Replica::phase) returns it and
 /// `GET /v1/{ns}/status` reports it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
     Ready,

@@ -26,7 +26,8 @@
 //!   client answers, status).
 //! - [`replica`]: the entry point (boot, checks, dispatch); [`coordinator`],
 //!   [`peer`]: the roles; `node`: what both roles share.
-//! - [`driver`]: a replica with its timer table, the loop every host runs.
+//! - [`driver`]: a replica with its timer table, the loop every host runs;
+//!   [`trace`]: the steps a driver records for trace validation.
 //! - [`config`]: topology and timings; [`error`]: typed errors.
 
 pub mod config;
@@ -41,6 +42,7 @@ mod node;
 pub mod peer;
 pub mod record;
 pub mod replica;
+pub mod trace;
 
 #[cfg(test)]
 mod tests;

@@ -243,6 +243,11 @@ impl Replica {
         }
     }
 
+    /// The spec's `SrcKnow(r)`: the coordinator's epoch, a peer's `known`.
+    pub fn epoch(&self) -> Epoch {
+        self.role.src_know()
+    }
+
     pub fn me(&self) -> ReplicaId {
         self.node.me
     }
