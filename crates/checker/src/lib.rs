@@ -9,6 +9,7 @@
 //! - [`search`]: how a run explores (breadth-first, depth-first, random walks).
 //! - [`engine`]: the exhaustive search (breadth- and depth-first, threaded).
 //! - [`run`]: runs a model and reports in one shape.
+//! - [`validate`]: checks the traces of a live run against the implementation model.
 
 pub mod cfg;
 pub mod compact;
@@ -20,3 +21,4 @@ pub mod registry;
 pub mod run;
 pub mod search;
 pub mod spec;
+pub mod validate;

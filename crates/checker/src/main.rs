@@ -6,6 +6,7 @@
 //! checker explore <CFG | SPEC.tla [--config CFG] | MODEL --config CFG> [--port N] [--mutation NAME]
 //! checker models
 //! checker cfg     <CFG>
+//! checker validate <RUN_DIR>...
 //! ```
 //!
 //! The search is the cfg's (`\* SEARCH` line, breadth-first without one)
@@ -98,6 +99,12 @@ enum Command {
     /// gives values to and checks, and whether a Rust model checks that
     /// module (`cargo xtask check` pairs cfgs with TLA+ modules from it).
     Cfg { cfg: PathBuf },
+    /// Validate the traces of live runs: each directory holds the `*.trace`
+    /// files of one namespace's replicas (docs/verification.md 1.6).
+    Validate {
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+    },
 }
 
 /// What `checker cfg` prints.
@@ -191,6 +198,35 @@ fn real_main() -> Result<ExitCode> {
             };
             println!("{}", serde_json::to_string_pretty(&summary)?);
             Ok(ExitCode::SUCCESS)
+        }
+        Command::Validate { runs } => {
+            let mut failed = 0;
+            for dir in &runs {
+                match checker::validate::validate_dir(dir) {
+                    Ok(f) => println!(
+                        "{}: fits the implementation model: {} steps of {} replica instances (boots r0 {}, r1 {}, \
+                         r2 {}; {} zombie steps), {} messages delivered, {} timers fired, {} client requests, \
+                         {} acknowledged writes; {} hold at every step",
+                        dir.display(),
+                        f.steps,
+                        f.instances,
+                        f.boots[0],
+                        f.boots[1],
+                        f.boots[2],
+                        f.zombie_steps,
+                        f.delivered,
+                        f.timers,
+                        f.client,
+                        f.acked,
+                        checker::validate::CHECKED.join(", ")
+                    ),
+                    Err(e) => {
+                        failed += 1;
+                        println!("{}: does NOT fit: {e}", dir.display());
+                    }
+                }
+            }
+            Ok(if failed == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
         }
     }
 }
