@@ -12,7 +12,8 @@
 //! | `build`   | build the Worker to wasm |
 //! | `dev`     | run the Worker locally on workerd (wrangler dev) |
 //! | `deploy`  | `wrangler deploy` (or `--dry-run`: bundle only) |
-//! | `e2e`     | the Worker stage of `test` alone: bundle, smoke and end-to-end tests |
+//! | `e2e`     | the Worker stage of `test` alone: bundle, smoke and end-to-end tests, trace validation |
+//! | `validate` | trace validation of the traces the last `e2e` recorded |
 //! | `bench`   | benchmarks on workerd; `bench models`: the model checkers |
 
 mod bench;
@@ -25,6 +26,7 @@ mod npm;
 mod setup;
 mod tidy;
 mod tools;
+mod validate;
 mod worker;
 mod workspace_tests;
 
@@ -73,6 +75,9 @@ enum Cmd {
     /// The Worker stage of `test` alone: bundle (dry run), smoke and
     /// end-to-end tests on workerd.
     E2e,
+    /// Validate the replica traces the last `e2e` recorded (or those under
+    /// DIR): each run must be a behaviour of the implementation model.
+    Validate { dir: Option<PathBuf> },
     /// Benchmarks on workerd (`bench kv`: the replicated store against single-DO
     /// baselines; `bench claims`: activations against one SQLite transaction;
     /// `bench scale`: one namespace as it grows to its memory budget;
@@ -110,6 +115,7 @@ fn run() -> Result<bool> {
         Cmd::ExplorerTest { screenshots } => explorer_test::run(&root, screenshots.as_deref()),
         Cmd::Build => worker::build(&root).map(|()| true),
         Cmd::E2e => worker_stage(&root),
+        Cmd::Validate { dir } => validate::run(&root, dir.as_deref()),
         Cmd::Bench(args) => bench::run(&root, &args),
         Cmd::Dev { port } => worker::dev(&root, port).map(|()| true),
         Cmd::Deploy { dry_run, outdir } => worker::deploy(&root, dry_run, outdir).map(|()| true),

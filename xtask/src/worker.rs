@@ -222,6 +222,17 @@ pub fn smoke(root: &Path) -> Result<()> {
 /// [`TEST_MAX_NAMESPACES`] namespaces. For `smoke`, `e2e` and schemathesis
 /// (`wrangler dev`, [`Inspector::On`]) and `bench` ([`Inspector::Off`]).
 pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str, inspector: Inspector) -> Result<Dev> {
+    serve_for_tests_with(root, name, what, inspector, &[])
+}
+
+/// [`serve_for_tests`] with more variables.
+fn serve_for_tests_with(
+    root: &Path,
+    name: &str,
+    what: &str,
+    inspector: Inspector,
+    vars: &[(&str, &str)],
+) -> Result<Dev> {
     let tools = ensure_tools(root)?;
     build_with(&tools)?;
     let dir = root.join("target").join(name);
@@ -231,7 +242,9 @@ pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str, inspector: In
         fs::remove_dir_all(&state).with_context(|| format!("removing {}", state.display()))?;
     }
     fs::create_dir_all(&dir)?;
-    let (env_files, token) = dev_env_files(&tools, &dir, &[("HANDOFF_MAX_NAMESPACES", TEST_MAX_NAMESPACES)])?;
+    let vars: Vec<(&str, &str)> =
+        [("HANDOFF_MAX_NAMESPACES", TEST_MAX_NAMESPACES)].into_iter().chain(vars.iter().copied()).collect();
+    let (env_files, token) = dev_env_files(&tools, &dir, &vars)?;
     let port = wrangler::free_port()?;
     let log = dir.join("wrangler.log");
     let how = match inspector {
@@ -258,7 +271,14 @@ pub fn e2e(root: &Path) -> Result<bool> {
         return Ok(false);
     }
     let parallel = e2e_suites(root)?;
-    let mut server = serve_for_tests(root, "worker-e2e", "end-to-end tests", Inspector::On)?;
+    // The replicas record their steps; the eviction and burst tests save
+    // their namespaces' traces here, validated after the suites.
+    let traces = root.join(crate::validate::TRACE_DIR);
+    if traces.exists() {
+        fs::remove_dir_all(&traces).with_context(|| format!("removing {}", traces.display()))?;
+    }
+    let mut server =
+        serve_for_tests_with(root, "worker-e2e", "end-to-end tests", Inspector::On, &[("HANDOFF_TRACE", "1")])?;
     let run_suites = |suites: &[String], threads: &str| -> Result<bool> {
         let mut cmd = crate::cargo::command();
         cmd.current_dir(root).args(["test", "-p", "e2e", "--no-fail-fast"]);
@@ -270,6 +290,7 @@ pub fn e2e(root: &Path) -> Result<bool> {
             .args(["--", "--test-threads", threads])
             .env("HANDOFF_URL", &server.base)
             .env("HANDOFF_TOKEN", &server.token)
+            .env("HANDOFF_TRACE_DIR", &traces)
             .status()
             .context("running cargo test -p e2e")?;
         Ok(status.success())
@@ -285,7 +306,8 @@ pub fn e2e(root: &Path) -> Result<bool> {
         eprintln!("worker: the worker panicked during the end-to-end tests:\n{}", panics.join("\n"));
     }
     println!("worker: end-to-end tests {}", if passed && panics.is_empty() { "passed" } else { "FAILED" });
-    Ok(passed && panics.is_empty())
+    let validated = crate::validate::run(root, Some(&traces))?;
+    Ok(passed && panics.is_empty() && validated)
 }
 
 /// The e2e suite whose tests must run alone (crates/e2e/tests/serial): it

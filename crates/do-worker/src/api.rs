@@ -189,6 +189,15 @@ pub async fn pause(env: &Env, ns: &str, r: ReplicaName, ms: u64) -> HttpResult {
     Ok(internal::call(&stub, &target, Some(&secret), None, &[]).await?)
 }
 
+/// `GET /v1/{ns}/_test/trace/{replica}?after=N`: a page of the replica
+/// object's recorded trace, as the object answers it.
+pub async fn trace(env: &Env, ns: &str, r: ReplicaName, after: u64) -> HttpResult {
+    let secret = secret(env)?;
+    let stub = replica_stub(env, ns, r)?;
+    let target = Target::new(ReplicaOp::Trace, ns, Some(r)).with_ms(after);
+    Ok(internal::call(&stub, &target, Some(&secret), None, &[]).await?)
+}
+
 /// `POST /v1/{ns}/_test/raw/{replica}?auth=0|1`: the body goes to the
 /// replica's peer-message endpoint untouched; its answer comes back as is.
 pub async fn raw(mut req: Request, env: &Env, ns: &str, r: ReplicaName, auth: bool) -> HttpResult {

@@ -20,6 +20,20 @@ pub fn json<T: serde::Serialize>(value: &T) -> Result<Response> {
     Response::from_json(value)
 }
 
+/// The header of a trace page: the row id to fetch after next, when more
+/// rows may follow (test hooks).
+pub const TRACE_NEXT_HEADER: &str = "handoff-trace-next";
+
+/// A page of trace frames (`protocol::handoff::trace`).
+pub fn trace_page(page: Vec<u8>, next: Option<u64>) -> Result<Response> {
+    let headers = Headers::new();
+    headers.set("content-type", BINARY)?;
+    if let Some(next) = next {
+        headers.set(TRACE_NEXT_HEADER, &next.to_string())?;
+    }
+    Ok(Response::from_bytes(page)?.with_headers(headers))
+}
+
 /// Raw bytes with the record headers.
 pub fn record(bytes: Vec<u8>, ep: u64, ver: u64, wid: &str) -> Result<Response> {
     let headers = Headers::new();

@@ -15,7 +15,7 @@
 //!   /v1/{ns}/claims/{claim}`, `POST /v1/{ns}/claims/{claim}/{activate|heartbeat}`;
 //! - `GET /health` (`?deep=1` adds a round trip through a `Replica` stub);
 //! - with `HANDOFF_TEST_HOOKS=1` (local dev only): `POST
-//!   /v1/{ns}/_test/{evict|pause|raw}/{replica}`, `POST /v1/{ns}/_test/reap`,
+//!   /v1/{ns}/_test/{evict|pause|raw}/{replica}`, `GET /v1/{ns}/_test/trace/{replica}`, `POST /v1/{ns}/_test/reap`,
 //!   `GET /v1/{ns}/_test/replicas`, `GET|POST /v1/{ns}/_test/claims` and the
 //!   benchmark baselines `/_bench/{mem|sql|echo}/{ns}/kv/{key}`,
 //!   `/_bench/claims/{ns}/claims/{claim}/activate`.
@@ -138,6 +138,7 @@ async fn handle(req: Request, env: &Env) -> HttpResult {
         Route::Migrations { ns } => claims::api::migrations(env, &ns).await,
         Route::Pause { ns, replica, ms } => api::pause(env, &ns, replica, ms).await,
         Route::Raw { ns, replica, auth } => api::raw(req, env, &ns, replica, auth).await,
+        Route::Trace { ns, replica, after } => api::trace(env, &ns, replica, after).await,
         Route::ClaimCreate { ns } => claims::api::create(req, env, &ns).await,
         Route::ClaimGet { ns, claim } => claims::api::get(env, &ns, &claim).await,
         Route::ClaimActivate { ns, claim, baseline } => claims::api::activate(req, env, &ns, claim, baseline).await,
@@ -206,6 +207,6 @@ async fn health(env: &Env, deep: bool) -> HttpResult {
 
 /// `HANDOFF_TEST_HOOKS` is "1" only under `wrangler dev` (set from
 /// `.dev.vars`); deployed workers get "0" from `[vars]`. Missing means off.
-fn test_hooks(env: &Env) -> bool {
+pub(crate) fn test_hooks(env: &Env) -> bool {
     env.var("HANDOFF_TEST_HOOKS").map(|v| v.to_string() == "1").unwrap_or(false)
 }

@@ -71,6 +71,10 @@ pub enum Route {
     /// `POST /v1/{ns}/_test/pause/{replica}?ms=N` (test hooks only): the
     /// replica drops every peer message, in and out, for N ms.
     Pause { ns: String, replica: ReplicaName, ms: u64 },
+    /// `GET /v1/{ns}/_test/trace/{replica}?after=N` (test hooks only): the
+    /// replica object's recorded trace rows after row id N (0: from the
+    /// first), one page; `handoff-trace-next` names the next N.
+    Trace { ns: String, replica: ReplicaName, after: u64 },
     /// `POST /v1/{ns}/_test/raw/{replica}?auth=0|1` (test hooks only): the
     /// body is delivered to the replica's peer-message endpoint as is, with
     /// or without the internal credential, and its answer returned.
@@ -157,6 +161,7 @@ impl Route {
             | Route::Migrations { ns }
             | Route::Pause { ns, .. }
             | Route::Raw { ns, .. }
+            | Route::Trace { ns, .. }
             | Route::ClaimReap { ns }
             | Route::ClaimBulk { ns, .. }
             | Route::ClaimCount { ns }
@@ -339,17 +344,23 @@ fn kv(method: &str, backend: Backend, ns_raw: &str, key_raw: &str) -> Route {
 
 fn test_hook(method: &str, ns_raw: &str, hook: &str, query: Option<&str>) -> Route {
     let Some((name, replica_raw)) = hook.split_once('/') else { return Route::NotFound };
-    if !matches!(name, "evict" | "pause" | "raw") {
+    if !matches!(name, "evict" | "pause" | "raw" | "trace") {
         return Route::NotFound;
     }
-    if method != "POST" {
-        return Route::MethodNotAllowed { allow: "POST" };
+    let allow = if name == "trace" { "GET" } else { "POST" };
+    if method != allow {
+        return Route::MethodNotAllowed { allow };
     }
     let Some(replica) = ReplicaName::parse(replica_raw) else {
         return bad("invalid_replica", format!("replica must be r0, r1 or r2, not {replica_raw:?}"));
     };
     with_ns(ns_raw, |ns| match name {
         "evict" => Route::Evict { ns, replica },
+        "trace" => match param(query, "after").map(str::parse::<u64>) {
+            None => Route::Trace { ns, replica, after: 0 },
+            Some(Ok(after)) => Route::Trace { ns, replica, after },
+            Some(Err(_)) => bad("bad_request", "query parameter `after` must be a row id (0 or more)".into()),
+        },
         "pause" => match param(query, "ms").map(str::parse::<u64>) {
             Some(Ok(ms)) if (1..=MAX_PAUSE_MS).contains(&ms) => Route::Pause { ns, replica, ms },
             _ => bad("bad_request", format!("query parameter `ms` must be 1 to {MAX_PAUSE_MS}")),
@@ -669,6 +680,16 @@ mod tests {
         assert_eq!(r("GET", "/v1/s/_test/claims"), Route::ClaimCount { ns: "s".into() });
         assert_eq!(r("GET", "/v1/s/_test/replicas"), Route::Replicas { ns: "s".into() });
         assert_eq!(r("POST", "/v1/s/_test/evict/all"), Route::EvictAll { ns: "s".into() });
+        assert_eq!(
+            route("GET", "/v1/s/_test/trace/r1", Some("after=42"), true),
+            Route::Trace { ns: "s".into(), replica: ReplicaName::R1, after: 42 }
+        );
+        assert_eq!(
+            r("GET", "/v1/s/_test/trace/r2"),
+            Route::Trace { ns: "s".into(), replica: ReplicaName::R2, after: 0 }
+        );
+        assert_eq!(r("POST", "/v1/s/_test/trace/r2"), Route::MethodNotAllowed { allow: "GET" });
+        assert_eq!(code(route("GET", "/v1/s/_test/trace/r1", Some("after=x"), true)), "bad_request");
         assert_eq!(r("POST", "/v1/s/_test/migrations"), Route::Migrations { ns: "s".into() });
         for (m, p) in [("GET", "/v1/s/_test/claims"), ("GET", "/v1/s/_test/replicas")] {
             assert_eq!(route(m, p, None, false), Route::NotFound);

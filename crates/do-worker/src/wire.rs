@@ -79,6 +79,9 @@ ops! {
         Evict = "POST" "/evict",
         /// Drop all peer messages for a while (`ms=`, test hook).
         Pause = "POST" "/pause",
+        /// The recorded trace rows after row id `ms=` (test hook; the one
+        /// numeric parameter, as for `Pause`).
+        Trace = "GET" "/trace",
         /// Stop this replica: reset it if it runs (its memory goes). The
         /// namespace is being deleted or has gone idle.
         Stop = "POST" "/stop",

@@ -312,6 +312,36 @@ impl Store {
         resp.json()
     }
 
+    /// Saves the namespace's replica traces for trace validation (`cargo
+    /// xtask validate`, docs/verification.md 1.6) when `HANDOFF_TRACE_DIR`
+    /// is set (`cargo xtask e2e` sets it and has the Worker record): one
+    /// directory per namespace, one file per replica. The three replicas
+    /// are paused first (they step no message from then on), so every
+    /// message a saved step received was sent by a saved step.
+    pub async fn save_trace(&self, ns: &str) {
+        let Ok(root) = std::env::var("HANDOFF_TRACE_DIR") else { return };
+        for r in ["r0", "r1", "r2"] {
+            self.pause(ns, r, 30_000).await;
+        }
+        let dir = std::path::Path::new(&root).join(ns);
+        std::fs::create_dir_all(&dir).expect("creating the trace directory");
+        for r in ["r0", "r1", "r2"] {
+            let mut rows = Vec::new();
+            let mut after = 0u64;
+            loop {
+                let path = format!("/v1/{}/_test/trace/{r}?after={after}", enc(ns));
+                let resp = self.request("GET", &path, None, &[]).await;
+                assert_eq!(resp.status, 200, "trace of {r}: {}", resp.text());
+                rows.extend_from_slice(&resp.body);
+                match resp.header("handoff-trace-next").map(str::parse::<u64>) {
+                    Some(Ok(next)) => after = next,
+                    _ => break,
+                }
+            }
+            std::fs::write(dir.join(format!("{r}.trace")), rows).expect("writing a trace");
+        }
+    }
+
     pub async fn pause(&self, ns: &str, r: &str, ms: u64) {
         let resp = self.request("POST", &format!("/v1/{}/_test/pause/{r}?ms={ms}", enc(ns)), None, &[]).await;
         assert_eq!(resp.status, 200, "pause {r}: {}", resp.text());

@@ -64,8 +64,10 @@ impl Host {
         let default_budget = self.env.var(BUDGET_VAR).ok().and_then(|v| v.to_string().parse().ok());
         let config =
             lifecycle::replica_config(&settings, default_budget).map_err(|e| HttpError::internal(e.to_string()))?;
-        let (driver, outputs) = Driver::boot(config, ReplicaId(me.index()), Millis(now_ms()), random_u64())
+        let boot = if self.trace.is_some() { Driver::boot_traced } else { Driver::boot };
+        let (mut driver, outputs) = boot(config, ReplicaId(me.index()), Millis(now_ms()), random_u64())
             .map_err(|e| HttpError::internal(e.to_string()))?;
+        self.record(&mut driver);
         self.instance.set(Some(driver.replica().instance()));
         *self.driver.try_borrow_mut().map_err(|_| busy())? = Some(driver);
         self.perform(outputs, None);
@@ -77,6 +79,7 @@ impl Host {
         let mut slot = self.driver.try_borrow_mut().map_err(|_| StepError::Busy)?;
         let driver = slot.as_mut().ok_or(StepError::NotBooted)?;
         let outputs = driver.handle(Millis(now_ms()), input).map_err(StepError::Refused)?;
+        self.record(driver);
         let instance = driver.replica().instance();
         if self.instance.replace(Some(instance)) != Some(instance) {
             // The replica rebooted itself (it learned that its namespace
@@ -97,6 +100,7 @@ impl Host {
             // Timers left due after the budget keep their deadline, in the
             // past: the wake-up below is then immediate.
             outputs.extend(driver.run_due(Millis(now_ms()), MAX_SYNC_STEPS));
+            self.record(driver);
         }
         let mut inline = Vec::new();
         for output in outputs {
@@ -113,6 +117,13 @@ impl Host {
         self.after_step();
         self.check_idle();
         inline
+    }
+
+    /// Stores the steps the driver recorded (trace validation runs only).
+    fn record(&self, driver: &mut Driver) {
+        if let Some(trace) = &self.trace {
+            trace.append(driver.take_trace());
+        }
     }
 
     /// Schedules a `setTimeout` wake-up for the earliest deadline, unless

@@ -33,6 +33,7 @@
 mod client;
 mod driving;
 mod lifecycle;
+mod trace;
 mod transport;
 mod wake;
 
@@ -56,6 +57,7 @@ use crate::names::{self, ReplicaName};
 use crate::namespaces::settings::Settings;
 use crate::route::{KvOp, MAX_PAUSE_MS};
 use crate::wire::{ReplicaOp, Target};
+use trace::TraceStore;
 use transport::{LANES, Link, Outbox};
 use wake::WakeUp;
 
@@ -134,6 +136,9 @@ pub(crate) struct Host {
     counters: Counters,
     // Driving the protocol (driving.rs).
     driver: RefCell<Option<Driver>>,
+    /// Where the driver's steps are recorded, in test runs that validate
+    /// traces (trace.rs).
+    trace: Option<TraceStore>,
     /// The protocol instance the client waiters belong to.
     instance: Cell<Option<Instance>>,
     wake: RefCell<WakeUp>,
@@ -153,12 +158,14 @@ pub(crate) struct Host {
 
 impl Host {
     fn new(state: State, env: Env, ident: Option<(String, ReplicaName)>) -> Self {
+        let born = random_u64();
         Host {
+            trace: TraceStore::open(&state, &env, born),
             state,
             secret: internal::internal_key(&env),
             env,
             ident: RefCell::new(ident),
-            born: random_u64(),
+            born,
             born_at: now_ms(),
             settings: RefCell::new(None),
             last_client_at: Cell::new(now_ms()),
@@ -205,6 +212,11 @@ impl Host {
             ReplicaOp::Evict => {
                 identify()?;
                 self.evict().await
+            }
+            ReplicaOp::Trace => {
+                identify()?;
+                let (page, next) = TraceStore::page(&self.state, target.ms.unwrap_or(0))?;
+                Ok(http::trace_page(page, next)?)
             }
             ReplicaOp::Pause => {
                 let (_, me) = identify()?;

@@ -161,6 +161,7 @@ async fn burst_with_evictions_loses_no_acknowledged_write() {
         log.reads.len()
     );
     assert!(epochs.len() >= 3, "both coordinator evictions happened during the burst: epochs {epochs:?}");
+    s.save_trace(&ns).await;
 }
 
 fn check_attempted(attempted: &HashMap<String, (String, Vec<u8>)>, key: &str, found: &Found) {

@@ -57,6 +57,7 @@ async fn each_replica_evicted_between_writes() {
         written = write_all(&s, &ns, round + 1).await;
         check_all(&s, &ns, &written).await;
     }
+    s.save_trace(&ns).await;
 }
 
 #[tokio::test]
@@ -78,6 +79,7 @@ async fn all_three_evicted_the_namespace_restarts_and_serves() {
         &gen_before,
         "a namespace that died restarts as a new generation"
     );
+    s.save_trace(&ns).await;
 }
 
 #[tokio::test]

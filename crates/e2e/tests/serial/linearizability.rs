@@ -110,6 +110,7 @@ async fn histories_under_evictions_are_linearizable() {
     let saved = std::env::temp_dir().join(format!("{ns}.history.json"));
     std::fs::write(&saved, serde_json::to_vec(&ops).expect("history as JSON")).expect("saving the history");
     println!("linearizability: history saved in {}", saved.display());
+    s.save_trace(&ns).await;
 
     let checked = Instant::now();
     let report = history::check_on_large_stack(ops);
