@@ -28,6 +28,10 @@ async fn ten_thousand_expired_claims_are_reaped_while_gets_of_other_claims_answe
         assert_eq!(c.create(&format!("other-{i}"), 1, "w", 600_000).await.status, 201);
     }
     let ns = e2e::enc(&c.ns);
+    // The reservations expire 3 s after the bulk create; the GETs start half
+    // a second before, whatever the warm-up below took (a slow first lease
+    // read once left the reaper nearly done before the first GET).
+    let expire_soon = tokio::time::Instant::now() + Duration::from_millis(2500);
     let bulk =
         s.request("POST", &format!("/v1/{ns}/_test/claims?count={CLAIMS}&reservation_ttl_ms=3000"), None, &[]).await;
     assert_eq!(bulk.status, 200, "{}", bulk.text());
@@ -35,7 +39,7 @@ async fn ten_thousand_expired_claims_are_reaped_while_gets_of_other_claims_answe
     assert_eq!(count().await["authorized"].as_u64(), Some(CLAIMS + 4));
     // Warm the path (the namespace's replicas start on the first lease read).
     c.get("other-0").await;
-    tokio::time::sleep(Duration::from_millis(2500)).await;
+    tokio::time::sleep_until(expire_soon).await;
 
     let started = Instant::now();
     let mut latencies = Vec::new();
