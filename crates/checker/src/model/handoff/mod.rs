@@ -47,7 +47,10 @@ use crate::mirror::handoff_scale::HandoffScale;
 use crate::properties::{self, NumberedChecks};
 use crate::spec::{Mirror, check_mutation};
 
+pub(crate) use state::msg_key;
 pub use state::{ImplAction, ImplState};
+pub(crate) use step::useless;
+
 use step::{COORDINATOR_NEVER_FENCED, NO_PROTOCOL_ERROR, NOW, READS_LINEARIZABLE, REFINEMENT};
 
 /// The model of the implementation (module name `HandoffImpl`).
@@ -210,48 +213,16 @@ impl HandoffImpl {
     }
 
     /// The initial state: all three replicas booted empty and run through
-    /// first boot (the coordinator finds nobody with a generation, mints
-    /// one at epoch 1, announces; the peers reseed) over a reliable FIFO
-    /// network until all three are ready. Its leftover traffic is dropped:
-    /// it maps to the spec's `Init`, which has no messages.
+    /// [`first_boot`]; it maps to the spec's `Init`, which has no messages.
     fn first_boot(&self) -> Result<ImplState, CfgError> {
-        /// What happens next during first boot.
-        enum Event {
-            Out(Output),
-            Fire(ReplicaId),
-        }
         let mut s = self.init.clone();
-        let mut queue = std::collections::VecDeque::new();
-        for &r in &self.replica_ids {
-            let (replica, out) = self.boot(r, 0);
-            s.replicas.push(Arc::new(replica));
-            queue.extend(out.into_iter().map(Event::Out));
+        let booted = self.replica_ids.iter().map(|&r| self.boot(r, 0)).collect();
+        s.replicas = first_boot(booted)?.into_iter().map(Arc::new).collect();
+        s.mapped = Arc::new(self.map(&s));
+        if !s.mapped.eq_unmarked(&self.spec.init()) {
+            return Err(CfgError::Unsupported(format!("first boot does not map to Init: {:?}", s.mapped)));
         }
-        for _ in 0..10_000 {
-            if s.replicas.iter().all(|r| step::is_ready(r)) {
-                s.net.clear();
-                s.digests.clear();
-                s.mapped = Arc::new(self.map(&s));
-                if !s.mapped.eq_unmarked(&self.spec.init()) {
-                    return Err(CfgError::Unsupported(format!("first boot does not map to Init: {:?}", s.mapped)));
-                }
-                return Ok(s);
-            }
-            if queue.is_empty() {
-                // A quiet network: every retry timer fires.
-                queue.extend(self.replica_ids.iter().map(|&r| Event::Fire(r)));
-            }
-            let (target, input) = match queue.pop_front() {
-                None => break,
-                Some(Event::Fire(r)) => (r, Input::Timer(Timer::Retry)),
-                Some(Event::Out(Output::Send(m))) => (m.to, Input::Message(m)),
-                Some(Event::Out(Output::SetTimer { .. } | Output::Reply { .. } | Output::ReadReply { .. })) => continue,
-            };
-            let replica = Arc::make_mut(&mut s.replicas[usize::from(target.0)]);
-            let out = replica.handle(NOW, input).map_err(|e| CfgError::Unsupported(format!("first boot: {e}")))?;
-            queue.extend(out.into_iter().map(Event::Out));
-        }
-        Err(CfgError::Unsupported("first boot did not converge".into()))
+        Ok(s)
     }
 
     /// Which boot of replica `r` instance `i` is (instances are drawn from
@@ -284,6 +255,43 @@ impl HandoffImpl {
     pub fn spec(&self) -> &HandoffScale {
         &self.spec
     }
+}
+
+/// First boot of freshly booted replicas (given with their boot outputs),
+/// run over a reliable FIFO network until all are ready: the coordinator
+/// finds nobody with a generation, mints one at epoch 1, announces; the
+/// peers reseed. The leftover traffic is dropped.
+pub(crate) fn first_boot(booted: Vec<(Replica, Vec<Output>)>) -> Result<Vec<Replica>, CfgError> {
+    /// What happens next during first boot.
+    enum Event {
+        Out(Output),
+        Fire(ReplicaId),
+    }
+    let mut queue = std::collections::VecDeque::new();
+    let mut replicas = Vec::new();
+    for (replica, out) in booted {
+        replicas.push(replica);
+        queue.extend(out.into_iter().map(Event::Out));
+    }
+    for _ in 0..10_000 {
+        if replicas.iter().all(step::is_ready) {
+            return Ok(replicas);
+        }
+        if queue.is_empty() {
+            // A quiet network: every retry timer fires.
+            queue.extend(replicas.iter().map(|r| Event::Fire(r.me())));
+        }
+        let (target, input) = match queue.pop_front() {
+            None => break,
+            Some(Event::Fire(r)) => (r, Input::Timer(Timer::Retry)),
+            Some(Event::Out(Output::Send(m))) => (m.to, Input::Message(m)),
+            Some(Event::Out(Output::SetTimer { .. } | Output::Reply { .. } | Output::ReadReply { .. })) => continue,
+        };
+        let Some(replica) = replicas.iter_mut().find(|r| r.me() == target) else { continue };
+        let out = replica.handle(NOW, input).map_err(|e| CfgError::Unsupported(format!("first boot: {e}")))?;
+        queue.extend(out.into_iter().map(Event::Out));
+    }
+    Err(CfgError::Unsupported("first boot did not converge".into()))
 }
 
 impl Model for HandoffImpl {

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use protocol::handoff::coordinator::Phase;
 use protocol::handoff::peer::PeerStatus;
 use protocol::handoff::{
-    Body, ClientRequestId, Input, Message, Millis, Output, Read, Replica, ReplicaId, RoleView, Status, Timer, WriteId,
-    WriteReply,
+    Body, ClientRequestId, Input, Instance, Message, Millis, Output, Read, Replica, ReplicaId, RoleView, Status, Timer,
+    WriteId, WriteReply,
 };
 
 use super::HandoffImpl;
@@ -311,72 +311,18 @@ impl HandoffImpl {
         t.net.values().filter(|m| matches!(m.body, Body::Digest { .. } | Body::Records { .. })).count()
     }
 
-    /// Drops messages whose delivery can change nothing, ever: replies to
-    /// an instance that is gone (except acks, which the spec keeps) or that
-    /// no longer waits for them, and requests whose replies would be
-    /// such. A smaller network, the same behaviours.
+    /// Drops messages whose delivery can change nothing, ever ([`useless`]):
+    /// a smaller network, the same behaviours.
     fn prune(&self, t: &mut ImplState) {
-        let live = |t: &ImplState, r: ReplicaId, i| {
-            t.replicas.get(usize::from(r.0)).is_some_and(|x| x.instance() == i)
-                || t.zombies.iter().any(|z| z.me() == r && z.instance() == i)
-        };
-        fn current(t: &ImplState, r: ReplicaId) -> Option<&Replica> {
-            t.replicas.get(usize::from(r.0)).map(|x| &**x)
-        }
-        let cursor_of = |x: &Replica, src: ReplicaId| match x.role() {
-            RoleView::Coordinator(c) => match c.phase() {
-                Phase::Collect { cursors, .. } => cursors.get(&src).cloned(),
-                _ => None,
-            },
-            RoleView::Peer(p) => match p.peer_status() {
-                PeerStatus::Recovering { cursors, .. } => cursors.get(&src).cloned(),
-                PeerStatus::Ready => None,
-            },
-        };
-        let useless: Vec<u64> = t
-            .net
-            .iter()
-            .filter(|(_, m)| match &m.body {
-                Body::PushAck { .. } => false,
-                Body::AnnounceAck { instance, .. } => !live(t, m.to, *instance),
-                Body::CollectReply { instance, chunk, .. } | Body::ReseedReply { instance, chunk, .. } => {
-                    !live(t, m.to, *instance)
-                        || current(t, m.to).is_some_and(|x| x.instance() == *instance && !takes_chunk(x, m.from, chunk.after.as_ref()))
-                }
-                Body::ReseedDecline { instance, .. } => {
-                    !live(t, m.to, *instance) || current(t, m.to).is_some_and(|x| x.instance() == *instance && !waits_for(x, m.from))
-                }
-                Body::CollectDecline { instance, round, .. } => {
-                    !live(t, m.to, *instance)
-                        || current(t, m.to).is_some_and(|x| {
-                            x.instance() == *instance
-                                && !matches!(x.role(), RoleView::Coordinator(c)
-                                    if matches!(c.phase(), Phase::Collect { round: now, collected, .. } if now == round && !collected.contains(&m.from)))
-                        })
-                }
-                Body::PushRefused { instance, .. }
-                | Body::AnnounceRefused { instance, .. }
-                | Body::ConfirmRefused { instance, .. } => !live(t, m.to, *instance),
-                // A confirm round matters while its instance waits for it.
-                Body::Confirm { instance, round, .. } => !confirming(t, m.from, *instance, *round),
-                Body::Confirmed { instance, round, .. } => !confirming(t, m.to, *instance, *round),
-                Body::Collect { instance, after, .. } | Body::Reseed { instance, after } => {
-                    current(t, m.from).is_none_or(|x| {
-                        x.instance() != *instance || !waits_for(x, m.to) || cursor_of(x, m.to) != *after
-                    })
-                }
-                Body::Push { .. } | Body::Announce { .. } | Body::Digest { .. } | Body::Records { .. } | Body::Heartbeat => {
-                    false
-                }
-            })
-            .map(|(k, _)| *k)
-            .collect();
-        for k in useless {
+        let gone: Vec<u64> =
+            t.net.iter().filter(|(_, m)| useless(&t.replicas, &t.zombies, m)).map(|(k, _)| *k).collect();
+        for k in gone {
             t.net.remove(&k);
         }
         // The reads of an instance that is gone will never be answered.
+        let live = |r: ReplicaId, i| live(&t.replicas, &t.zombies, r, i);
         let gone: Vec<u64> =
-            t.reads.iter().filter(|(_, (i, _))| !live(t, self.coordinator, *i)).map(|(req, _)| *req).collect();
+            t.reads.iter().filter(|(_, (i, _))| !live(self.coordinator, *i)).map(|(req, _)| *req).collect();
         for req in gone {
             t.reads.remove(&req);
         }
@@ -426,13 +372,64 @@ impl HandoffImpl {
     }
 }
 
-/// Whether coordinator instance `i` (current or zombie) waits for confirm
-/// round `round`.
-fn confirming(t: &ImplState, r: ReplicaId, i: protocol::handoff::Instance, round: u64) -> bool {
-    let waits = |x: &Replica| {
-        x.instance() == i && matches!(x.role(), RoleView::Coordinator(c) if c.confirming() == Some(round))
+/// Whether instance `i` of replica `r` is current or a zombie.
+fn live(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], r: ReplicaId, i: Instance) -> bool {
+    replicas.get(usize::from(r.0)).is_some_and(|x| x.instance() == i)
+        || zombies.iter().any(|z| z.me() == r && z.instance() == i)
+}
+
+/// Whether delivering `m` can change nothing, ever, given the current
+/// instances and the zombies: a reply to an instance that is gone (except
+/// acks, which the spec keeps) or that no longer waits for it, or a
+/// request whose reply would be such.
+pub(crate) fn useless(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], m: &Message) -> bool {
+    let live = |r: ReplicaId, i| live(replicas, zombies, r, i);
+    let current = |r: ReplicaId| replicas.get(usize::from(r.0)).map(|x| &**x);
+    let cursor_of = |x: &Replica, src: ReplicaId| match x.role() {
+        RoleView::Coordinator(c) => match c.phase() {
+            Phase::Collect { cursors, .. } => cursors.get(&src).cloned(),
+            _ => None,
+        },
+        RoleView::Peer(p) => match p.peer_status() {
+            PeerStatus::Recovering { cursors, .. } => cursors.get(&src).cloned(),
+            PeerStatus::Ready => None,
+        },
     };
-    t.replicas.get(usize::from(r.0)).is_some_and(|x| waits(x)) || t.zombies.iter().any(|z| z.me() == r && waits(z))
+    // Whether instance `i` of `r` (current or zombie) waits for confirm round `round`.
+    let confirming = |r: ReplicaId, i: Instance, round: u64| {
+        let waits = |x: &Replica| {
+            x.instance() == i && matches!(x.role(), RoleView::Coordinator(c) if c.confirming() == Some(round))
+        };
+        current(r).is_some_and(waits) || zombies.iter().any(|z| z.me() == r && waits(z))
+    };
+    match &m.body {
+        Body::PushAck { .. } => false,
+        Body::AnnounceAck { instance, .. } => !live(m.to, *instance),
+        Body::CollectReply { instance, chunk, .. } | Body::ReseedReply { instance, chunk, .. } => {
+            !live(m.to, *instance)
+                || current(m.to).is_some_and(|x| x.instance() == *instance && !takes_chunk(x, m.from, chunk.after.as_ref()))
+        }
+        Body::ReseedDecline { instance, .. } => {
+            !live(m.to, *instance) || current(m.to).is_some_and(|x| x.instance() == *instance && !waits_for(x, m.from))
+        }
+        Body::CollectDecline { instance, round, .. } => {
+            !live(m.to, *instance)
+                || current(m.to).is_some_and(|x| {
+                    x.instance() == *instance
+                        && !matches!(x.role(), RoleView::Coordinator(c)
+                            if matches!(c.phase(), Phase::Collect { round: now, collected, .. } if now == round && !collected.contains(&m.from)))
+                })
+        }
+        Body::PushRefused { instance, .. } | Body::AnnounceRefused { instance, .. } | Body::ConfirmRefused { instance, .. } => {
+            !live(m.to, *instance)
+        }
+        // A confirm round matters while its instance waits for it.
+        Body::Confirm { instance, round, .. } => !confirming(m.from, *instance, *round),
+        Body::Confirmed { instance, round, .. } => !confirming(m.to, *instance, *round),
+        Body::Collect { instance, after, .. } | Body::Reseed { instance, after } => current(m.from)
+            .is_none_or(|x| x.instance() != *instance || !waits_for(x, m.to) || cursor_of(x, m.to) != *after),
+        Body::Push { .. } | Body::Announce { .. } | Body::Digest { .. } | Body::Records { .. } | Body::Heartbeat => false,
+    }
 }
 
 pub(super) fn is_ready(r: &Replica) -> bool {
