@@ -6,4 +6,5 @@
 //! - [`claim`] runs the claim procedures, refining `tla/RemoraClaimHeartbeat.tla`.
 
 pub mod claim;
+pub mod generations;
 pub mod handoff;

@@ -1,0 +1,353 @@
+//! Total death, first boot and the new-generation path, checked on the
+//! real code (module `HandoffGenerations`; docs/handoff.md 5.9).
+//!
+//! HandoffScale's regime keeps a ready replica at every eviction, so the
+//! implementation model ([`super::handoff`]) starts after first boot and
+//! never sees a namespace die. This model drops that guard: with
+//! `FirstBoot = TRUE` it starts from three freshly booted replicas (first
+//! boot explored, every interleaving), otherwise from first boot run to
+//! ready; any replica may be evicted at any time (`MaxEvicts`), and
+//! `TotalDeath` evicts every ready replica at once (`MaxDeaths`), leaving
+//! the ones still recovering. The
+//! coordinator then finds nobody to collect from and mints a new
+//! generation; survivors of the dead one (a peer still recovering, with
+//! part of a snapshot) reboot into it; ghosts of the dead generation stay
+//! in the network, deliverable forever.
+//!
+//! There is no spec state to map to (the specs have no generations), so
+//! the checks are stated on the replicas, with ghost history:
+//!
+//! - `NoProtocolError`: every delivery is accepted, except a ghost of an
+//!   older generation, which must be refused (and change nothing);
+//! - `GenerationsIsolated`: a replica of generation g holds only writes
+//!   issued in g -- no ghost of a dead generation is ever merged;
+//! - `MintOnlyAfterTotalDeath`: a coordinator instance mints a new
+//!   generation only if, at some instant since it booted, no other
+//!   replica was ready (the code's own claim: first boot, or every replica
+//!   that could serve was gone; a peer may have finished recovering since,
+//!   from sources that are now dead -- its copy dies with the generation);
+//! - `AckedImpliesHeldUnlessDoomed`: HandoffV2's loss model with one
+//!   addition for this regime: a write is doomed when an eviction drops
+//!   its last copy, or when its generation dies (a mint after a total
+//!   death: what a recovering peer held of it is not a copy anyone can
+//!   serve, docs/handoff.md 5.9);
+//! - `EpochVerUnique`: a (generation, key, ep, ver) names one write, over
+//!   memories, pushes and acknowledgements.
+
+mod step;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::hash::Hash;
+use std::sync::Arc;
+
+use protocol::handoff::{Config, Generation, Key, Message, Millis, Replica, ReplicaId, Stamp, Timer, WriteId};
+use stateright::{Model, Property};
+
+use crate::cfg::{CfgError, TlcConfig};
+use crate::properties::{self, NumberedChecks};
+use crate::spec::{Mirror, TlaState, check_mutation, fmt_variables};
+
+/// The model (module name `HandoffGenerations`).
+pub struct HandoffGenerations {
+    config: Config,
+    coordinator: ReplicaId,
+    keys: Vec<Key>,
+    max_writes: u8,
+    max_evicts: u8,
+    max_deaths: u8,
+    max_gossip: u8,
+    checks: Vec<&'static str>,
+    init: GenState,
+}
+
+pub const NO_PROTOCOL_ERROR: &str = "NoProtocolError";
+pub const GENERATIONS_ISOLATED: &str = "GenerationsIsolated";
+pub const MINT_ONLY_AFTER_TOTAL_DEATH: &str = "MintOnlyAfterTotalDeath";
+pub const ACKED_IMPLIES_HELD: &str = "AckedImpliesHeldUnlessDoomed";
+pub const EPOCH_VER_UNIQUE: &str = "EpochVerUnique";
+const CHECKS: [&str; 5] =
+    [NO_PROTOCOL_ERROR, GENERATIONS_ISOLATED, MINT_ONLY_AFTER_TOTAL_DEATH, ACKED_IMPLIES_HELD, EPOCH_VER_UNIQUE];
+
+/// An acknowledged write (ghost).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Acked {
+    pub generation: Option<Generation>,
+    pub key: Key,
+    pub stamp: Stamp,
+    pub wid: WriteId,
+    pub doomed: bool,
+}
+
+/// One state: the current instance of each replica, the network, and
+/// ghost history.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct GenState {
+    pub replicas: Vec<Arc<Replica>>,
+    /// Boots of each replica so far (0: the first).
+    pub incarnation: Vec<u8>,
+    /// Every message sent (heartbeats aside: they change nothing), by a
+    /// stable hash: unordered, duplicating, lossy; ghosts included.
+    pub net: BTreeMap<u64, Arc<Message>>,
+    /// Ghost: the generation each write was issued in, by write id - 1.
+    pub issued: Vec<Option<Generation>>,
+    pub acked: Vec<Acked>,
+    /// Ghost: every generation minted so far.
+    pub minted: BTreeSet<Generation>,
+    pub evictions: u8,
+    pub deaths: u8,
+    /// Ghost: since the current coordinator instance booted, there was an
+    /// instant at which no other replica was ready.
+    pub nobody_ready_since_boot: bool,
+    pub violation: Option<&'static str>,
+}
+
+/// One step of the environment or of a replica.
+#[derive(Clone, Debug, PartialEq)]
+pub enum GenAction {
+    /// A client PUT of key number `key` reaches the coordinator.
+    Put { key: usize },
+    /// The network delivers a copy of a message to the current instance.
+    Deliver(Arc<Message>),
+    /// A timer fires (whenever the model chooses).
+    Timer(ReplicaId, Timer),
+    /// The platform evicts a replica, whatever the others' state.
+    Evict(ReplicaId),
+    /// Every ready replica is evicted at once (a deploy, or a run of bad
+    /// luck); replicas still recovering survive it.
+    TotalDeath,
+}
+
+impl GenAction {
+    const NAMES: [&'static str; 6] = ["Put", "Deliver", "Timer(Retry)", "Timer(Gossip)", "Evict", "TotalDeath"];
+
+    fn kind(&self) -> usize {
+        match self {
+            GenAction::Put { .. } => 0,
+            GenAction::Deliver(_) => 1,
+            GenAction::Timer(_, Timer::Gossip) => 3,
+            GenAction::Timer(..) => 2,
+            GenAction::Evict(_) => 4,
+            GenAction::TotalDeath => 5,
+        }
+    }
+}
+
+impl fmt::Display for GenAction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GenAction::Put { key } => write!(f, "Put(key {key})"),
+            GenAction::Deliver(m) => {
+                write!(f, "Deliver({} {} -> {}, generation {:?})", m.body.kind(), m.from, m.to, m.generation)
+            }
+            GenAction::Timer(r, t) => write!(f, "Timer({r}, {t:?})"),
+            GenAction::Evict(r) => write!(f, "Evict({r})"),
+            GenAction::TotalDeath => f.write_str("TotalDeath"),
+        }
+    }
+}
+
+const CONSTANTS: [&str; 6] = ["Keys", "MaxWrites", "MaxEvicts", "MaxDeaths", "MaxGossip", "FirstBoot"];
+
+impl HandoffGenerations {
+    pub fn new(cfg: &TlcConfig) -> Result<Self, CfgError> {
+        cfg.expect_constants(Self::MODULE, &CONSTANTS)?;
+        cfg.expect_definitions(Self::MODULE, &CHECKS, &[])?;
+        let nat = |name: &str| -> Result<u8, CfgError> {
+            u8::try_from(cfg.nat(name)?).map_err(|_| CfgError::Unsupported(format!("{name} is too large")))
+        };
+        let keys = cfg
+            .model_value_set("Keys")?
+            .into_iter()
+            .map(|k| Key::new(k).map_err(|e| CfgError::Unsupported(e.to_string())))
+            .collect::<Result<Vec<_>, _>>()?;
+        let coordinator = ReplicaId(0);
+        let mut config =
+            Config::new(coordinator, [ReplicaId(1), ReplicaId(2)]).map_err(|e| CfgError::Unsupported(e.to_string()))?;
+        // One record a chunk: a snapshot of two keys takes two chunks.
+        config.chunk_bytes = 1;
+        let mut checks: Vec<&'static str> =
+            CHECKS.iter().copied().filter(|c| cfg.invariants.iter().any(|i| i == c)).collect();
+        if !checks.contains(&NO_PROTOCOL_ERROR) {
+            checks.push(NO_PROTOCOL_ERROR);
+        }
+        let mut model = HandoffGenerations {
+            config,
+            coordinator,
+            keys,
+            max_writes: nat("MaxWrites")?,
+            max_evicts: nat("MaxEvicts")?,
+            max_deaths: nat("MaxDeaths")?,
+            max_gossip: nat("MaxGossip")?,
+            checks,
+            init: GenState {
+                replicas: Vec::new(),
+                incarnation: vec![0; 3],
+                net: BTreeMap::new(),
+                issued: Vec::new(),
+                acked: Vec::new(),
+                minted: BTreeSet::new(),
+                evictions: 0,
+                deaths: 0,
+                nobody_ready_since_boot: true,
+                violation: None,
+            },
+        };
+        let mut init = model.init.clone();
+        let booted: Vec<_> = (0..3).map(|r| model.boot(&init, ReplicaId(r))).collect();
+        let first_boot = match cfg.constant("FirstBoot")? {
+            crate::cfg::Value::Bool(b) => *b,
+            other => {
+                return Err(CfgError::WrongType {
+                    name: "FirstBoot".into(),
+                    expected: "TRUE or FALSE",
+                    found: other.to_string(),
+                });
+            }
+        };
+        if first_boot {
+            // Explored: three fresh replicas and their boot messages.
+            for (replica, out) in booted {
+                init.replicas.push(Arc::new(replica));
+                step::send(&mut init, &out);
+            }
+        } else {
+            // Run, as in the implementation model: all three ready in
+            // the first generation, the network empty.
+            init.replicas = super::handoff::first_boot(booted)?.into_iter().map(Arc::new).collect();
+            init.minted = init.replicas.iter().filter_map(|r| r.generation()).collect();
+        }
+        model.init = init;
+        Ok(model)
+    }
+
+    /// The host's time: the number of boots so far. Boots are the only
+    /// events whose order the code reads (instances and generations are
+    /// ordered by it), and a later boot is later.
+    fn now(s: &GenState) -> Millis {
+        Millis(s.incarnation.iter().map(|&n| u64::from(n)).sum())
+    }
+
+    /// A fresh instance of `r`, booted now.
+    fn boot(&self, s: &GenState, r: ReplicaId) -> (Replica, Vec<protocol::handoff::Output>) {
+        let incarnation = s.incarnation.get(usize::from(r.0)).copied().unwrap_or(0);
+        let seed = (u64::from(r.0) << 32) | u64::from(incarnation);
+        match Replica::boot(self.config.clone(), r, Self::now(s), seed) {
+            Ok(booted) => booted,
+            Err(e) => unreachable!("the model's config was validated: {e}"),
+        }
+    }
+}
+
+impl Model for HandoffGenerations {
+    type State = GenState;
+    type Action = GenAction;
+
+    fn init_states(&self) -> Vec<GenState> {
+        vec![self.init.clone()]
+    }
+
+    fn actions(&self, s: &GenState, actions: &mut Vec<GenAction>) {
+        self.next_actions(s, actions);
+    }
+
+    fn next_state(&self, s: &GenState, action: GenAction) -> Option<GenState> {
+        self.step(s, &action)
+    }
+
+    fn format_action(&self, action: &GenAction) -> String {
+        action.to_string()
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        properties::always(self)
+    }
+}
+
+impl NumberedChecks for HandoffGenerations {
+    fn check_names(&self) -> &[&'static str] {
+        &self.checks
+    }
+
+    fn holds(&self, i: usize, s: &GenState) -> bool {
+        self.checks.get(i).is_none_or(|name| s.violation != Some(*name))
+    }
+}
+
+impl Mirror for HandoffGenerations {
+    const MODULE: &'static str = "HandoffGenerations";
+    const MUTATIONS: &'static [&'static str] = &[];
+
+    fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
+        check_mutation(Self::MODULE, Self::MUTATIONS, mutation)?;
+        HandoffGenerations::new(cfg)
+    }
+
+    fn action_names(&self) -> Vec<&'static str> {
+        GenAction::NAMES.to_vec()
+    }
+
+    fn action_kind(&self, action: &GenAction) -> usize {
+        action.kind()
+    }
+}
+
+impl TlaState for GenState {
+    fn variables(&self) -> Vec<(&'static str, String)> {
+        let mut vars = Vec::new();
+        for r in &self.replicas {
+            let s = r.status();
+            let name = match r.me().0 {
+                0 => "r0",
+                1 => "r1",
+                _ => "r2",
+            };
+            let mem: Vec<String> = r
+                .memory()
+                .iter()
+                .map(|(k, rec)| format!("{k}@{}.{}#{}", rec.stamp.ep.0, rec.stamp.ver.0, rec.wid.0))
+                .collect();
+            vars.push((
+                name,
+                format!(
+                    "{} {} epoch {} generation {:?} mem [{}]",
+                    s.role,
+                    s.status,
+                    s.epoch.0,
+                    s.generation.map(|g| (g.minted_at, g.nonce % 1000)),
+                    mem.join(",")
+                ),
+            ));
+        }
+        let acked: Vec<String> = self
+            .acked
+            .iter()
+            .map(|w| {
+                format!(
+                    "{}@{}.{}#{}{}",
+                    w.key,
+                    w.stamp.ep.0,
+                    w.stamp.ver.0,
+                    w.wid.0,
+                    if w.doomed { " doomed" } else { "" }
+                )
+            })
+            .collect();
+        vars.push(("acked", acked.join(", ")));
+        vars.push(("evictions", self.evictions.to_string()));
+        vars.push(("generations", self.minted.len().to_string()));
+        let net: Vec<String> = self
+            .net
+            .values()
+            .map(|m| format!("{} {}->{} gen {:?}", m.body.kind(), m.from, m.to, m.generation.map(|g| g.minted_at)))
+            .collect();
+        vars.push(("net", net.join("; ")));
+        vars
+    }
+}
+
+impl fmt::Debug for GenState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt_variables(self, f)
+    }
+}

@@ -1,0 +1,233 @@
+//! HandoffGenerations' transitions and checks.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use protocol::handoff::{
+    Body, ClientRequestId, Generation, HandleError, Input, Key, Output, Replica, ReplicaId, Stamp, Status, Timer,
+    WriteId, WriteReply,
+};
+
+use super::{
+    ACKED_IMPLIES_HELD, Acked, EPOCH_VER_UNIQUE, GENERATIONS_ISOLATED, GenAction, GenState, HandoffGenerations,
+    MINT_ONLY_AFTER_TOTAL_DEATH, NO_PROTOCOL_ERROR,
+};
+use crate::model::handoff::{msg_key, useless};
+
+impl HandoffGenerations {
+    pub(super) fn next_actions(&self, s: &GenState, out: &mut Vec<GenAction>) {
+        if s.issued.len() < usize::from(self.max_writes) {
+            out.extend((0..self.keys.len()).map(|key| GenAction::Put { key }));
+        }
+        out.extend(s.net.values().map(|m| GenAction::Deliver(Arc::clone(m))));
+        for r in 0..3 {
+            out.extend([Timer::Retry, Timer::Gossip].map(|t| GenAction::Timer(ReplicaId(r), t)));
+        }
+        if s.evictions < self.max_evicts {
+            out.extend((0..3).map(|r| GenAction::Evict(ReplicaId(r))));
+        }
+        if s.deaths < self.max_deaths {
+            out.push(GenAction::TotalDeath);
+        }
+    }
+
+    /// The successor of `s` by `action`; `None` where it is not enabled
+    /// or changes nothing.
+    pub(super) fn step(&self, s: &GenState, action: &GenAction) -> Option<GenState> {
+        let mut t = s.clone();
+        t.violation = None;
+        match action {
+            GenAction::Put { key } => self.put(&mut t, *key)?,
+            GenAction::Deliver(m) => self.input(&mut t, m.to, Input::Message((**m).clone())),
+            GenAction::Timer(r, timer) => self.input(&mut t, *r, Input::Timer(*timer)),
+            GenAction::Evict(r) => {
+                if t.evictions >= self.max_evicts {
+                    return None;
+                }
+                t.evictions += 1;
+                self.evict(&mut t, *r);
+            }
+            GenAction::TotalDeath => {
+                let ready: Vec<ReplicaId> =
+                    t.replicas.iter().filter(|r| r.phase() == Status::Ready).map(|r| r.me()).collect();
+                if t.deaths >= self.max_deaths || ready.is_empty() {
+                    return None;
+                }
+                t.deaths += 1;
+                for r in ready {
+                    self.evict(&mut t, r);
+                }
+            }
+        }
+        let gossip = |x: &GenState| {
+            x.net.values().filter(|m| matches!(m.body, Body::Digest { .. } | Body::Records { .. })).count()
+        };
+        if gossip(&t) > gossip(s) && gossip(s) >= usize::from(self.max_gossip) {
+            return None;
+        }
+        prune(&mut t);
+        if t == *s {
+            return None;
+        }
+        if t.violation.is_none() {
+            t.violation = self.check(s, &mut t);
+        }
+        Some(t)
+    }
+
+    fn put(&self, t: &mut GenState, key: usize) -> Option<()> {
+        let n = u64::try_from(t.issued.len()).ok()? + 1;
+        let c = usize::from(self.coordinator.0);
+        let generation = t.replicas.get(c)?.generation();
+        let input = Input::Put {
+            req: ClientRequestId(n),
+            key: self.keys.get(key)?.clone(),
+            value: Vec::new(),
+            wid: WriteId(n.into()),
+        };
+        let out = self.run(t, self.coordinator, input);
+        if !out.iter().any(|o| matches!(o, Output::Send(m) if matches!(m.body, Body::Push { .. }))) {
+            return None;
+        }
+        t.issued.push(generation);
+        Some(())
+    }
+
+    fn input(&self, t: &mut GenState, r: ReplicaId, input: Input) {
+        self.run(t, r, input);
+    }
+
+    /// Runs `input` on the current instance of `r`, performs the outputs.
+    fn run(&self, t: &mut GenState, r: ReplicaId, input: Input) -> Vec<Output> {
+        let now = Self::now(t);
+        let Some(replica) = t.replicas.get_mut(usize::from(r.0)).map(Arc::make_mut) else { return Vec::new() };
+        let generation = replica.generation();
+        match replica.handle(now, input) {
+            Ok(out) => {
+                let acked_in = t.replicas[usize::from(r.0)].generation().or(generation);
+                send(t, &out);
+                for o in &out {
+                    if let Output::Reply { reply: WriteReply::Committed { key, stamp, wid }, .. } = o {
+                        t.acked.push(Acked {
+                            generation: acked_in,
+                            key: key.clone(),
+                            stamp: *stamp,
+                            wid: *wid,
+                            doomed: false,
+                        });
+                    }
+                }
+                out
+            }
+            // A ghost of a dead generation: refused, nothing changed.
+            Err(HandleError::StaleGeneration { .. }) => Vec::new(),
+            Err(_) => {
+                t.violation = Some(NO_PROTOCOL_ERROR);
+                Vec::new()
+            }
+        }
+    }
+
+    /// The platform evicts `r`, whatever the others' state: the writes no
+    /// other replica holds are doomed; a fresh instance boots.
+    fn evict(&self, t: &mut GenState, r: ReplicaId) {
+        let i = usize::from(r.0);
+        for w in t.acked.iter_mut().filter(|w| !w.doomed) {
+            w.doomed = !t.replicas.iter().any(|x| x.me() != r && holds(x, w));
+        }
+        t.incarnation[i] += 1;
+        let (fresh, out) = self.boot(t, r);
+        t.replicas[i] = Arc::new(fresh);
+        send(t, &out);
+    }
+
+    /// The checks on the step from `s` to `t`; dooms the writes of a
+    /// generation that died.
+    fn check(&self, s: &GenState, t: &mut GenState) -> Option<&'static str> {
+        let mut violation = None;
+        // A generation held now that was never minted is a mint.
+        let new: Vec<Generation> =
+            t.replicas.iter().filter_map(|r| r.generation()).filter(|g| !t.minted.contains(g)).collect();
+        let c = usize::from(self.coordinator.0);
+        if t.replicas[c].instance() != s.replicas[c].instance() {
+            t.nobody_ready_since_boot = false;
+        }
+        if t.replicas.iter().all(|r| r.me() == self.coordinator || r.phase() != Status::Ready) {
+            t.nobody_ready_since_boot = true;
+        }
+        for g in new {
+            if !t.nobody_ready_since_boot {
+                violation = violation.or(Some(MINT_ONLY_AFTER_TOTAL_DEATH));
+            }
+            // The generations before it died with the namespace.
+            for w in t.acked.iter_mut() {
+                w.doomed |= w.generation.is_none_or(|wg| wg < g);
+            }
+            t.minted.insert(g);
+        }
+        let isolated = t.replicas.iter().all(|r| {
+            let Some(g) = r.generation() else { return true };
+            r.memory().iter().all(|(_, rec)| {
+                let n = usize::try_from(rec.wid.0).unwrap_or(usize::MAX);
+                t.issued.get(n.wrapping_sub(1)).copied().flatten() == Some(g)
+            })
+        });
+        if !isolated {
+            violation = violation.or(Some(GENERATIONS_ISOLATED));
+        }
+        if !t.acked.iter().filter(|w| !w.doomed).all(|w| t.replicas.iter().any(|r| holds(r, w))) {
+            violation = violation.or(Some(ACKED_IMPLIES_HELD));
+        }
+        if !epoch_ver_unique(t) {
+            violation = violation.or(Some(EPOCH_VER_UNIQUE));
+        }
+        violation
+    }
+}
+
+/// Puts the messages among `out` into the network (heartbeats change
+/// nothing at their receiver and are left out).
+pub(super) fn send(t: &mut GenState, out: &[Output]) {
+    for o in out {
+        if let Output::Send(m) = o
+            && m.body != Body::Heartbeat
+        {
+            t.net.insert(msg_key(m), Arc::new(m.clone()));
+        }
+    }
+}
+
+/// Drops the messages whose delivery can change nothing, ever (the
+/// implementation model's rule, [`useless`]), except those of a generation
+/// newer than a current replica's: delivered, they reboot it into that
+/// generation (or make a fresh replica join it).
+fn prune(t: &mut GenState) {
+    let gone: Vec<u64> = t
+        .net
+        .iter()
+        .filter(|(_, m)| useless(&t.replicas, &[], m) && t.replicas.iter().all(|r| r.generation() >= m.generation))
+        .map(|(k, _)| *k)
+        .collect();
+    for k in gone {
+        t.net.remove(&k);
+    }
+}
+
+/// `Holds(r, w)`, within w's generation.
+fn holds(r: &Replica, w: &Acked) -> bool {
+    r.generation() == w.generation && r.memory().holds(&w.key, w.stamp)
+}
+
+/// A (generation, key, ep, ver) names one write.
+fn epoch_ver_unique(t: &GenState) -> bool {
+    let mut names: HashMap<(Option<Generation>, &Key, Stamp), WriteId> = HashMap::new();
+    let mut name = |g, k, stamp, wid| *names.entry((g, k, stamp)).or_insert(wid) == wid;
+    let memories =
+        t.replicas.iter().flat_map(|r| r.memory().iter().map(move |(k, rec)| (r.generation(), k, rec.stamp, rec.wid)));
+    let pushes = t.net.values().filter_map(|m| match &m.body {
+        Body::Push { key, record, .. } => Some((m.generation, key, record.stamp, record.wid)),
+        _ => None,
+    });
+    let acked = t.acked.iter().map(|w| (w.generation, &w.key, w.stamp, w.wid));
+    memories.chain(pushes).chain(acked).all(|(g, k, stamp, wid)| name(g, k, stamp, wid))
+}

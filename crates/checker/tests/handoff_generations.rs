@@ -1,0 +1,128 @@
+//! HandoffGenerations: total death, first boot and the new-generation path
+//! on the real code (docs/handoff.md 5.9). The cfg with a write and a total
+//! death runs in `cargo xtask check` (2.3M states); here, first boot
+//! exhaustively, and the survivor case step by step.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use checker::cfg::TlcConfig;
+use checker::model::generations::{GenAction, GenState, HandoffGenerations};
+use checker::run::{self, RunOptions};
+use checker::spec::Mirror;
+use protocol::handoff::{ReplicaId, Status, Timer};
+use stateright::Model;
+
+fn models(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(name)
+}
+
+/// Every interleaving of first boot: one generation is minted, only while
+/// nobody is ready, and every message is accepted.
+#[test]
+fn first_boot_every_interleaving() {
+    let cfg = TlcConfig::load(&models("HandoffGenerationsFirstBoot.cfg")).unwrap();
+    let model = HandoffGenerations::from_cfg(&cfg, None).unwrap();
+    let options = RunOptions { threads: 2, ..Default::default() };
+    let report = run::check(model, "HandoffGenerations", "HandoffGenerationsFirstBoot.cfg", None, &options);
+    assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
+    assert_eq!(report.unique_states, 287_764);
+}
+
+fn step(model: &HandoffGenerations, s: &GenState, action: GenAction) -> GenState {
+    let t = model.next_state(s, action.clone()).unwrap_or_else(|| panic!("{action} is not enabled in\n{s:?}"));
+    assert_eq!(t.violation, None, "{action}:\n{t:?}");
+    t
+}
+
+/// Delivers the first message of `kind` from `from` to `to`.
+fn deliver(model: &HandoffGenerations, s: &GenState, kind: &str, from: u8, to: u8) -> GenState {
+    let m = s
+        .net
+        .values()
+        .find(|m| m.body.kind() == kind && m.from == ReplicaId(from) && m.to == ReplicaId(to))
+        .unwrap_or_else(|| panic!("no {kind} r{from} -> r{to} in\n{s:?}"));
+    step(model, s, GenAction::Deliver(Arc::clone(m)))
+}
+
+/// Up to the issue's case: a write acknowledged (held by r0 and r1), then r1
+/// evicted and reseeded by r0 (it holds the write, still recovering: r2 has
+/// not answered), then every ready replica dies (r0, r2); r1 survives.
+fn survivor(model: &HandoffGenerations) -> GenState {
+    let mut s = model.init_states().remove(0);
+    s = step(model, &s, GenAction::Put { key: 0 });
+    s = deliver(model, &s, "push", 0, 1);
+    s = deliver(model, &s, "push_ack", 1, 0);
+    assert_eq!(s.acked.len(), 1, "the write is acknowledged");
+    s = step(model, &s, GenAction::Evict(ReplicaId(1)));
+    s = deliver(model, &s, "reseed", 1, 0);
+    s = deliver(model, &s, "reseed_reply", 0, 1);
+    assert!(s.replicas[1].memory().holds(&s.acked[0].key, s.acked[0].stamp), "the survivor holds the write");
+    assert_eq!(s.replicas[1].phase(), Status::Recovering);
+    s = step(model, &s, GenAction::TotalDeath);
+    assert!(!s.acked[0].doomed, "the recovering survivor still holds it");
+    s
+}
+
+fn model() -> HandoffGenerations {
+    let cfg = TlcConfig::load(&models("simulation/HandoffGenerationsSurvivor.cfg")).unwrap();
+    HandoffGenerations::from_cfg(&cfg, None).unwrap()
+}
+
+/// Fair rounds after the death (every message delivered, every retry
+/// fired): the survivor hears the new r2 decline, finishes its recovery
+/// with the whole snapshot it holds, and the new coordinator collects it:
+/// the namespace lives on in its generation, the write with it.
+#[test]
+fn a_survivor_holding_a_whole_snapshot_carries_the_namespace_through_a_total_death() {
+    let model = model();
+    let mut s = survivor(&model);
+    let g1 = s.replicas[1].generation();
+    for _ in 0..50 {
+        if s.replicas[0].phase() == Status::Ready {
+            break;
+        }
+        let actions: Vec<GenAction> = s
+            .net
+            .values()
+            .map(|m| GenAction::Deliver(Arc::clone(m)))
+            .chain((0..3).map(|r| GenAction::Timer(ReplicaId(r), Timer::Retry)))
+            .collect();
+        for action in actions {
+            if let Some(t) = model.next_state(&s, action.clone()) {
+                assert_eq!(t.violation, None, "{action}:\n{t:?}");
+                s = t;
+            }
+        }
+    }
+    assert_eq!(s.replicas[0].phase(), Status::Ready, "{s:?}");
+    assert_eq!(s.replicas[0].generation(), g1, "no new generation: the survivor was ready to be collected");
+    assert!(s.replicas[0].memory().holds(&s.acked[0].key, s.acked[0].stamp), "the write is back at r0");
+    assert!(!s.acked[0].doomed);
+}
+
+/// The race (issue 15, item 4): the new coordinator's collect reaches the
+/// survivor twice while it still waits for r2, so both peers decline two
+/// rounds and the coordinator mints a new generation -- legitimately:
+/// between the declines nobody was ready. The survivor reboots into it,
+/// empty; the write died with its generation (it is doomed, not lost
+/// silently), and no record of the dead generation enters the new one.
+#[test]
+fn a_survivor_still_recovering_when_both_peers_decline_twice_reboots_into_the_new_generation() {
+    let model = model();
+    let mut s = survivor(&model);
+    let g1 = s.replicas[1].generation();
+    for _ in 0..2 {
+        for p in [1, 2] {
+            s = deliver(&model, &s, "collect", 0, p);
+            s = deliver(&model, &s, "collect_decline", p, 0);
+        }
+        s = step(&model, &s, GenAction::Timer(ReplicaId(0), Timer::Retry));
+    }
+    let g2 = s.replicas[0].generation();
+    assert!(g2.is_some() && g2 > g1, "the coordinator minted a newer generation: {g1:?} -> {g2:?}");
+    s = deliver(&model, &s, "announce", 0, 1);
+    assert_eq!(s.replicas[1].generation(), g2, "the survivor rebooted into it:\n{s:?}");
+    assert!(s.replicas[1].memory().is_empty(), "empty: the dead generation's data went with it");
+    assert!(s.acked[0].doomed, "the write died with its generation");
+}
