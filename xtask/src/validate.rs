@@ -1,7 +1,8 @@
 //! `cargo xtask validate [DIR]`: trace validation (docs/verification.md
 //! 1.6). `cargo xtask e2e` runs the Worker with `HANDOFF_TRACE=1`, and its
-//! eviction and burst tests save their namespaces' replica traces under
-//! [`TRACE_DIR`] (one directory per namespace); this checks each with
+//! eviction, burst, linearizability and claims-eviction tests save their
+//! namespaces' replica traces under [`TRACE_DIR`] (one directory per
+//! namespace); this checks each with
 //! `checker validate`: the merged steps must form a behaviour of the
 //! implementation model, replayed through the real protocol code, with
 //! the spec's invariants holding at every step.

@@ -13,17 +13,42 @@
 //! - `CoordinatorHoldsOwnCommits`: a ready coordinator holds every such
 //!   write of its epoch;
 //! - `EpochAgreement`: when the coordinator is ready, every ready peer
-//!   knows its epoch.
+//!   knows its epoch;
+//! - `NoServedRegression` (an action property): a replica ready before
+//!   and after a step still holds every record it held, or a newer one (a
+//!   tombstone at or below its floor may be collected).
 
 use std::collections::{BTreeMap, HashMap};
 
 use protocol::handoff::{
-    Body, Epoch, Generation, Key, Message, Output, Record, Replica, RoleView, Stamp, Status, Version, WriteId,
+    Body, Epoch, Generation, Key, Memory, Message, Output, Record, Replica, RoleView, Stamp, Status, Version, WriteId,
     WriteReply,
 };
 
-pub const CHECKED: [&str; 4] =
-    ["EpochVerUnique", "AckedImpliesHeldUnlessDoomed", "CoordinatorHoldsOwnCommits", "EpochAgreement"];
+pub const CHECKED: [&str; 5] = [
+    "EpochVerUnique",
+    "AckedImpliesHeldUnlessDoomed",
+    "CoordinatorHoldsOwnCommits",
+    "EpochAgreement",
+    "NoServedRegression",
+];
+
+/// `NoServedRegression` for a step of a replica that was ready with
+/// memory `before` and is ready after it (the same instance).
+pub fn no_served_regression(before: &Memory, after: &Replica) -> Result<(), String> {
+    for (key, held) in before.iter() {
+        let collected = held.is_tombstone() && !held.stamp.wins(after.floor()) && after.memory().get(key).is_none();
+        if !after.memory().holds(key, held.stamp) && !collected {
+            return Err(format!(
+                "NoServedRegression: ready {} held {key} @ {}.{} and no longer does",
+                after.me(),
+                held.stamp.ep.0,
+                held.stamp.ver.0
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// An acknowledged write (the spec's `acked`).
 struct Acked {

@@ -23,9 +23,9 @@ use std::collections::{HashSet, VecDeque};
 use std::hash::BuildHasher;
 
 use protocol::handoff::trace::{Entry, Row, Step};
-use protocol::handoff::{Body, Driver, Input, Message, Output};
+use protocol::handoff::{Body, Driver, Input, Message, Output, Status};
 
-use super::invariants::{Current, Invariants};
+use super::invariants::{Current, Invariants, no_served_regression};
 use super::load::Stream;
 
 /// A step of the run that is not a step of the model, or a state that
@@ -163,6 +163,12 @@ impl Run<'_> {
             let current = view(self.streams, &self.current, &self.drivers);
             self.invariants.dropping(r, &current);
         }
+        // A ready replica's memory before the step, for NoServedRegression.
+        let ready_before = self.drivers[i]
+            .as_ref()
+            .map(Driver::replica)
+            .filter(|r| r.phase() == Status::Ready && !matches!(entry.step, Step::Boot { .. }))
+            .map(|r| (r.instance(), r.memory().clone()));
         let Some(driver) = self.drivers[i].as_mut() else {
             return Err(self.misfit(i, "a step before the boot".into()));
         };
@@ -213,8 +219,13 @@ impl Run<'_> {
             self.fitted.zombie_steps += 1;
         }
         let current = view(self.streams, &self.current, &self.drivers);
-        let checked = match self.drivers[i].as_ref() {
-            Some(d) => self.invariants.after_step(d.replica(), &outputs, &current),
+        let checked = match self.drivers[i].as_ref().map(Driver::replica) {
+            Some(r) => self.invariants.after_step(r, &outputs, &current).and_then(|()| match &ready_before {
+                Some((instance, before)) if r.instance() == *instance && r.phase() == Status::Ready => {
+                    no_served_regression(before, r)
+                }
+                _ => Ok(()),
+            }),
             None => Ok(()),
         };
         if let Err(reason) = checked {

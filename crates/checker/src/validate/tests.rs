@@ -19,6 +19,11 @@ type Rows = Vec<(u64, Row)>;
 
 /// Three traced replicas; messages delivered in order, 5 ms apart.
 fn record_run(writes: u64) -> Rows {
+    run(writes).0
+}
+
+/// The recorded rows and the drivers at the end.
+fn run(writes: u64) -> (Rows, Vec<Driver>) {
     let config = Config::new(ReplicaId(0), [ReplicaId(1), ReplicaId(2)]).expect("config");
     let mut now = 1_000;
     let mut rows = Rows::new();
@@ -56,7 +61,7 @@ fn record_run(writes: u64) -> Rows {
             sends(out, &mut queue);
         }
     }
-    rows
+    (rows, drivers)
 }
 
 fn take(d: &mut Driver, object: u64, rows: &mut Rows) {
@@ -145,4 +150,22 @@ fn a_missing_step_is_reported() {
     let at = at + rows[at..].iter().position(|(o, _)| *o == 1).expect("an r1 step");
     rows.remove(at);
     assert!(misfit(validate(&rows, "gap")).contains("is missing"));
+}
+
+#[test]
+fn a_ready_replica_that_lost_a_record_is_a_served_regression() {
+    let (_, drivers) = run(2);
+    let coordinator = drivers[0].replica();
+    assert_eq!(coordinator.phase(), Status::Ready);
+    let held = coordinator.memory().clone();
+    assert!(super::invariants::no_served_regression(&held, coordinator).is_ok());
+    let mut more = held.clone();
+    let (key, rec) = held.iter().next().map(|(k, r)| (k.clone(), r.clone())).expect("a record");
+    let newer = protocol::handoff::Record {
+        stamp: protocol::handoff::Stamp { ep: rec.stamp.ep, ver: protocol::handoff::Version(rec.stamp.ver.0 + 9) },
+        ..rec
+    };
+    more.merge(&key, &newer);
+    let err = super::invariants::no_served_regression(&more, coordinator).expect_err("a regression");
+    assert!(err.starts_with("NoServedRegression"), "{err}");
 }

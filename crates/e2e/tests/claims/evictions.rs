@@ -52,4 +52,5 @@ async fn evicting_handoff_replicas_during_activations_never_applies_twice() {
         }
         assert_eq!(c.get(&claim).await["activations"], 1);
     }
+    c.store.save_trace(&c.ns).await;
 }

@@ -38,6 +38,7 @@ async fn after_all_replicas_are_evicted_the_executing_workers_heartbeat_restores
     // rejection given during the loss stands too.
     accepted(&c.activate("j", "first", 1, "w1", 30_000).await);
     rejected(&c.activate("j", "during-loss", 1, "w1", 30_000).await, "lease_lost");
+    s.save_trace(&c.ns).await;
 }
 
 #[tokio::test]
