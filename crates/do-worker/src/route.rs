@@ -521,6 +521,7 @@ mod tests {
             ("POST", "/v1/%00/_test/evict/r1"),
             ("POST", "/v1/s/_test/pause/r1"),
             ("POST", "/v1/s/_test/raw/r0"),
+            ("GET", "/v1/s/_test/trace/r0"),
             ("GET", "/_bench/mem/s/kv/k"),
             ("PUT", "/_bench/sql/s/kv/k"),
         ] {
