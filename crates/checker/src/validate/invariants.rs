@@ -192,7 +192,7 @@ impl Invariants {
 /// The spec's `Holds(r, w)` for a replica of `generation`: its record
 /// for the key dominates the write's stamp, or the key is absent and the
 /// replica's tombstone floor is at or above it (a collected tombstone).
-fn holds(r: &Replica, generation: Option<Generation>, key: &Key, stamp: Stamp) -> bool {
+pub(crate) fn holds(r: &Replica, generation: Option<Generation>, key: &Key, stamp: Stamp) -> bool {
     r.generation() == generation
         && (r.memory().holds(key, stamp) || (r.memory().get(key).is_none() && !stamp.wins(r.floor())))
 }

@@ -16,6 +16,7 @@ mod merge;
 use std::path::Path;
 
 pub use invariants::CHECKED;
+pub(crate) use invariants::holds;
 pub use load::LoadError;
 pub use merge::{Fitted, Misfit};
 

@@ -213,9 +213,9 @@ fn prune(t: &mut GenState) {
     }
 }
 
-/// `Holds(r, w)`, within w's generation.
+/// `Holds(r, w)`, within w's generation (the trace validator's rule).
 fn holds(r: &Replica, w: &Acked) -> bool {
-    r.generation() == w.generation && r.memory().holds(&w.key, w.stamp)
+    crate::validate::holds(r, w.generation, &w.key, w.stamp)
 }
 
 /// A (generation, key, ep, ver) names one write.
