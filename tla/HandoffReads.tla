@@ -16,15 +16,15 @@
 (* superseded can reach a peer after that peer sent its memory to the new  *)
 (* instance's collect; the zombie commits it on that peer's ack, and the   *)
 (* new instance, confirmed, answers a read without it.  Hence the fence: a *)
-(* peer that answers a collecting coordinator (ChunkCR), or is declined by *)
-(* one while recovering (DeclinePeerR), takes no push and confirms no read *)
-(* until that coordinator incarnation, or a newer one, announces its epoch *)
-(* to it (AnnounceToR) or reseeds it (ReseedChunkPeerR); a rebooted peer   *)
-(* starts unfenced and takes no push while recovering.  Then every write   *)
-(* an older instance commits was held by a peer before that peer's         *)
-(* collect, so the new instance's memory holds it.  fenced[p] is the       *)
-(* incarnation that fenced p (0: none), because that is all a peer can     *)
-(* compare: it cannot know which incarnation is current, so an announce   *)
+(* peer that answers a collecting coordinator (ChunkCR), or gets a decline *)
+(* from one while recovering (DeclineArrivesR), takes no push and confirms *)
+(* no read until that coordinator incarnation, or a newer one, announces   *)
+(* its epoch to it (AnnounceToR) or reseeds it (ReseedChunkPeerR); a       *)
+(* rebooted peer starts unfenced and takes no push while recovering.  Then *)
+(* every write an older instance commits was held by a peer before that    *)
+(* peer's collect, so the new instance's memory holds it.  fenced[p] is    *)
+(* the incarnation that fenced p (0: none), because that is all a peer can *)
+(* compare: it cannot know which incarnation is current, so an announce    *)
 (* from the fencing incarnation lifts the fence even when that incarnation *)
 (* has died since (the implementation's rule, docs/handoff.md 5.17).       *)
 (*                                                                         *)
@@ -61,11 +61,26 @@ VARIABLES
               \* acknowledged before the read began; conf: confirmed
     readCtr,  \* reads started so far
     badRead,  \* history: a read returned a value older than it must
-    fenced    \* fenced[p]: the coordinator incarnation p answered a collect of
-              \* (or was declined by) that has not announced its epoch to it
-              \* yet, 0 if none; a fenced peer takes no pushes
+    fenced,   \* fenced[p]: the coordinator incarnation p answered a collect of
+              \* (or got a decline from) that has not announced its epoch to
+              \* it yet, 0 if none; a fenced peer takes no pushes
+    newest,   \* newest[p]: the newest coordinator incarnation that fenced p or
+              \* announced to it or reseeded it (0: none since p booted); a
+              \* decline from it or an older one fences nothing
+    dsent,    \* the coordinator's declines to recovering peers [dst, inc]:
+              \* sent by incarnation inc, not yet taken by a finished recovery
+    declRecv  \* declRecv[p]: a decline of the coordinator reached p while it
+              \* recovers: the code fences a peer when the decline arrives,
+              \* and a peer that finishes on the coordinator's decline got it
 
-rVars == <<zmem, reads, readCtr, badRead, fenced>>
+(* Why fence on arrival, not when the coordinator declines: the peer cannot  *)
+(* act on a decline it never got.  It needs none in one case only: it was    *)
+(* seeded by an older coordinator incarnation, so it booted before the       *)
+(* declining one existed, which then has collected nothing from an older     *)
+(* instance of it.  A peer seeded by no coordinator finishes only on a       *)
+(* decline it got, and is fenced from then on.                               *)
+
+rVars == <<zmem, reads, readCtr, badRead, fenced, newest, dsent, declRecv>>
 allVarsR == <<allVarsS, rVars>>
 
 TypeOKReads ==
@@ -75,6 +90,9 @@ TypeOKReads ==
     /\ readCtr \in 0..MaxReads
     /\ badRead \in BOOLEAN
     /\ fenced \in [Peers -> 0..MaxEvicts + 1]
+    /\ newest \in [Peers -> 0..MaxEvicts + 1]
+    /\ dsent \subseteq [dst: Peers, inc: 1..MaxEvicts + 1]
+    /\ declRecv \in [Peers -> BOOLEAN]
 
 ReadsLinearizable == ~badRead
 
@@ -105,6 +123,9 @@ InitR ==
     /\ readCtr = 0
     /\ badRead = FALSE
     /\ fenced = [p \in Peers |-> 0]
+    /\ newest = [p \in Peers |-> inc[Coordinator]]
+    /\ dsent = {}
+    /\ declRecv = [p \in Peers |-> FALSE]
 
 \* A client read of k reaches the instance serving epoch e: the current
 \* coordinator when ready, or a zombie (a read in flight to it).
@@ -115,7 +136,7 @@ ReadStart(k, e) ==
                              seen |-> {w.wid : w \in {x \in acked : x.key = k}},
                              conf |-> FALSE]}
     /\ readCtr' = readCtr + 1
-    /\ UNCHANGED <<allVarsS, zmem, badRead, fenced>>
+    /\ UNCHANGED <<allVarsS, zmem, badRead, fenced, newest, dsent, declRecv>>
 
 \* A ready peer that knows epoch e confirms it to the instance at e: every
 \* read waiting there now is confirmed.
@@ -125,7 +146,7 @@ ReadConfirm(p, e) ==
     /\ known[p] = e
     /\ \E r \in reads : r.ep = e /\ ~r.conf
     /\ reads' = {IF r.ep = e THEN [r EXCEPT !.conf = TRUE] ELSE r : r \in reads}
-    /\ UNCHANGED <<allVarsS, zmem, readCtr, badRead, fenced>>
+    /\ UNCHANGED <<allVarsS, zmem, readCtr, badRead, fenced, newest, dsent, declRecv>>
 
 \* A confirmed read is answered from its instance's memory.
 ReadFinish(r) ==
@@ -134,7 +155,7 @@ ReadFinish(r) ==
     /\ Alive(r.ep)
     /\ reads' = reads \ {r}
     /\ badRead' = (badRead \/ Stale(r, InstMem(r.ep)[r.key]))
-    /\ UNCHANGED <<allVarsS, zmem, readCtr, fenced>>
+    /\ UNCHANGED <<allVarsS, zmem, readCtr, fenced, newest, dsent, declRecv>>
 
 \* HandoffScale's actions.  Where an instance ends, its reads go; a zombie
 \* keeps the memory it had and applies its own commits.
@@ -144,18 +165,33 @@ EvictR(r) ==
     /\ EvictS(r)
     /\ reads' = IF r = Coordinator THEN {x \in reads : x.ep # epoch} ELSE reads
     /\ fenced' = IF r \in Peers THEN [fenced EXCEPT ![r] = 0] ELSE fenced
+    /\ newest' = IF r \in Peers THEN [newest EXCEPT ![r] = 0] ELSE newest
+    /\ dsent' = {d \in dsent : d.dst # r}
+    /\ declRecv' = IF r \in Peers THEN [declRecv EXCEPT ![r] = FALSE] ELSE declRecv
     /\ UNCHANGED <<zmem, readCtr, badRead>>
 ChunkCR(p, S) ==
     /\ ChunkC(p, S)
     /\ fenced' = [fenced EXCEPT ![p] = inc[Coordinator]]
-    /\ UNCHANGED <<zmem, reads, readCtr, badRead>>
-FinishRecoveryPeerR(p) == FinishRecoveryPeerS(p) /\ UNCHANGED rVars
+    /\ newest' = [newest EXCEPT ![p] = inc[Coordinator]]
+    /\ UNCHANGED <<zmem, reads, readCtr, badRead, dsent, declRecv>>
+\* A peer that finishes on the coordinator's decline got that decline.
+FinishRecoveryPeerR(p) ==
+    /\ Coordinator \in seeded[p] \/ declRecv[p]
+    /\ FinishRecoveryPeerS(p)
+    /\ dsent' = {d \in dsent : d.dst # p}
+    /\ declRecv' = [declRecv EXCEPT ![p] = FALSE]
+    /\ UNCHANGED <<zmem, reads, readCtr, badRead, fenced, newest>>
 ReseedChunkCR(c) == ReseedChunkC(c) /\ UNCHANGED rVars
 ReseedChunkPeerR(c) ==
     /\ ReseedChunkPeer(c)
     /\ fenced' = IF c.src = Coordinator /\ c.inc >= fenced[c.dst]
                  THEN [fenced EXCEPT ![c.dst] = 0] ELSE fenced
-    /\ UNCHANGED <<zmem, reads, readCtr, badRead>>
+    /\ newest' = IF c.src = Coordinator
+                 THEN [newest EXCEPT ![c.dst] = Max(@, c.inc)] ELSE newest
+    \* seeded by the coordinator, the peer no longer counts its decline
+    /\ declRecv' = IF c.src = Coordinator /\ Complete(c)
+                   THEN [declRecv EXCEPT ![c.dst] = FALSE] ELSE declRecv
+    /\ UNCHANGED <<zmem, reads, readCtr, badRead, dsent>>
 ChooseEpochR == ChooseEpochS /\ UNCHANGED rVars
 AnnounceAckedR(ack) == AnnounceAckedS(ack) /\ UNCHANGED rVars
 AnnounceRoundR == AnnounceRoundS /\ UNCHANGED rVars
@@ -163,8 +199,24 @@ FinishRecoveryCR == FinishRecoveryCS /\ UNCHANGED rVars
 ChunkPeerR(q, p, S) == ChunkPeer(q, p, S) /\ UNCHANGED rVars
 DeclinePeerR(q, p) ==
     /\ DeclinePeerS(q, p)
-    /\ fenced' = IF q = Coordinator THEN [fenced EXCEPT ![p] = inc[Coordinator]] ELSE fenced
-    /\ UNCHANGED <<zmem, reads, readCtr, badRead>>
+    /\ dsent' = IF q = Coordinator THEN dsent \cup {[dst |-> p, inc |-> inc[Coordinator]]}
+                ELSE dsent
+    /\ UNCHANGED <<zmem, reads, readCtr, badRead, fenced, newest, declRecv>>
+\* The coordinator's decline d reaches its recovering peer: it fences the
+\* peer unless the decliner or a newer incarnation fenced, announced to or
+\* reseeded the peer already (a late decline of an incarnation that has
+\* announced to the peer would fence it for good: that incarnation never
+\* announces again).
+DeclineArrivesR(d) ==
+    /\ d \in dsent
+    /\ status[d.dst] = "recovering"
+    /\ declRecv' = IF Coordinator \in seeded[d.dst] THEN declRecv
+                   ELSE [declRecv EXCEPT ![d.dst] = TRUE]
+    /\ IF d.inc > newest[d.dst]
+       THEN /\ fenced' = [fenced EXCEPT ![d.dst] = d.inc]
+            /\ newest' = [newest EXCEPT ![d.dst] = d.inc]
+       ELSE UNCHANGED <<fenced, newest>>
+    /\ UNCHANGED <<allVarsS, zmem, reads, readCtr, badRead, dsent>>
 DigestSendR(a) == DigestSend(a) /\ UNCHANGED rVars
 DigestRecvR(d, S) == DigestRecv(d, S) /\ UNCHANGED rVars
 GossipRecvR(g) == GossipRecvS(g) /\ UNCHANGED rVars
@@ -173,11 +225,12 @@ DeliverPushR(m) == fenced[m.dst] = 0 /\ DeliverPushS(m) /\ UNCHANGED rVars
 AnnounceToR(p, a) ==
     /\ AnnounceToS(p, a)
     /\ fenced' = IF a.cinc >= fenced[p] THEN [fenced EXCEPT ![p] = 0] ELSE fenced
-    /\ UNCHANGED <<zmem, reads, readCtr, badRead>>
+    /\ newest' = [newest EXCEPT ![p] = Max(@, a.cinc)]
+    /\ UNCHANGED <<zmem, reads, readCtr, badRead, dsent, declRecv>>
 SupersedeR ==
     /\ SupersedeS
     /\ zmem' = zmem \cup {[epoch |-> epoch, mem |-> mem[Coordinator]]}
-    /\ UNCHANGED <<reads, readCtr, badRead, fenced>>
+    /\ UNCHANGED <<reads, readCtr, badRead, fenced, newest, dsent, declRecv>>
 ZombieWriteR(z, k) == ZombieWriteS(z, k) /\ UNCHANGED rVars
 ZombieCommitR(z, pw) ==
     /\ ZombieCommitS(z, pw)
@@ -185,12 +238,12 @@ ZombieCommitR(z, pw) ==
                 THEN [y EXCEPT !.mem[pw.key] =
                           MergeVal(@, [ep |-> pw.ep, ver |-> pw.ver, wid |-> pw.wid])]
                 ELSE y : y \in zmem}
-    /\ UNCHANGED <<reads, readCtr, badRead, fenced>>
+    /\ UNCHANGED <<reads, readCtr, badRead, fenced, newest, dsent, declRecv>>
 ZombieFencedR(z) ==
     /\ ZombieFencedS(z)
     /\ zmem' = {y \in zmem : y.epoch # z.epoch}
     /\ reads' = {x \in reads : x.ep # z.epoch}
-    /\ UNCHANGED <<readCtr, badRead, fenced>>
+    /\ UNCHANGED <<readCtr, badRead, fenced, newest, dsent, declRecv>>
 
 NextR ==
     \/ \E k \in Keys : ClientWriteR(k)
@@ -218,6 +271,7 @@ NextR ==
     \/ \E k \in Keys, e \in 1..MaxEpoch : ReadStart(k, e)
     \/ \E p \in Peers, e \in 1..MaxEpoch : ReadConfirm(p, e)
     \/ \E r \in reads : ReadFinish(r)
+    \/ \E d \in dsent : DeclineArrivesR(d)
 
 SpecR == InitR /\ [][NextR]_allVarsR
 

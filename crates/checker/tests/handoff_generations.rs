@@ -26,7 +26,7 @@ fn first_boot_every_interleaving() {
     let options = RunOptions { threads: 2, ..Default::default() };
     let report = run::check(model, "HandoffGenerations", "HandoffGenerationsFirstBoot.cfg", None, &options);
     assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
-    assert_eq!(report.unique_states, 287_764);
+    assert_eq!(report.unique_states, 132_207);
 }
 
 fn step(model: &HandoffGenerations, s: &GenState, action: GenAction) -> GenState {

@@ -72,10 +72,13 @@ struct CollectFence {
 }
 
 impl CollectFence {
-    /// `ChunkCR`, `DeclinePeerR`: instance `c` may build its memory without
-    /// what this peer takes from now on.
+    /// `ChunkCR`, `DeclineArrivesR`: instance `c` may build its memory without
+    /// what this peer takes from now on. Only an instance newer than any
+    /// that fenced, announced to or reseeded this peer raises it: a late
+    /// collect or decline of an instance that has announced to the peer
+    /// would fence it for good (that instance never announces again).
     fn raise(&mut self, c: Instance) {
-        if self.newest.is_none_or(|n| c >= n) {
+        if self.newest.is_none_or(|n| c > n) {
             self.newest = Some(c);
             self.waiting = Some(c);
         }
@@ -161,6 +164,12 @@ impl Peer {
     /// HandoffReads' `fenced[p]`, as the coordinator instance it waits for.
     pub fn fence(&self) -> Option<Instance> {
         self.fence.waiting
+    }
+
+    /// HandoffReads' `newest[p]`: the newest coordinator instance that
+    /// fenced this peer, announced to it or reseeded it.
+    pub fn fence_newest(&self) -> Option<Instance> {
+        self.fence.newest
     }
 
     /// [`CollectFence::raise`], unless the mutation `NoCollectFence` is on.

@@ -1,13 +1,13 @@
 //! HandoffReads' actions, named and ordered as in `NextR`: HandoffScale's
 //! (the HandoffScale mirror's steps, with what they do to the module's
-//! variables) and the three read actions.
+//! variables), the three read actions and `DeclineArrivesR`.
 
 use std::collections::BTreeSet;
 use std::fmt::{self, Display};
 
-use super::state::{Read, ReadsState, ZombieMem};
+use super::state::{Decl, Read, ReadsState, ZombieMem};
 use super::{HandoffReads, Mutation};
-use crate::mirror::handoff::{AckedW, Func, Key, Rec, Replica, Val, WriteSet, merge_val, wins};
+use crate::mirror::handoff::{AckedW, Func, Key, Rec, Replica, Status, Val, WriteSet, merge_val, wins};
 use crate::mirror::handoff_scale::{ScaleAction, ScaleState};
 
 /// One instance of a HandoffReads action, with its parameters.
@@ -18,12 +18,13 @@ pub enum ReadsAction {
     ReadStart(Key, u8),
     ReadConfirm(Replica, u8),
     ReadFinish(Read),
+    DeclineArrivesR(Decl),
 }
 
 impl ReadsAction {
     /// The spec's action names, in `NextR` order, for the coverage counts:
     /// HandoffScale's in its order (`ScaleAction::NAMES`), then the reads'.
-    pub const NAMES: [&'static str; 26] = [
+    pub const NAMES: [&'static str; 27] = [
         "ClientWriteR",
         "CommitWriteR",
         "EvictR",
@@ -50,6 +51,7 @@ impl ReadsAction {
         "ReadStart",
         "ReadConfirm",
         "ReadFinish",
+        "DeclineArrivesR",
     ];
 
     /// The position of this action's name in [`ReadsAction::NAMES`].
@@ -59,6 +61,7 @@ impl ReadsAction {
             ReadsAction::ReadStart(..) => 23,
             ReadsAction::ReadConfirm(..) => 24,
             ReadsAction::ReadFinish(_) => 25,
+            ReadsAction::DeclineArrivesR(_) => 26,
         }
     }
 }
@@ -77,13 +80,14 @@ impl Display for ReadsAction {
             ReadsAction::ReadStart(k, e) => write!(f, "{name}({k}, {e})"),
             ReadsAction::ReadConfirm(p, e) => write!(f, "{name}({p}, {e})"),
             ReadsAction::ReadFinish(r) => write!(f, "{name}({r})"),
+            ReadsAction::DeclineArrivesR(d) => write!(f, "{name}({d})"),
         }
     }
 }
 
 impl HandoffReads {
     /// The disjuncts of `NextR` with quantifiers unrolled, in a fixed order.
-    pub(super) fn next(&self, s: &ReadsState, actions: &mut Vec<ReadsAction>) {
+    pub fn next(&self, s: &ReadsState, actions: &mut Vec<ReadsAction>) {
         let mut scale = Vec::new();
         self.scale.next(&s.scale, &mut scale);
         actions.extend(scale.into_iter().map(ReadsAction::Scale));
@@ -95,10 +99,11 @@ impl HandoffReads {
             actions.extend((1..=self.max_epoch).map(|e| ReadsAction::ReadConfirm(p, e)));
         }
         actions.extend(s.reads.iter().map(|r| ReadsAction::ReadFinish(r.clone())));
+        actions.extend(s.dsent.iter().map(|&d| ReadsAction::DeclineArrivesR(d)));
     }
 
     /// The successor of `s` by `action`, `None` where it is not enabled.
-    pub(super) fn step(&self, s: &ReadsState, action: &ReadsAction) -> Option<ReadsState> {
+    pub fn step(&self, s: &ReadsState, action: &ReadsAction) -> Option<ReadsState> {
         let c = self.scale.zombie().coordinator();
         let base = &s.scale.ext.base;
         match action {
@@ -109,16 +114,52 @@ impl HandoffReads {
                     return None;
                 }
                 let scale = self.scale.step(&s.scale, a)?;
+                // A peer that finishes on the coordinator's decline got it
+                // (a peer: HandoffScale's step is enabled).
+                if let ScaleAction::FinishRecoveryPeer(p) = a
+                    && !(base.seeded[*p].contains(&c) || s.decl_recv[*p])
+                {
+                    return None;
+                }
                 let mut t = ReadsState { scale, ..s.clone() };
                 match a {
-                    ScaleAction::Evict(r) if *r == c => t.reads.retain(|x| x.ep != base.epoch),
-                    ScaleAction::Evict(p) => t.fenced[*p] = 0,
-                    ScaleAction::ChunkC(p, _) => t.fenced[*p] = s.scale.ext.inc[c],
-                    ScaleAction::DeclinePeer(q, p) if *q == c => t.fenced[*p] = s.scale.ext.inc[c],
-                    ScaleAction::ReseedChunkPeer(ch) if ch.src == c && ch.inc >= s.fenced[ch.dst] => {
-                        t.fenced[ch.dst] = 0
+                    ScaleAction::Evict(r) => {
+                        if *r == c {
+                            t.reads.retain(|x| x.ep != base.epoch);
+                        } else {
+                            t.fenced[*r] = 0;
+                            t.newest[*r] = 0;
+                            t.decl_recv[*r] = false;
+                        }
+                        t.dsent.retain(|d| d.dst != *r);
                     }
-                    ScaleAction::AnnounceTo(p, ann) if ann.cinc >= s.fenced[*p] => t.fenced[*p] = 0,
+                    ScaleAction::ChunkC(p, _) => {
+                        t.fenced[*p] = s.scale.ext.inc[c];
+                        t.newest[*p] = s.scale.ext.inc[c];
+                    }
+                    ScaleAction::FinishRecoveryPeer(p) => {
+                        t.dsent.retain(|d| d.dst != *p);
+                        t.decl_recv[*p] = false;
+                    }
+                    ScaleAction::DeclinePeer(q, p) if *q == c => {
+                        t.dsent.insert(Decl { dst: *p, inc: s.scale.ext.inc[c] });
+                    }
+                    ScaleAction::ReseedChunkPeer(ch) if ch.src == c => {
+                        if ch.inc >= s.fenced[ch.dst] {
+                            t.fenced[ch.dst] = 0;
+                        }
+                        t.newest[ch.dst] = s.newest[ch.dst].max(ch.inc);
+                        // Seeded by the coordinator: its decline is moot.
+                        if t.scale.ext.base.seeded[ch.dst].contains(&c) {
+                            t.decl_recv[ch.dst] = false;
+                        }
+                    }
+                    ScaleAction::AnnounceTo(p, ann) => {
+                        if ann.cinc >= s.fenced[*p] {
+                            t.fenced[*p] = 0;
+                        }
+                        t.newest[*p] = s.newest[*p].max(ann.cinc);
+                    }
                     ScaleAction::Supersede => {
                         t.zmem.insert(ZombieMem { epoch: base.epoch, mem: base.mem[c].clone() });
                     }
@@ -167,6 +208,23 @@ impl HandoffReads {
                         t.reads = s.reads.iter().map(|r| Read { conf: r.conf || r.ep == *e, ..r.clone() }).collect();
                     })
                 })
+            }
+            ReadsAction::DeclineArrivesR(d) => {
+                if !(s.dsent.contains(d) && base.status[d.dst] == Status::Recovering) {
+                    return None;
+                }
+                Some(self.with(s, |t| {
+                    // Seeded by the coordinator, the peer ignores its decline
+                    // (but for the fence).
+                    if !base.seeded[d.dst].contains(&c) {
+                        t.decl_recv[d.dst] = true;
+                    }
+                    let fences = !matches!(self.mutation, Some(Mutation::NoCollectFence | Mutation::NoDeclineFence));
+                    if d.inc > s.newest[d.dst] && fences {
+                        t.fenced[d.dst] = d.inc;
+                        t.newest[d.dst] = d.inc;
+                    }
+                }))
             }
             ReadsAction::ReadFinish(r) => {
                 let confirmed = r.conf || self.mutation == Some(Mutation::ServeReadsUnconfirmed);

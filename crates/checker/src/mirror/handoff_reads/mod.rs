@@ -13,7 +13,12 @@
 //! - `no-collect-fence` drops the fence (peers take pushes while a new
 //!   coordinator instance collects): a zombie commits a write after the
 //!   new instance collected, and the new instance, confirmed, answers a
-//!   read without it. A confirmation round alone is not enough.
+//!   read without it. A confirmation round alone is not enough;
+//! - `no-decline-fence` keeps only the fence of an answered collect: a
+//!   coordinator that collected a peer's older instance declines the new
+//!   one, which recovers from the other peer alone, takes a zombie's write
+//!   and confirms a read that misses it (`tla/large/HandoffReadsEvicts2.cfg`: it needs
+//!   a peer and the coordinator down together).
 
 mod actions;
 mod state;
@@ -25,7 +30,7 @@ use crate::properties;
 use crate::spec::{Mirror, check_mutation};
 
 pub use actions::{ReadsAction, stale};
-pub use state::{Read, ReadsState, Wids, ZombieMem};
+pub use state::{Decl, Read, ReadsState, Wids, ZombieMem};
 
 const MODULE: &str = "HandoffReads";
 const SPEC: &str = "SpecR";
@@ -34,6 +39,7 @@ const TYPE_OK_READS: &str = "TypeOKReads";
 const READS_LINEARIZABLE: &str = "ReadsLinearizable";
 const SERVE_READS_UNCONFIRMED: &str = "serve-reads-unconfirmed";
 const NO_COLLECT_FENCE: &str = "no-collect-fence";
+const NO_DECLINE_FENCE: &str = "no-decline-fence";
 
 /// A deliberate protocol bug the checker must catch (`--mutation NAME`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +48,8 @@ enum Mutation {
     ServeReadsUnconfirmed,
     /// No peer is ever `fenced` (it stays 0).
     NoCollectFence,
+    /// `DeclineArrivesR` fences nothing.
+    NoDeclineFence,
 }
 
 /// A named state predicate.
@@ -100,8 +108,10 @@ impl HandoffReads {
             names: Vec::new(),
         };
         check_mutation(MODULE, HandoffReads::MUTATIONS, mutation)?;
-        model.mutation = mutation.map(|name| {
-            if name == NO_COLLECT_FENCE { Mutation::NoCollectFence } else { Mutation::ServeReadsUnconfirmed }
+        model.mutation = mutation.map(|name| match name {
+            NO_COLLECT_FENCE => Mutation::NoCollectFence,
+            NO_DECLINE_FENCE => Mutation::NoDeclineFence,
+            _ => Mutation::ServeReadsUnconfirmed,
         });
         let own: [Check; 2] = [(TYPE_OK_READS, type_ok_reads), (READS_LINEARIZABLE, reads_linearizable)];
         (model.names, model.checks) = properties::named_checks(MODULE, cfg, &own, |n| model.scale.check_name(n))?;
@@ -110,19 +120,37 @@ impl HandoffReads {
 
     /// `InitR`
     pub fn init(&self) -> ReadsState {
+        let scale = self.scale.init();
+        let first = scale.ext.inc[self.scale.zombie().coordinator()];
         ReadsState {
-            scale: self.scale.init(),
+            scale,
             zmem: Default::default(),
             reads: Default::default(),
             read_ctr: 0,
             bad_read: false,
             fenced: Func::new(self.scale.zombie().peers(), |_| 0),
+            newest: Func::new(self.scale.zombie().peers(), |_| first),
+            dsent: Default::default(),
+            decl_recv: Func::new(self.scale.zombie().peers(), |_| false),
         }
     }
 
     /// The HandoffScale mirror HandoffReads is built on.
     pub fn scale(&self) -> &HandoffScale {
         &self.scale
+    }
+
+    /// The name of the first invariant or property the cfg lists that
+    /// does not hold in `s`.
+    pub fn violated(&self, s: &ReadsState) -> Option<&'static str> {
+        self.scale
+            .violated(&s.scale)
+            .or_else(|| self.checks.iter().find(|(_, holds)| !holds(self, s)).map(|(name, _)| *name))
+    }
+
+    /// The name of the invariant or property `name`, if the module has it.
+    pub fn check_name(&self, name: &str) -> Option<&'static str> {
+        self.scale.check_name(name).or_else(|| [TYPE_OK_READS, READS_LINEARIZABLE].into_iter().find(|n| *n == name))
     }
 }
 
@@ -133,6 +161,8 @@ fn type_ok_reads(m: &HandoffReads, s: &ReadsState) -> bool {
         && s.reads.iter().all(|r| ep(r.ep) && r.seen.iter().all(|w| (1..=m.max_writes).contains(w)))
         && s.read_ctr <= m.max_reads
         && s.fenced.iter().all(|(_, &f)| f <= m.max_epoch)
+        && s.newest.iter().all(|(_, &n)| n <= m.max_epoch)
+        && s.dsent.iter().all(|d| ep(d.inc))
 }
 
 /// `ReadsLinearizable == ~badRead`
@@ -144,7 +174,7 @@ extension_model!(HandoffReads, ReadsState, ReadsAction, |m, s| m.scale.violated(
 
 impl Mirror for HandoffReads {
     const MODULE: &'static str = MODULE;
-    const MUTATIONS: &'static [&'static str] = &[SERVE_READS_UNCONFIRMED, NO_COLLECT_FENCE];
+    const MUTATIONS: &'static [&'static str] = &[SERVE_READS_UNCONFIRMED, NO_COLLECT_FENCE, NO_DECLINE_FENCE];
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         HandoffReads::new(cfg, mutation)

@@ -8,13 +8,32 @@ use super::HandoffImpl;
 use super::state::{ImplAction, ImplState, msg_key};
 use crate::mirror::handoff::{PendingW, PushMsg};
 use crate::mirror::handoff_ext::{Ann, AnnAck};
+use crate::mirror::handoff_reads::ReadsAction;
 use crate::mirror::handoff_scale::ScaleAction;
 
 impl HandoffImpl {
-    pub(super) fn hints(&self, s: &ImplState, action: &ImplAction) -> Vec<ScaleAction> {
-        let spec = &s.mapped;
+    pub(super) fn hints(&self, s: &ImplState, action: &ImplAction) -> Vec<ReadsAction> {
+        let peers = self.scale().zombie().peers();
+        let epochs = 1..=self.max_evicts.saturating_add(1);
+        match action {
+            ImplAction::Read { key } | ImplAction::ZombieRead { key, .. } => {
+                let Some(&k) = self.scale().zombie().keys().get(*key) else { return Vec::new() };
+                epochs.map(|e| ReadsAction::ReadStart(k, e)).collect()
+            }
+            ImplAction::Deliver(m) if matches!(m.body, Body::Confirm { .. }) => {
+                peers.iter().flat_map(|&p| epochs.clone().map(move |e| ReadsAction::ReadConfirm(p, e))).collect()
+            }
+            ImplAction::Deliver(m) if matches!(m.body, Body::ReseedDecline { .. }) => {
+                s.mapped.dsent.iter().map(|&d| ReadsAction::DeclineArrivesR(d)).collect()
+            }
+            _ => self.scale_hints(s, action).into_iter().map(ReadsAction::Scale).collect(),
+        }
+    }
+
+    fn scale_hints(&self, s: &ImplState, action: &ImplAction) -> Vec<ScaleAction> {
+        let spec = &s.mapped.scale;
         let small = |n: u64| u8::try_from(n).unwrap_or(u8::MAX);
-        let keys = self.spec.zombie().keys();
+        let keys = self.scale().zombie().keys();
         match action {
             ImplAction::Put { key } => keys.get(*key).map(|&k| vec![ScaleAction::ClientWrite(k)]).unwrap_or_default(),
             ImplAction::ZombiePut { key, .. } => match keys.get(*key) {
@@ -78,11 +97,11 @@ impl HandoffImpl {
                     }
                     // Answers: any split of the keys.
                     Body::Collect { .. } => {
-                        self.spec.subsets().iter().map(|keys| ScaleAction::ChunkC(to, keys.clone())).collect()
+                        self.scale().subsets().iter().map(|keys| ScaleAction::ChunkC(to, keys.clone())).collect()
                     }
                     Body::Reseed { .. } => {
                         let mut hints: Vec<ScaleAction> = self
-                            .spec
+                            .scale()
                             .subsets()
                             .iter()
                             .map(|keys| ScaleAction::ChunkPeer(to, from, keys.clone()))
@@ -92,7 +111,7 @@ impl HandoffImpl {
                     }
                     Body::Digest { .. } => match self.digest(s, msg_key(m), m) {
                         Some(d) => self
-                            .spec
+                            .scale()
                             .subsets()
                             .iter()
                             .map(|keys| ScaleAction::DigestRecv(d.clone(), keys.clone()))

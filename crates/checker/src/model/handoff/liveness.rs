@@ -42,24 +42,24 @@ pub(super) fn property(name: &str) -> Option<Property<HandoffImpl>> {
 fn environment_done(m: &HandoffImpl, s: &ImplState) -> bool {
     s.wid_ctr > m.max_writes
         && s.evict_count == m.max_evicts
-        && s.mapped.ext.base.pending.is_empty()
-        && s.mapped.ext.zombies.iter().all(|z| z.pending.is_empty())
+        && s.mapped.scale.ext.base.pending.is_empty()
+        && s.mapped.scale.ext.zombies.iter().all(|z| z.pending.is_empty())
 }
 
 /// Every replica ready and holding every acknowledged write that was not
 /// doomed.
 fn acked_writes_reach_every_replica(m: &HandoffImpl, s: &ImplState) -> bool {
-    let spec = &s.mapped.ext.base;
-    let replicas = m.spec.zombie().replicas();
+    let spec = &s.mapped.scale.ext.base;
+    let replicas = m.scale().zombie().replicas();
     environment_done(m, s)
         && replicas.iter().all(|&r| spec.is_ready(r))
         && spec.acked.iter().all(|w| w.doomed || replicas.iter().all(|&r| spec.holds(r, w.write())))
 }
 
 fn peers_recover(m: &HandoffImpl, s: &ImplState) -> bool {
-    environment_done(m, s) && m.spec.zombie().peers().iter().all(|&p| s.mapped.ext.base.is_ready(p))
+    environment_done(m, s) && m.scale().zombie().peers().iter().all(|&p| s.mapped.scale.ext.base.is_ready(p))
 }
 
 fn coordinator_serves_again(m: &HandoffImpl, s: &ImplState) -> bool {
-    environment_done(m, s) && s.mapped.ext.base.is_ready(m.spec.zombie().coordinator())
+    environment_done(m, s) && s.mapped.scale.ext.base.is_ready(m.scale().zombie().coordinator())
 }

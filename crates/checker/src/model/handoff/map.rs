@@ -1,4 +1,4 @@
-//! The refinement map: implementation state → HandoffScale state.
+//! The refinement map: implementation state → HandoffReads state.
 //!
 //! | spec variable | implementation |
 //! | --- | --- |
@@ -18,6 +18,12 @@
 //! | `snaps`, `gossip` | empty (HandoffScale sends chunks and records instead) |
 //! | `zombies` | superseded coordinator instances that are not fenced |
 //! | `widCtr`, `acked`, `evictCount`, `supersedes` | ghost variables of the model |
+//! | `fenced[p]`, `newest[p]` | peer p's collect fence: the coordinator instance it waits for, and the newest that fenced, announced to or reseeded it (boot numbers; 0: none) |
+//! | `dsent` | the coordinator's declines in the network to a recovering peer's current instance, with the declining instance's boot number |
+//! | `declRecv[p]` | p is recovering and counts the coordinator as declined |
+//! | `zmem` | the memory of each zombie in `zombies` (plus what its floor had collected, a ghost) |
+//! | `reads` | the client reads waiting at an instance that is current or a zombie: key, that instance's epoch, the acked writes of the key when it began (a ghost), and whether a peer confirmed that epoch since it began (a ghost) |
+//! | `readCtr`, `badRead` | reads started (a ghost); `FALSE` (a stale answer of the code is a violation of its own, `ReadsLinearizable`) |
 //!
 //! Ready replicas of the first boot map to `seeded = {}`, as in `Init`.
 
@@ -29,8 +35,9 @@ use protocol::handoff::{Body, Chunk, Key, Memory, Message, Record, Records, Repl
 
 use super::HandoffImpl;
 use super::state::ImplState;
-use crate::mirror::handoff::{Func, KeySet, PendingW, PushMsg, Rec, Replicas, Status, Val};
+use crate::mirror::handoff::{Func, KeySet, PendingW, PushMsg, Rec, Replica as SpecReplica, Replicas, Status, Val};
 use crate::mirror::handoff_ext::{Ack, Ann, AnnAck, Decline, ExtState, Zombie};
+use crate::mirror::handoff_reads::{Decl, ReadsState, ZombieMem};
 use crate::mirror::handoff_scale::{
     Chunk as SpecChunk, Digest as SpecDigest, Records as SpecRecords, ScaleState, Stamp as SpecStamp,
 };
@@ -52,9 +59,9 @@ fn stamp(s: Stamp) -> SpecStamp {
 impl HandoffImpl {
     /// A memory as the spec's function from keys.
     pub(super) fn mem(&self, m: &Memory) -> Func<Val> {
-        Func::new(self.spec.zombie().keys(), |k| match m.get(self.key_of(k)) {
+        Func::new(self.scale().zombie().keys(), |k| match m.get(self.key_of(k)) {
             Some(r) => Val::Rec(rec(r)),
-            None => Val::NoVal(self.spec.zombie().no_val()),
+            None => Val::NoVal(self.scale().zombie().no_val()),
         })
     }
 
@@ -62,9 +69,9 @@ impl HandoffImpl {
     /// the keys they do not carry).
     fn records(&self, rs: &Records) -> Func<Val> {
         let by_key: BTreeMap<&Key, &Record> = rs.0.iter().map(|(k, r)| (k, r)).collect();
-        Func::new(self.spec.zombie().keys(), |k| match by_key.get(self.key_of(k)) {
+        Func::new(self.scale().zombie().keys(), |k| match by_key.get(self.key_of(k)) {
             Some(r) => Val::Rec(rec(r)),
-            None => Val::NoVal(self.spec.zombie().no_val()),
+            None => Val::NoVal(self.scale().zombie().no_val()),
         })
     }
 
@@ -99,12 +106,64 @@ impl HandoffImpl {
     }
 
     /// The spec state `s` maps to.
-    pub(super) fn map(&self, s: &ImplState) -> ScaleState {
+    pub(super) fn map(&self, s: &ImplState) -> ReadsState {
+        let c = self.coordinator;
+        let boot = |i| self.incarnation_of(c, i) + 1;
+        let peer = |p: SpecReplica| match s.replicas[usize::from(self.replica_id(p).0)].role() {
+            RoleView::Peer(view) => Some(view),
+            RoleView::Coordinator(_) => None,
+        };
+        let peers = self.scale().zombie().peers();
+        let fenced = Func::new(peers, |p| peer(p).and_then(|v| v.fence()).map_or(0, boot));
+        let newest = Func::new(peers, |p| peer(p).and_then(|v| v.fence_newest()).map_or(0, boot));
+        let decl_recv = Func::new(peers, |p| {
+            peer(p).is_some_and(
+                |v| matches!(v.peer_status(), PeerStatus::Recovering { declined, .. } if declined.contains(&c)),
+            )
+        });
+        // The coordinator's declines to a recovering peer's current instance.
+        let dsent = s
+            .net
+            .values()
+            .filter_map(|m| {
+                let Body::ReseedDecline { instance, source } = m.body else { return None };
+                let to = &s.replicas[usize::from(m.to.0)];
+                let recovering =
+                    matches!(to.role(), RoleView::Peer(v) if matches!(v.peer_status(), PeerStatus::Recovering { .. }));
+                (m.from == c && to.instance() == instance && recovering)
+                    .then(|| Decl { dst: self.spec_replica(m.to), inc: boot(source) })
+            })
+            .collect();
+        let zmem = s
+            .zombies
+            .iter()
+            .filter_map(|z| {
+                let epoch = self.zombie(z)?.epoch;
+                let none = BTreeMap::new();
+                let collected = s.zombie_collected.get(&z.instance()).unwrap_or(&none);
+                Some(ZombieMem { epoch, mem: self.abstract_mem(z, collected) })
+            })
+            .collect();
+        ReadsState {
+            scale: self.map_scale(s),
+            zmem,
+            reads: s.reads.values().map(|(_, r)| r.clone()).collect(),
+            read_ctr: s.read_ctr,
+            bad_read: false,
+            fenced,
+            newest,
+            dsent,
+            decl_recv,
+        }
+    }
+
+    /// The HandoffScale part of the spec state `s` maps to.
+    fn map_scale(&self, s: &ImplState) -> ScaleState {
         let replica = |r: ReplicaId| &s.replicas[usize::from(r.0)];
         let spec_r = |r: ReplicaId| self.spec_replica(r);
         let c = self.coordinator;
         let first_boot = |r: ReplicaId| s.incarnation[usize::from(r.0)] == 0;
-        let zombie_spec = self.spec.zombie();
+        let zombie_spec = self.scale().zombie();
 
         let mut base = zombie_spec.init().base;
         base.mem = Func::new(zombie_spec.replicas(), |r| {
@@ -133,7 +192,7 @@ impl HandoffImpl {
                 PendingW { key: self.spec_key(&p.key), ep: r.ep, ver: r.ver, wid: r.wid }
             })
             .collect();
-        let mut scale = self.spec.init();
+        let mut scale = self.scale().init();
         let none_got = scale.got[spec_r(c)].clone();
         if let Phase::Collect { cursors, .. } = coord.phase() {
             for (&p, cursor) in cursors {

@@ -4,12 +4,14 @@
 //! `protocol::handoff::Replica` state machines -- the code the Durable
 //! Objects run -- over an unordered, duplicating, lossy network, with
 //! bounded evictions, supersessions (zombie coordinators) and gossip.
-//! Every state maps to a state of `tla/HandoffScale.tla` ([`map`]); every
-//! step must map to a step of that spec (computed by its mirror,
-//! [`HandoffScale`], built on the HandoffZombie and HandoffV2 mirrors) or
-//! to a stutter, the memory each replica stores must be the spec's
-//! `Concrete` of the mapped state, and every invariant of the spec must
-//! hold on the mapped state.
+//! Every state maps to a state of `tla/HandoffReads.tla` ([`map`]):
+//! HandoffScale's variables, the reads in progress and the peers' collect
+//! fences. Every step must map to a step of that spec (computed by its
+//! mirror, [`HandoffReads`], built on the HandoffScale, HandoffZombie and
+//! HandoffV2 mirrors), to several `ReadFinish` steps (one confirmation
+//! answers every read that waited for it), or to a stutter; the memory
+//! each replica stores must be the spec's `Concrete` of the mapped state,
+//! and every invariant of the spec must hold on the mapped state.
 //!
 //! - `state`, `step`, `map`: the model's state, transitions, and the map;
 //!   `liveness`: HandoffLiveness's properties as `eventually` properties.
@@ -43,6 +45,7 @@ use stateright::{Model, Property};
 
 use crate::cfg::{CfgError, TlcConfig};
 use crate::mirror::handoff::{Key as SpecKey, Replica as SpecReplica};
+use crate::mirror::handoff_reads::HandoffReads;
 use crate::mirror::handoff_scale::HandoffScale;
 use crate::properties::{self, NumberedChecks};
 use crate::spec::{Mirror, check_mutation};
@@ -56,7 +59,7 @@ use step::{COORDINATOR_NEVER_FENCED, NO_PROTOCOL_ERROR, NOW, READS_LINEARIZABLE,
 /// The model of the implementation (module name `HandoffImpl`).
 pub struct HandoffImpl {
     /// The spec the implementation refines, from the same constants.
-    spec: HandoffScale,
+    spec: HandoffReads,
     config: Config,
     coordinator: ReplicaId,
     peers: [ReplicaId; 2],
@@ -102,9 +105,13 @@ impl HandoffImpl {
         let has_reads = cfg.constants.iter().any(|(name, _)| name == "MaxReads");
         let declared: Vec<&str> = CONSTANTS.iter().copied().chain(has_reads.then_some("MaxReads")).collect();
         cfg.expect_constants(Self::MODULE, &declared)?;
+        let mut constants = cfg.constants.clone();
+        if !has_reads {
+            constants.push(("MaxReads".into(), crate::cfg::Value::Int(0)));
+        }
         let spec_cfg = TlcConfig {
-            specification: Some("SpecS".into()),
-            constants: cfg.constants.iter().filter(|(name, _)| name != "MaxReads").cloned().collect(),
+            specification: Some("SpecR".into()),
+            constants,
             invariants: cfg.invariants.iter().filter(|i| *i != READS_LINEARIZABLE).cloned().collect(),
             properties: cfg
                 .properties
@@ -115,12 +122,12 @@ impl HandoffImpl {
             check_deadlock: false,
             ..TlcConfig::default()
         };
-        let spec = HandoffScale::new(&spec_cfg)?;
-        if spec.zombie().replicas().len() != 3 {
+        let spec = HandoffReads::new(&spec_cfg, None)?;
+        if spec.scale().zombie().replicas().len() != 3 {
             return Err(CfgError::Unsupported("the implementation has exactly three replicas".into()));
         }
         let replica_ids: Vec<ReplicaId> = (0..3).map(ReplicaId).collect();
-        let zombie = spec.zombie();
+        let zombie = spec.scale().zombie();
         let index_of = |r: SpecReplica| zombie.replicas().iter().position(|&x| x == r).unwrap_or(0);
         let coordinator = ReplicaId(u8::try_from(index_of(zombie.coordinator())).unwrap_or(0));
         let peers: Vec<ReplicaId> = replica_ids.iter().copied().filter(|&r| r != coordinator).collect();
@@ -143,13 +150,15 @@ impl HandoffImpl {
         };
         config.budget_bytes = usize::from(nat("Budget")?) * cost;
         config.chunk_bytes = 1;
-        let deletes = spec.ops().deletes.clone();
+        let deletes = spec.scale().ops().deletes.clone();
         let mut checks: Vec<&'static str> = Vec::new();
         let mut eventually = Vec::new();
         for name in cfg.invariants.iter().chain(&cfg.properties) {
+            if name == REFINEMENT || name == READS_LINEARIZABLE {
+                continue;
+            }
             match spec.check_name(name) {
                 Some(n) => checks.push(n),
-                None if name == REFINEMENT || name == READS_LINEARIZABLE => {}
                 None => match liveness::property(name) {
                     Some(p) if cfg.properties.contains(name) => eventually.push(p.name),
                     _ => return Err(CfgError::UnknownDefinition { module: Self::MODULE.into(), name: name.clone() }),
@@ -178,6 +187,7 @@ impl HandoffImpl {
                 zombies: Vec::new(),
                 net: Default::default(),
                 collected: vec![Default::default(); 3],
+                zombie_collected: Default::default(),
                 digests: Default::default(),
                 seeded_when_ready: vec![None; 3],
                 acked: Default::default(),
@@ -233,27 +243,32 @@ impl HandoffImpl {
     }
 
     fn spec_replica(&self, r: ReplicaId) -> SpecReplica {
-        self.spec.zombie().replicas()[usize::from(r.0)]
+        self.scale().zombie().replicas()[usize::from(r.0)]
     }
 
     fn replica_id(&self, r: SpecReplica) -> ReplicaId {
-        let i = self.spec.zombie().replicas().iter().position(|&x| x == r).unwrap_or(0);
+        let i = self.scale().zombie().replicas().iter().position(|&x| x == r).unwrap_or(0);
         self.replica_ids[i]
     }
 
     fn key_of(&self, k: SpecKey) -> &Key {
-        let i = self.spec.zombie().keys().iter().position(|&x| x == k).unwrap_or(0);
+        let i = self.scale().zombie().keys().iter().position(|&x| x == k).unwrap_or(0);
         &self.keys[i]
     }
 
     fn spec_key(&self, k: &Key) -> SpecKey {
         let i = self.keys.iter().position(|x| x == k).unwrap_or(0);
-        self.spec.zombie().keys()[i]
+        self.scale().zombie().keys()[i]
     }
 
     /// The spec the implementation is checked against.
-    pub fn spec(&self) -> &HandoffScale {
+    pub fn spec(&self) -> &HandoffReads {
         &self.spec
+    }
+
+    /// HandoffScale, which HandoffReads extends.
+    fn scale(&self) -> &HandoffScale {
+        self.spec.scale()
     }
 }
 

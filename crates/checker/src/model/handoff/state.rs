@@ -11,8 +11,7 @@ use std::sync::Arc;
 use protocol::handoff::{Body, Instance, Key, Memory, Message, Record, Replica, ReplicaId, Timer};
 
 use crate::mirror::handoff::{AckedW, WriteSet};
-use crate::mirror::handoff_reads::Read;
-use crate::mirror::handoff_scale::ScaleState;
+use crate::mirror::handoff_reads::{Read, ReadsState};
 use crate::spec::{TlaState, fmt_variables};
 
 /// One state of the implementation model. Equality and hashing leave out
@@ -36,6 +35,10 @@ pub struct ImplState {
     /// Ghost: per current replica, the tombstones its floor collected (the
     /// spec keeps them in `mem`: they are what the floor stands for).
     pub collected: Vec<BTreeMap<Key, Record>>,
+    /// Ghost: the same for each zombie that had collected any, by instance
+    /// (kept from when it was superseded: a zombie's memory is HandoffReads'
+    /// `zmem`, which keeps them too).
+    pub zombie_collected: BTreeMap<Instance, BTreeMap<Key, Record>>,
     /// Ghost: the memory each digest in the network summarises (the code
     /// sends only its hashes), by the digest's network key.
     pub digests: BTreeMap<u64, Arc<Memory>>,
@@ -57,7 +60,7 @@ pub struct ImplState {
     pub reads: BTreeMap<u64, (Instance, Read)>,
     /// The spec state this state maps to (a function of the rest, cached;
     /// shared, as a successor computes its own).
-    pub mapped: Arc<ScaleState>,
+    pub mapped: Arc<ReadsState>,
     /// The first property the step into this state violated, if any.
     pub violation: Option<&'static str>,
 }
@@ -75,7 +78,12 @@ impl ImplState {
         &[u8],
         &WriteSet<AckedW>,
         &BTreeMap<u64, Arc<Message>>,
-        (&[BTreeMap<Key, Record>], &BTreeMap<u64, Arc<Memory>>, &BTreeMap<u64, (Instance, Read)>),
+        (
+            &[BTreeMap<Key, Record>],
+            &BTreeMap<Instance, BTreeMap<Key, Record>>,
+            &BTreeMap<u64, Arc<Memory>>,
+            &BTreeMap<u64, (Instance, Read)>,
+        ),
         &[Option<BTreeSet<ReplicaId>>],
         &[Arc<Replica>],
         &[Arc<Replica>],
@@ -86,7 +94,7 @@ impl ImplState {
             &self.incarnation,
             &self.acked,
             &self.net,
-            (&self.collected, &self.digests, &self.reads),
+            (&self.collected, &self.zombie_collected, &self.digests, &self.reads),
             &self.seeded_when_ready,
             &self.zombies,
             &self.replicas,

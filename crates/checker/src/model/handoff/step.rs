@@ -17,8 +17,7 @@ use super::HandoffImpl;
 use super::map::{rec, takes_chunk, waits_for};
 use super::state::{ImplAction, ImplState, msg_key};
 use crate::mirror::handoff::{AckedW, Val};
-use crate::mirror::handoff_reads::{self, Wids};
-use crate::mirror::handoff_scale::ScaleAction;
+use crate::mirror::handoff_reads::{self, Read as SpecRead, ReadsAction, ReadsState, Wids};
 
 /// Time never advances: timers fire whenever the model chooses, which
 /// covers every timing; deadlines are the host's business.
@@ -95,7 +94,11 @@ impl HandoffImpl {
                 if !(is_ready(&t.replicas[usize::from(c.0)]) && t.supersedes < self.max_zombies) {
                     return None;
                 }
+                let collected = std::mem::take(&mut t.collected[usize::from(c.0)]);
                 let old = self.evict(&mut t, c)?;
+                if !collected.is_empty() {
+                    t.zombie_collected.insert(old.instance(), collected);
+                }
                 t.zombies.push(old);
                 t.supersedes += 1;
             }
@@ -107,6 +110,8 @@ impl HandoffImpl {
         }
         // A fenced zombie does nothing ever again.
         t.zombies.retain(|z| !matches!(z.role(), RoleView::Coordinator(zc) if *zc.phase() == Phase::Fenced));
+        let zombies = &t.zombies;
+        t.zombie_collected.retain(|i, _| zombies.iter().any(|z| z.instance() == *i));
         self.prune(&mut t);
         if t == *s {
             return None;
@@ -232,6 +237,15 @@ impl HandoffImpl {
         for o in out {
             match o {
                 Output::Send(m) if m.body == Body::Heartbeat => self.heartbeat(t, m),
+                Output::Send(m) if matches!(m.body, Body::Confirmed { .. }) => {
+                    // Ghost, `ReadConfirm`: every read waiting at the
+                    // instance of this epoch is confirmed from now on.
+                    let Body::Confirmed { epoch, .. } = m.body else { continue };
+                    for (_, r) in t.reads.values_mut() {
+                        r.conf |= u64::from(r.ep) == epoch.0;
+                    }
+                    t.net.insert(msg_key(m), Arc::new(m.clone()));
+                }
                 Output::Send(m) => {
                     let key = msg_key(m);
                     if let (Body::Digest { .. }, Some(sender)) = (&m.body, self.instance_mut(t, target)) {
@@ -261,7 +275,7 @@ impl HandoffImpl {
                     // return (an instance that ends drops its reads).
                     let Some((_, r)) = t.reads.remove(&req.0) else { continue };
                     if let Read::Committed(held) = read {
-                        let v = held.as_ref().map_or(Val::NoVal(self.spec.zombie().no_val()), |h| Val::Rec(rec(h)));
+                        let v = held.as_ref().map_or(Val::NoVal(self.scale().zombie().no_val()), |h| Val::Rec(rec(h)));
                         if handoff_reads::stale(&t.acked, &self.deletes, &r, v) {
                             t.violation = Some(READS_LINEARIZABLE);
                         }
@@ -291,9 +305,9 @@ impl HandoffImpl {
         if !(t.evict_count < self.max_evicts && others_ready) {
             return None;
         }
-        let spec = &t.mapped.ext.base;
+        let spec = &t.mapped.scale.ext.base;
         let held_elsewhere = |w: &AckedW| {
-            self.spec.zombie().replicas().iter().any(|&x| x != self.spec_replica(r) && spec.holds(x, w.write()))
+            self.scale().zombie().replicas().iter().any(|&x| x != self.spec_replica(r) && spec.holds(x, w.write()))
         };
         t.acked = t.acked.iter().map(|w| AckedW { doomed: w.doomed || !held_elsewhere(w), ..*w }).collect();
         t.evict_count += 1;
@@ -328,8 +342,8 @@ impl HandoffImpl {
         }
     }
 
-    /// The step maps to a spec step or a stutter, and every spec property
-    /// holds on the mapped state.
+    /// The step maps to a spec step, to `ReadFinish` steps, or to a
+    /// stutter, and every spec property holds on the mapped state.
     fn check_step(&self, s: &ImplState, action: &ImplAction, t: &mut ImplState) {
         if t.violation.is_some() {
             return;
@@ -337,14 +351,21 @@ impl HandoffImpl {
         if !t.mapped.eq_unmarked(&s.mapped) {
             // The spec steps this one most likely is are tried first; then
             // every spec step. A hint is only an order: a match is a match.
-            let matching = |a: &ScaleAction| self.spec.step(&s.mapped, a).filter(|u| u.eq_unmarked(&t.mapped));
-            let matched = self.hints(s, action).iter().find_map(matching).or_else(|| {
-                let mut every = Vec::new();
-                self.spec.next(&s.mapped, &mut every);
-                every.iter().find_map(matching)
-            });
+            let matching = |a: &ReadsAction| self.spec.step(&s.mapped, a).filter(|u| u.eq_unmarked(&t.mapped));
+            let matched = self
+                .hints(s, action)
+                .iter()
+                .find_map(matching)
+                .or_else(|| {
+                    let mut every = Vec::new();
+                    self.spec.next(&s.mapped, &mut every);
+                    every.iter().find_map(matching)
+                })
+                .or_else(|| self.read_finishes(&s.mapped, &t.mapped));
             match matched {
-                Some(u) => Arc::make_mut(&mut t.mapped).ext.base.served_regression = u.ext.base.served_regression,
+                Some(u) => {
+                    Arc::make_mut(&mut t.mapped).scale.ext.base.served_regression = u.scale.ext.base.served_regression
+                }
                 None => {
                     t.violation = Some(REFINEMENT);
                     return;
@@ -355,7 +376,7 @@ impl HandoffImpl {
         // collections are exactly the spec's.
         let stores_concrete = self.replica_ids.iter().all(|&r| {
             let stored = self.mem(t.replicas[usize::from(r.0)].memory());
-            self.spec.ops().concrete(&t.mapped, self.spec_replica(r)) == stored
+            self.scale().ops().concrete(&t.mapped.scale, self.spec_replica(r)) == stored
         });
         if !stores_concrete {
             t.violation = Some(REFINEMENT);
@@ -369,6 +390,21 @@ impl HandoffImpl {
         if let Some(name) = self.spec.violated(&t.mapped) {
             t.violation = Some(name);
         }
+    }
+
+    /// One confirmation answers every read that waited for it, in one
+    /// step of the code: the spec's `ReadFinish` for each, in turn. The
+    /// state after them, if it is `t`.
+    fn read_finishes(&self, s: &ReadsState, t: &ReadsState) -> Option<ReadsState> {
+        let answered: Vec<&SpecRead> = s.reads.iter().filter(|r| !t.reads.contains(r)).collect();
+        if answered.len() < 2 {
+            return None;
+        }
+        let mut u = s.clone();
+        for r in answered {
+            u = self.spec.step(&u, &ReadsAction::ReadFinish(r.clone()))?;
+        }
+        u.eq_unmarked(t).then_some(u)
     }
 }
 
@@ -409,8 +445,15 @@ pub(crate) fn useless(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], m: &M
             !live(m.to, *instance)
                 || current(m.to).is_some_and(|x| x.instance() == *instance && !takes_chunk(x, m.from, chunk.after.as_ref()))
         }
+        // A coordinator's decline still fences a recovering peer that no
+        // longer waits for it (the collect fence, HandoffReads).
         Body::ReseedDecline { instance, .. } => {
-            !live(m.to, *instance) || current(m.to).is_some_and(|x| x.instance() == *instance && !waits_for(x, m.from))
+            !live(m.to, *instance)
+                || current(m.to).is_some_and(|x| {
+                    let from_coordinator = current(m.from).is_some_and(|f| matches!(f.role(), RoleView::Coordinator(_)));
+                    let recovering = matches!(x.role(), RoleView::Peer(p) if matches!(p.peer_status(), PeerStatus::Recovering { .. }));
+                    x.instance() == *instance && !waits_for(x, m.from) && !(from_coordinator && recovering)
+                })
         }
         Body::CollectDecline { instance, round, .. } => {
             !live(m.to, *instance)

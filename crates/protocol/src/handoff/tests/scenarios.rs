@@ -525,6 +525,12 @@ fn a_peer_that_answered_a_collect_takes_no_push_until_that_instance_announces() 
     assert_eq!(fenced(&net), Some(net.replica(C).instance()));
     assert!(net.run_until(5_000, |n| n.status(C) == Status::Ready));
     assert_eq!(fenced(&net), None, "the announce lifts the fence");
+    // A late collect of the instance that announced fences nothing: it
+    // never announces again, so the peer would stay fenced for good.
+    let (generation, instance) = (net.replica(C).generation(), net.replica(C).instance());
+    net.inject(Message::new(generation, C, P1, Body::Collect { instance, round: 0, after: None }));
+    net.run_for(1_000);
+    assert_eq!(fenced(&net), None, "a late collect of an instance that announced does not fence");
 }
 
 /// Issue 15's case: a peer still recovering, holding part of a snapshot,
