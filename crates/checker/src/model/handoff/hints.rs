@@ -42,7 +42,7 @@ impl HandoffImpl {
             },
             ImplAction::Evict(r) => vec![ScaleAction::Evict(self.spec_replica(*r))],
             ImplAction::Supersede => vec![ScaleAction::Supersede],
-            // A read changes no HandoffScale variable: a stutter.
+            // HandoffReads' `ReadStart`, hinted by `hints`.
             ImplAction::Read { .. } | ImplAction::ZombieRead { .. } => Vec::new(),
             ImplAction::Timer(r, Timer::Retry) => vec![
                 ScaleAction::ChooseEpoch,

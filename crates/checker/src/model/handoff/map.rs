@@ -35,6 +35,7 @@ use protocol::handoff::{Body, Chunk, Key, Memory, Message, Record, Records, Repl
 
 use super::HandoffImpl;
 use super::state::ImplState;
+use super::step::is_recovering;
 use crate::mirror::handoff::{Func, KeySet, PendingW, PushMsg, Rec, Replica as SpecReplica, Replicas, Status, Val};
 use crate::mirror::handoff_ext::{Ack, Ann, AnnAck, Decline, ExtState, Zombie};
 use crate::mirror::handoff_reads::{Decl, ReadsState, ZombieMem};
@@ -128,9 +129,7 @@ impl HandoffImpl {
             .filter_map(|m| {
                 let Body::ReseedDecline { instance, source } = m.body else { return None };
                 let to = &s.replicas[usize::from(m.to.0)];
-                let recovering =
-                    matches!(to.role(), RoleView::Peer(v) if matches!(v.peer_status(), PeerStatus::Recovering { .. }));
-                (m.from == c && to.instance() == instance && recovering)
+                (m.from == c && to.instance() == instance && is_recovering(to))
                     .then(|| Decl { dst: self.spec_replica(m.to), inc: boot(source) })
             })
             .collect();

@@ -237,21 +237,19 @@ impl HandoffImpl {
         for o in out {
             match o {
                 Output::Send(m) if m.body == Body::Heartbeat => self.heartbeat(t, m),
-                Output::Send(m) if matches!(m.body, Body::Confirmed { .. }) => {
-                    // Ghost, `ReadConfirm`: every read waiting at the
-                    // instance of this epoch is confirmed from now on.
-                    let Body::Confirmed { epoch, .. } = m.body else { continue };
-                    for (_, r) in t.reads.values_mut() {
-                        r.conf |= u64::from(r.ep) == epoch.0;
-                    }
-                    t.net.insert(msg_key(m), Arc::new(m.clone()));
-                }
                 Output::Send(m) => {
                     let key = msg_key(m);
                     if let (Body::Digest { .. }, Some(sender)) = (&m.body, self.instance_mut(t, target)) {
                         // Ghost: the memory the digest summarises.
                         let summarised = Arc::new(sender.memory().clone());
                         t.digests.insert(key, summarised);
+                    }
+                    if let Body::Confirmed { epoch, .. } = m.body {
+                        // Ghost, `ReadConfirm`: every read waiting at the
+                        // instance of this epoch is confirmed from now on.
+                        for (_, r) in t.reads.values_mut() {
+                            r.conf |= u64::from(r.ep) == epoch.0;
+                        }
                     }
                     t.net.insert(key, Arc::new(m.clone()));
                 }
@@ -451,8 +449,7 @@ pub(crate) fn useless(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], m: &M
             !live(m.to, *instance)
                 || current(m.to).is_some_and(|x| {
                     let from_coordinator = current(m.from).is_some_and(|f| matches!(f.role(), RoleView::Coordinator(_)));
-                    let recovering = matches!(x.role(), RoleView::Peer(p) if matches!(p.peer_status(), PeerStatus::Recovering { .. }));
-                    x.instance() == *instance && !waits_for(x, m.from) && !(from_coordinator && recovering)
+                    x.instance() == *instance && !waits_for(x, m.from) && !(from_coordinator && is_recovering(x))
                 })
         }
         Body::CollectDecline { instance, round, .. } => {
@@ -477,4 +474,9 @@ pub(crate) fn useless(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], m: &M
 
 pub(super) fn is_ready(r: &Replica) -> bool {
     r.status().status == Status::Ready
+}
+
+/// A peer still recovering (the only role with that status).
+pub(super) fn is_recovering(r: &Replica) -> bool {
+    r.status().status == Status::Recovering
 }
