@@ -14,14 +14,18 @@
 //! and every invariant of the spec must hold on the mapped state.
 //!
 //! - `state`, `step`, `map`: the model's state, transitions, and the map;
-//!   `liveness`: HandoffLiveness's properties as `eventually` properties.
+//!   `liveness`: HandoffReadsLiveness's properties as `eventually`
+//!   properties.
 //!
 //! Larger bounds run depth-first or as random walks for a time budget
 //! ([`crate::run::Search`]); `models/simulation/` holds those cfgs.
 //!
 //! Constants come from a cfg (`crates/checker/models/*.cfg`):
 //! HandoffScale's (`Replicas`, `Coordinator`, `Keys`, `MaxWrites`,
-//! `MaxEvicts`, `NoVal`, `MaxGossip`, `MaxZombies`, `Deletes`, `Budget`).
+//! `MaxEvicts`, `NoVal`, `MaxGossip`, `MaxZombies`, `Deletes`, `Budget`),
+//! HandoffReads' optional `MaxReads`, and the model's own optional
+//! `GossipWhenDone` (the liveness cfgs: gossip only once the environment is
+//! done, [`liveness`]).
 //! The network needs no bound: a message once sent stays deliverable
 //! (duplication), may never be delivered (loss), in any order; retries
 //! resend identical messages. Writes carry empty values, so that every
@@ -73,6 +77,10 @@ pub struct HandoffImpl {
     max_gossip: u8,
     /// HandoffReads' `MaxReads` (0 when the cfg does not set it).
     max_reads: u8,
+    /// The model's own `GossipWhenDone` (FALSE when the cfg does not set
+    /// it): gossip timers fire only once the environment is done
+    /// ([`liveness`] says why the convergence check needs it).
+    gossip_when_done: bool,
     /// `Deletes`: the write ids that are deletes.
     deletes: BTreeSet<u8>,
     /// `instances[r][n]`: the instance id of replica r's n-th boot.
@@ -83,6 +91,9 @@ pub struct HandoffImpl {
     /// Names of the liveness properties the cfg lists ([`liveness`]).
     eventually: Vec<&'static str>,
 }
+
+/// A constant of the model, not of the spec: see `gossip_when_done`.
+const GOSSIP_WHEN_DONE: &str = "GossipWhenDone";
 
 const CONSTANTS: [&str; 10] = [
     "Replicas",
@@ -102,10 +113,20 @@ impl HandoffImpl {
     /// With a `mutation`, every replica runs that deliberately broken code.
     pub fn new(cfg: &TlcConfig, mutation: Option<Mutation>) -> Result<Self, CfgError> {
         // HandoffReads' `MaxReads` is optional: without it, no client reads.
-        let has_reads = cfg.constants.iter().any(|(name, _)| name == "MaxReads");
-        let declared: Vec<&str> = CONSTANTS.iter().copied().chain(has_reads.then_some("MaxReads")).collect();
+        let has = |constant: &str| cfg.constants.iter().any(|(name, _)| name == constant);
+        let has_reads = has("MaxReads");
+        let optional = [(has_reads, "MaxReads"), (has(GOSSIP_WHEN_DONE), GOSSIP_WHEN_DONE)];
+        let declared: Vec<&str> =
+            CONSTANTS.iter().copied().chain(optional.iter().filter_map(|&(set, name)| set.then_some(name))).collect();
         cfg.expect_constants(Self::MODULE, &declared)?;
-        let mut constants = cfg.constants.clone();
+        let gossip_when_done = match cfg.constants.iter().find(|(name, _)| name == GOSSIP_WHEN_DONE) {
+            None | Some((_, crate::cfg::Value::Bool(false))) => false,
+            Some((_, crate::cfg::Value::Bool(true))) => true,
+            Some(_) => return Err(CfgError::Unsupported(format!("{GOSSIP_WHEN_DONE} is TRUE or FALSE"))),
+        };
+        // The spec does not know the model's own constant.
+        let mut constants: Vec<_> =
+            cfg.constants.iter().filter(|(name, _)| name != GOSSIP_WHEN_DONE).cloned().collect();
         if !has_reads {
             constants.push(("MaxReads".into(), crate::cfg::Value::Int(0)));
         }
@@ -179,6 +200,7 @@ impl HandoffImpl {
             max_zombies: nat("MaxZombies")?,
             max_gossip: nat("MaxGossip")?,
             max_reads: if has_reads { nat("MaxReads")? } else { 0 },
+            gossip_when_done,
             deletes,
             instances: Vec::new(),
             init: ImplState {

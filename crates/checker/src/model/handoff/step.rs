@@ -13,9 +13,9 @@ use protocol::handoff::{
     WriteId, WriteReply,
 };
 
-use super::HandoffImpl;
 use super::map::{rec, takes_chunk, waits_for};
 use super::state::{ImplAction, ImplState, msg_key};
+use super::{HandoffImpl, liveness};
 use crate::mirror::handoff::{AckedW, Val};
 use crate::mirror::handoff_reads::{self, Read as SpecRead, ReadsAction, ReadsState, Wids};
 
@@ -58,8 +58,12 @@ impl HandoffImpl {
         // Timers fire whenever the model chooses -- also when the replica
         // has not armed them, a superset of what a host does (a replica's
         // timer handlers are idempotent retries and internal steps).
+        let gossip = !self.gossip_when_done || liveness::environment_done(self, s);
         for &r in &self.replica_ids {
-            out.extend([Timer::Retry, Timer::Heartbeat, Timer::Gossip].map(|t| ImplAction::Timer(r, t)));
+            out.extend([Timer::Retry, Timer::Heartbeat].map(|t| ImplAction::Timer(r, t)));
+            if gossip {
+                out.push(ImplAction::Timer(r, Timer::Gossip));
+            }
         }
         if s.evict_count < self.max_evicts {
             out.extend(self.replica_ids.iter().map(|&r| ImplAction::Evict(r)));
