@@ -240,14 +240,36 @@ impl TlcConfig {
         }
     }
 
-    /// Fails on any constant the module does not declare.
+    /// Constant `name` as `TRUE` or `FALSE`; `default` when the cfg does
+    /// not give it (a model's optional constant).
+    pub fn boolean_or(&self, name: &str, default: bool) -> Result<bool, CfgError> {
+        match self.constants.iter().find(|(n, _)| n == name) {
+            None => Ok(default),
+            Some((_, Value::Bool(b))) => Ok(*b),
+            Some((_, other)) => Err(wrong_type(name, "TRUE or FALSE", other)),
+        }
+    }
+
+    /// Fails on any constant the module does not declare, and on a
+    /// declared one the cfg does not give.
     pub fn expect_constants(&self, module: &str, declared: &[&str]) -> Result<(), CfgError> {
+        self.expect_constants_optional(module, declared, &[])
+    }
+
+    /// As [`Self::expect_constants`], with constants the cfg may leave out
+    /// (`optional`; the model has a default for each).
+    pub fn expect_constants_optional(
+        &self,
+        module: &str,
+        declared: &[&str],
+        optional: &[&str],
+    ) -> Result<(), CfgError> {
         for (name, _) in &self.constants {
-            if !declared.contains(&name.as_str()) {
+            if !declared.contains(&name.as_str()) && !optional.contains(&name.as_str()) {
                 return Err(CfgError::UnknownConstant {
                     name: name.clone(),
                     module: module.to_string(),
-                    known: declared.join(", "),
+                    known: declared.iter().chain(optional).copied().collect::<Vec<_>>().join(", "),
                 });
             }
         }

@@ -23,8 +23,8 @@ impl HandoffGenerations {
         for r in 0..3 {
             out.extend([Timer::Retry, Timer::Gossip].map(|t| GenAction::Timer(ReplicaId(r), t)));
         }
-        if s.evictions < self.max_evicts {
-            out.extend((0..3).map(|r| GenAction::Evict(ReplicaId(r))));
+        if self.may_evict(s) {
+            out.extend(self.evictable.iter().map(|&r| GenAction::Evict(r)));
         }
         if s.deaths < self.max_deaths {
             out.push(GenAction::TotalDeath);
@@ -41,7 +41,7 @@ impl HandoffGenerations {
             GenAction::Deliver(m) => self.input(&mut t, m.to, Input::Message((**m).clone())),
             GenAction::Timer(r, timer) => self.input(&mut t, *r, Input::Timer(*timer)),
             GenAction::Evict(r) => {
-                if t.evictions >= self.max_evicts {
+                if !self.may_evict(&t) || !self.evictable.contains(r) {
                     return None;
                 }
                 t.evictions += 1;
@@ -73,6 +73,11 @@ impl HandoffGenerations {
             t.violation = self.check(s, &mut t);
         }
         Some(t)
+    }
+
+    /// A single eviction is left, and allowed now.
+    fn may_evict(&self, s: &GenState) -> bool {
+        s.evictions < self.max_evicts && !(self.evict_before_death && s.deaths > 0)
     }
 
     fn put(&self, t: &mut GenState, key: usize) -> Option<()> {

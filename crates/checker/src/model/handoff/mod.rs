@@ -113,17 +113,9 @@ impl HandoffImpl {
     /// With a `mutation`, every replica runs that deliberately broken code.
     pub fn new(cfg: &TlcConfig, mutation: Option<Mutation>) -> Result<Self, CfgError> {
         // HandoffReads' `MaxReads` is optional: without it, no client reads.
-        let has = |constant: &str| cfg.constants.iter().any(|(name, _)| name == constant);
-        let has_reads = has("MaxReads");
-        let optional = [(has_reads, "MaxReads"), (has(GOSSIP_WHEN_DONE), GOSSIP_WHEN_DONE)];
-        let declared: Vec<&str> =
-            CONSTANTS.iter().copied().chain(optional.iter().filter_map(|&(set, name)| set.then_some(name))).collect();
-        cfg.expect_constants(Self::MODULE, &declared)?;
-        let gossip_when_done = match cfg.constants.iter().find(|(name, _)| name == GOSSIP_WHEN_DONE) {
-            None | Some((_, crate::cfg::Value::Bool(false))) => false,
-            Some((_, crate::cfg::Value::Bool(true))) => true,
-            Some(_) => return Err(CfgError::Unsupported(format!("{GOSSIP_WHEN_DONE} is TRUE or FALSE"))),
-        };
+        cfg.expect_constants_optional(Self::MODULE, &CONSTANTS, &["MaxReads", GOSSIP_WHEN_DONE])?;
+        let has_reads = cfg.constants.iter().any(|(name, _)| name == "MaxReads");
+        let gossip_when_done = cfg.boolean_or(GOSSIP_WHEN_DONE, false)?;
         // The spec does not know the model's own constant.
         let mut constants: Vec<_> =
             cfg.constants.iter().filter(|(name, _)| name != GOSSIP_WHEN_DONE).cloned().collect();
