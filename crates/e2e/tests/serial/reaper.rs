@@ -7,17 +7,18 @@ use e2e::Store;
 use e2e::claims::Claims;
 
 const CLAIMS: u64 = 10_000;
-/// The target for a GET of another claim while the reaper works; checked
-/// for the median. The slowest GET is checked against half the time the
-/// reaping took: the GETs are sent one after another, so a reaper that held
-/// the object for its whole queue would leave one GET waiting for nearly
-/// all of it. On the shared 2-core test machine (load 7-9 from other
-/// builds) runs measured p50 12-20 ms and a slowest GET of 0.46-1.5 s while
-/// reaping took 4-6 s: single stalls of the local runtime, not the 100 ms
-/// asked for, which this machine does not show. Nearly quiet (load 2-3,
-/// four runs against `cargo xtask dev`): reaped in 0.9-1.8 s, p50 10-18 ms,
-/// the slowest GET 68-92 ms in three runs and 234 ms in one, a pass being
-/// about 5-9 ms: the outliers are the runtime's, not a reaper batch.
+/// The target for a GET of another claim while the reaper works, checked
+/// for the 95th percentile: all but the slowest few of the 120-210 GETs a
+/// run sends. The slowest GET is checked against half the time the reaping
+/// took: the GETs are sent one after another, so a reaper that held the
+/// object for its whole queue would leave one GET waiting for nearly all of
+/// it. Measured against `cargo xtask dev` on the 2-core machine
+/// (2026-12-04): quiet, eight runs reaped in 1.3-2.3 s with every GET
+/// within 100 ms (p99 24-54 ms, the slowest 26-70 ms); with two CPU hogs
+/// beside it, three runs had p99 82-104 ms and the slowest 116-161 ms:
+/// single stalls of a saturated local runtime, which the percentile
+/// leaves out and the half-the-reaping bound still catches if the reaper
+/// held the object.
 const GET_TARGET: Duration = Duration::from_millis(100);
 
 #[tokio::test]
@@ -60,9 +61,10 @@ async fn ten_thousand_expired_claims_are_reaped_while_gets_of_other_claims_answe
     };
     latencies.sort();
     let max = latencies.last().copied().unwrap_or_default();
+    let p95 = latencies[latencies.len() * 95 / 100];
     let p99 = latencies[latencies.len() * 99 / 100];
     println!(
-        "reaped {CLAIMS} claims in {:?}; {} GETs meanwhile, p50 {:?}, p99 {p99:?}, max {max:?}; slowest {:?}",
+        "reaped {CLAIMS} claims in {:?}; {} GETs meanwhile, p50 {:?}, p95 {p95:?}, p99 {p99:?}, max {max:?}; slowest {:?}",
         started.elapsed(),
         latencies.len(),
         latencies[latencies.len() / 2],
@@ -70,7 +72,7 @@ async fn ten_thousand_expired_claims_are_reaped_while_gets_of_other_claims_answe
     );
     assert_eq!(reaped_all["authorized"].as_u64(), Some(4), "{reaped_all}");
     assert!(latencies.len() >= 20, "too few GETs to show anything: {}", latencies.len());
-    let (p50, reaping) = (latencies[latencies.len() / 2], started.elapsed());
-    assert!(p50 <= GET_TARGET, "the median GET took {p50:?} while the reaper worked");
+    let reaping = started.elapsed();
+    assert!(p95 <= GET_TARGET, "the 95th percentile GET took {p95:?} while the reaper worked");
     assert!(max < reaping / 2, "a GET took {max:?} of the {reaping:?} the reaping took: the reaper held the object");
 }
