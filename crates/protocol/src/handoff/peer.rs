@@ -239,9 +239,11 @@ impl Peer {
                 if epoch < self.known {
                     return vec![node.send(from, Body::AnnounceRefused { instance, epoch, known: self.known })];
                 }
-                // AnnounceTo: install the epoch. A booting peer learns its
-                // generation here; it still reseeds before serving.
-                node.adopt_generation(msg.generation);
+                // A booting peer learns its generation from a reseed source
+                // only: an announce may be a ghost of a dead generation.
+                if node.generation.is_none() && msg.generation.is_some() {
+                    return Vec::new();
+                }
                 self.known = epoch;
                 self.fence.lift(instance);
                 vec![node.send(from, Body::AnnounceAck { instance, epoch, round, peer: node.instance })]

@@ -7,8 +7,8 @@
 //! `FirstBoot = TRUE` it starts from three freshly booted replicas (first
 //! boot explored, every interleaving), otherwise from first boot run to
 //! ready; any replica may be evicted at any time (`MaxEvicts`; the
-//! optional `Evictable` and `EvictBeforeDeath` narrow that to some
-//! replicas, before the total death), and
+//! optional `EvictBeforeDeath` narrows that to before the total death),
+//! and
 //! `TotalDeath` evicts every ready replica at once (`MaxDeaths`), leaving
 //! the ones still recovering. The
 //! coordinator then finds nobody to collect from and mints a new
@@ -59,9 +59,6 @@ pub struct HandoffGenerations {
     max_evicts: u8,
     max_deaths: u8,
     max_gossip: u8,
-    /// `Evictable` (default all three): the replicas a single eviction may
-    /// hit; the survivor cfg evicts peers only.
-    evictable: Vec<ReplicaId>,
     /// `EvictBeforeDeath` (default FALSE): single evictions only before
     /// the total death, so that what survives it is a recovering replica.
     evict_before_death: bool,
@@ -156,10 +153,8 @@ impl fmt::Display for GenAction {
 }
 
 const CONSTANTS: [&str; 6] = ["Keys", "MaxWrites", "MaxEvicts", "MaxDeaths", "MaxGossip", "FirstBoot"];
-/// The model's optional constants, which narrow the single evictions.
-const OPTIONAL: [&str; 2] = ["Evictable", "EvictBeforeDeath"];
-/// The replicas, by the model values a cfg names them with.
-const REPLICAS: [&str; 3] = ["r0", "r1", "r2"];
+/// The model's optional constant, which narrows the single evictions.
+const OPTIONAL: [&str; 1] = ["EvictBeforeDeath"];
 
 impl HandoffGenerations {
     pub fn new(cfg: &TlcConfig) -> Result<Self, CfgError> {
@@ -173,17 +168,6 @@ impl HandoffGenerations {
             .into_iter()
             .map(|k| Key::new(k).map_err(|e| CfgError::Unsupported(e.to_string())))
             .collect::<Result<Vec<_>, _>>()?;
-        let evictable = match cfg.constants.iter().any(|(n, _)| n == "Evictable") {
-            false => (0..3).map(ReplicaId).collect(),
-            true => cfg
-                .model_value_set("Evictable")?
-                .iter()
-                .map(|r| match REPLICAS.iter().position(|x| x == r) {
-                    Some(i) => Ok(ReplicaId(i as u8)),
-                    None => Err(CfgError::Unsupported(format!("Evictable: {r} is none of r0, r1, r2"))),
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-        };
         let coordinator = ReplicaId(0);
         let mut config =
             Config::new(coordinator, [ReplicaId(1), ReplicaId(2)]).map_err(|e| CfgError::Unsupported(e.to_string()))?;
@@ -202,7 +186,6 @@ impl HandoffGenerations {
             max_evicts: nat("MaxEvicts")?,
             max_deaths: nat("MaxDeaths")?,
             max_gossip: nat("MaxGossip")?,
-            evictable,
             evict_before_death: cfg.boolean_or("EvictBeforeDeath", false)?,
             checks,
             init: GenState {

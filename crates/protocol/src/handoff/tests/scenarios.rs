@@ -254,15 +254,43 @@ fn a_survivor_of_a_dead_generation_reboots_into_the_new_one() {
     assert!(net.run_until(30_000, Net::all_ready));
     let new_gen = net.replica(C).generation();
     assert!(new_gen > old_gen);
-    // The survivor hears from the new generation and abandons the old.
+    // The survivor hears from the new generation and abandons the old: it
+    // reboots, and learns the new generation from its reseed source, not
+    // from the announce (which could as well be a ghost).
     let mut survivor: Replica = p2;
     let announce =
         Message::new(new_gen, C, P2, Body::Announce { instance: net.replica(C).instance(), epoch: Epoch(1), round: 1 });
     let out = survivor.handle(net.now, Input::Message(announce)).unwrap();
-    assert_eq!(survivor.generation(), new_gen);
+    assert_eq!(survivor.generation(), None);
     assert!(survivor.memory().is_empty(), "old-generation data is dropped");
     assert_eq!(survivor.status().status, Status::Recovering);
-    assert!(out.iter().any(|o| matches!(o, Output::Send(m) if matches!(m.body, Body::AnnounceAck { .. }))));
+    assert!(!out.iter().any(|o| matches!(o, Output::Send(m) if matches!(m.body, Body::AnnounceAck { .. }))));
+    assert!(out.iter().any(|o| matches!(o, Output::Send(m) if m.to == C && matches!(m.body, Body::Reseed { .. }))));
+}
+
+/// A ghost announce of a dead generation (its coordinator instance died
+/// with the namespace) reaches a booting peer: the peer joins nothing,
+/// installs no epoch and acks nothing. Before, it joined the dead
+/// generation until the next message of the live one rebooted it, and a
+/// redelivered ghost could make it join again, without end
+/// (docs/handoff.md 5.9).
+#[test]
+fn a_booting_peer_takes_no_generation_or_epoch_from_an_announce() {
+    let mut net = booted(14, Weather::CALM);
+    let dead_gen = net.replica(C).generation();
+    let ghost = Message::new(
+        dead_gen,
+        C,
+        P1,
+        Body::Announce { instance: net.replica(C).instance(), epoch: Epoch(7), round: 1 },
+    );
+    net.evict(P1);
+    let mut fresh = net.replica(P1).clone();
+    assert_eq!(fresh.generation(), None);
+    let out = fresh.handle(net.now, Input::Message(ghost)).unwrap();
+    assert!(out.is_empty(), "{out:?}");
+    assert_eq!(fresh.generation(), None);
+    assert_eq!(fresh.status().known, Epoch(0));
 }
 
 #[test]
