@@ -1,7 +1,11 @@
 //! Calls over the internal wire (Worker → object, replica → replica) and
 //! the check every object runs first on what it receives.
 
-use worker::{Env, Headers, Method, Request, RequestInit, Response, Result, Stub};
+use std::time::Duration;
+
+use worker::wasm_bindgen::JsCast;
+use worker::wasm_bindgen_futures::JsFuture;
+use worker::{Env, Headers, Method, Request, RequestInit, Response, Result, Stub, web_sys};
 
 use crate::auth::{self, KeyProblem};
 use crate::error::{HttpError, HttpResult};
@@ -47,18 +51,6 @@ pub async fn call<O: Ops>(
     headers: &[(&str, &str)],
 ) -> Result<Response> {
     let url = target.url().map_err(|e| worker::Error::RustError(format!("internal url: {e}")))?;
-    call_url(stub, &url, target.op.method() == "POST", key, body, headers).await
-}
-
-/// [`call`] with a prebuilt URL (replicas cache theirs per destination).
-pub async fn call_url(
-    stub: &Stub,
-    url: &str,
-    post: bool,
-    key: Option<&str>,
-    body: Option<&[u8]>,
-    headers: &[(&str, &str)],
-) -> Result<Response> {
     let h = Headers::new();
     if let Some(key) = key {
         h.set(auth::HEADER, key)?;
@@ -67,12 +59,54 @@ pub async fn call_url(
         h.set(name, value)?;
     }
     let mut init = RequestInit::new();
-    init.with_method(if post { Method::Post } else { Method::Get }).with_headers(h);
+    init.with_method(if target.op.method() == "POST" { Method::Post } else { Method::Get }).with_headers(h);
     if let Some(body) = body {
         init.with_body(Some(js_sys::Uint8Array::from(body).into()));
     }
-    let req = Request::new_with_init(url, &init)?;
+    let req = Request::new_with_init(&url, &init)?;
     stub.fetch_with_request(req).await
+}
+
+/// A stub as the runtime hands it out, for [`exchange`].
+pub type RawStub = worker::worker_sys::DurableObject;
+
+/// The stub of object `name` in `binding`, for [`exchange`].
+pub fn raw_stub(env: &Env, binding: &str, name: &str) -> Result<RawStub> {
+    Ok(stub(env, binding, name)?.into_rpc())
+}
+
+/// One internal `POST` of `body` to a prebuilt `url` (objects cache theirs
+/// per destination), its answer read whole: (status, body). The hop between
+/// replicas, on the web platform's types directly: workers-rs' `Response`
+/// reads every response's `cf` and `websocket` and reads a body as a stream,
+/// chunk by chunk (a reader lock taken and released per chunk); a CPU
+/// profile of workerd under `bench kv` put those at about a tenth of the
+/// replicated store's CPU (docs/BENCHMARKS.md). The runtime aborts the
+/// exchange (request and answer) after `timeout`: its own timer, not one
+/// more `setTimeout` and wasm closure per request.
+pub async fn exchange(
+    stub: &RawStub,
+    url: &str,
+    key: &str,
+    body: &[u8],
+    headers: &[(&str, &str)],
+    timeout: Duration,
+) -> Result<(u16, Vec<u8>)> {
+    let h = web_sys::Headers::new()?;
+    h.set(auth::HEADER, key)?;
+    for (name, value) in headers {
+        h.set(name, value)?;
+    }
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_headers(&h);
+    init.set_body(&js_sys::Uint8Array::from(body));
+    let ms = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX);
+    init.set_signal(Some(&web_sys::AbortSignal::timeout_with_u32(ms)));
+    let req = web_sys::Request::new_with_str_and_init(url, &init)?;
+    let resp: web_sys::Response = JsFuture::from(stub.fetch_with_request(&req)?).await?.dyn_into()?;
+    let buf = JsFuture::from(resp.array_buffer()?).await?;
+    Ok((resp.status(), js_sys::Uint8Array::new(&buf).to_vec()))
 }
 
 /// What an object does first with every request: the credential, then the

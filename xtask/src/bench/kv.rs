@@ -22,7 +22,10 @@
 //! ≤ 1.0x the SQLite DO's; GET p50 ≤ 1.5x the in-memory DO's (issue 15: a
 //! linearizable GET waits for one confirm round to a peer). Results go
 //! to stdout, `target/bench/kv.json` and `target/bench/kv.md` (the table
-//! docs/BENCHMARKS.md quotes).
+//! docs/BENCHMARKS.md quotes). For the replicated store they also give the
+//! requests and messages the replicas sent each other per operation (the
+//! `requests_out` and `msgs_out` of `GET /v1/{ns}/status`, around each of
+//! its series): how many pushes and confirms one request carries.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -32,12 +35,13 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail, ensure};
 use clap::Args;
 use serde::Serialize;
+use serde_json::Value;
 
 use super::{
     MAX_CLIENTS, MAX_DURATION_S, Machine, Op, Ratio, Samples, Summary, agent, closed_loop, create_namespace, machine,
     procs, rand_u32, ratio, ratio_table, request, write_report,
 };
-use crate::worker;
+use crate::worker::{self, http};
 
 #[derive(Args, Clone, Debug)]
 pub struct KvArgs {
@@ -113,6 +117,42 @@ struct Stats {
     /// CPU time of the server's processes per successful operation, by
     /// command (`node`: wrangler, `workerd`); empty without /proc.
     cpu_ms_per_op: BTreeMap<String, f64>,
+    /// The replicated store: requests and messages between replicas per
+    /// successful operation (heartbeats and gossip included).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    replica_traffic_per_op: Option<Traffic>,
+}
+
+/// One (backend, op) series: its samples, the server CPU spent while it
+/// ran, and (replicated) the traffic between replicas meanwhile.
+struct Series {
+    key: (Backend, Op),
+    samples: Samples,
+    cpu: CpuByCommand,
+    traffic: Option<Traffic>,
+}
+
+/// Requests and messages the three replicas sent each other.
+#[derive(Serialize, Clone, Copy, Default)]
+struct Traffic {
+    requests: f64,
+    messages: f64,
+}
+
+impl Traffic {
+    /// The sums over the replicas in a namespace status; `None` if it
+    /// cannot be read.
+    fn read(base: &str, token: &str, ns: &str) -> Option<Traffic> {
+        let (status, body) = http::get(&format!("{base}/v1/{ns}/status"), Some(token)).ok()?;
+        let status: Value = (status == 200).then(|| serde_json::from_str(&body).ok()).flatten()?;
+        let replicas = status.get("replicas")?.as_array()?;
+        let sum = |field: &str| replicas.iter().filter_map(|r| r.get(field)?.as_u64()).sum::<u64>() as f64;
+        Some(Traffic { requests: sum("requests_out"), messages: sum("msgs_out") })
+    }
+
+    fn since(self, before: Traffic) -> Traffic {
+        Traffic { requests: self.requests - before.requests, messages: self.messages - before.messages }
+    }
 }
 
 #[derive(Serialize)]
@@ -168,10 +208,11 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
     }
 
     // Per series: its samples and the server CPU spent while it ran.
-    let mut samples: Vec<((Backend, Op), Samples, CpuByCommand)> = Vec::new();
+    let mut samples: Vec<Series> = Vec::new();
     for backend in Backend::ALL {
         for &op in backend.ops() {
-            samples.push(((backend, op), Samples::default(), BTreeMap::new()));
+            let traffic = (backend == Backend::Replicated).then(Traffic::default);
+            samples.push(Series { key: (backend, op), samples: Samples::default(), cpu: BTreeMap::new(), traffic });
         }
     }
     let per_phase = Duration::from_secs(args.duration).div_f64(args.rounds as f64);
@@ -181,15 +222,28 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
         println!("bench: round {}/{} ({})", round + 1, args.rounds, order.map(Backend::name).join(", "));
         for backend in order {
             for &op in backend.ops() {
+                let replicated = backend == Backend::Replicated;
+                let sent_before = replicated.then(|| Traffic::read(&base, &token, &ns)).flatten();
                 let before = procs::cpu_by_command(server.group());
                 let got = load(&base, &token, &ns, backend, op, args, per_phase);
                 let after = procs::cpu_by_command(server.group());
-                if let Some((_, s, cpu)) = samples.iter_mut().find(|(k, _, _)| *k == (backend, op)) {
+                let sent_after = replicated.then(|| Traffic::read(&base, &token, &ns)).flatten();
+                if let Some(Series { samples: s, cpu, traffic, .. }) =
+                    samples.iter_mut().find(|s| s.key == (backend, op))
+                {
                     s.merge(got);
                     for (command, t) in after {
                         let spent = t.saturating_sub(before.get(&command).copied().unwrap_or_default());
                         *cpu.entry(command).or_default() += spent;
                     }
+                    // A series whose status could not be read counts for nothing.
+                    *traffic = match (*traffic, sent_before, sent_after) {
+                        (Some(sum), Some(b), Some(a)) => Some(Traffic {
+                            requests: sum.requests + a.since(b).requests,
+                            messages: sum.messages + a.since(b).messages,
+                        }),
+                        (_, _, _) => None,
+                    };
                 }
             }
         }
@@ -200,7 +254,7 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
 
     let results: Vec<Stats> = samples
         .iter_mut()
-        .map(|((b, op), s, cpu)| {
+        .map(|Series { key: (b, op), samples: s, cpu, traffic }| {
             let summary = Summary::of(s);
             let ops = summary.ok.max(1) as f64;
             let cpu_ms_per_op = cpu
@@ -208,10 +262,12 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
                 .filter(|(_, t)| !t.is_zero())
                 .map(|(c, t)| (c.clone(), t.as_secs_f64() * 1000.0 / ops))
                 .collect();
-            Stats { backend: b.name(), op: *op, summary, cpu_ms_per_op }
+            let replica_traffic_per_op =
+                traffic.map(|t| Traffic { requests: t.requests / ops, messages: t.messages / ops });
+            Stats { backend: b.name(), op: *op, summary, cpu_ms_per_op, replica_traffic_per_op }
         })
         .collect();
-    for ((b, op), s, _) in &samples {
+    for Series { key: (b, op), samples: s, .. } in &samples {
         if let Some(e) = &s.first_error {
             println!("bench: {} {:?}: {} errors, first: {e}", b.name(), op, s.errors);
         }
@@ -325,6 +381,17 @@ fn markdown(r: &Report) -> String {
             s.summary.mean_ms,
             s.summary.ops_per_s
         );
+    }
+    let _ = writeln!(md);
+    for s in &r.results {
+        if let Some(t) = s.replica_traffic_per_op {
+            let (requests, messages) = (t.requests, t.messages);
+            let _ = writeln!(
+                md,
+                "{} {:?}: {requests:.2} requests and {messages:.2} messages between replicas per operation",
+                s.backend, s.op
+            );
+        }
     }
     let _ = writeln!(md);
     ratio_table(&mut md, &r.ratios);

@@ -15,18 +15,19 @@
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
+use std::time::Duration;
 
 use protocol::handoff::{
     Batch, Body, DecodeError, Epoch, Generation, Instance, Key, Message, Record, ReplicaId, Stamp, Value, Version,
     WriteId,
 };
-use worker::{DurableObject, Env, Headers, Request, Response, Result, State, Stub, durable_object};
+use worker::{DurableObject, Env, Headers, Request, Response, Result, State, durable_object};
 
 use super::{ack, key_and_wid, value};
 use crate::auth::KeyProblem;
 use crate::error::{HttpError, HttpResult};
 use crate::http::BINARY;
-use crate::internal::{self, ECHO_BINDING, now_ms, random_u64, random_u128};
+use crate::internal::{self, ECHO_BINDING, RawStub, now_ms, random_u64, random_u128};
 use crate::wire::{EchoOp, Target};
 
 /// Tells the answering object how many bytes to answer with.
@@ -34,6 +35,8 @@ const REPLY_BYTES_HEADER: &str = "handoff-echo-reply-bytes";
 /// Most bytes the answering object sends back (an acknowledgement of a
 /// push is about 70).
 const MAX_REPLY_BYTES: usize = 4096;
+/// The exchange's bound, as a replica's delivery's.
+const ECHO_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The object the Worker calls for namespace `ns`.
 pub(crate) fn front(ns: &str) -> String {
@@ -58,7 +61,7 @@ pub struct EchoBaseline {
     ver: Cell<u64>,
     /// The answering object's stub and message URL, made on first use and
     /// kept until a call through it fails (as a replica keeps its peers').
-    link: RefCell<Option<(Rc<Stub>, Rc<str>)>>,
+    link: RefCell<Option<(Rc<RawStub>, Rc<str>)>>,
 }
 
 impl DurableObject for EchoBaseline {
@@ -122,8 +125,8 @@ impl EchoBaseline {
         let (stub, url) = self.link(ns)?;
         let reply_bytes = reply_bytes.to_string();
         let headers = [("content-type", BINARY), (REPLY_BYTES_HEADER, reply_bytes.as_str())];
-        let mut resp = match internal::call_url(&stub, &url, true, Some(key), Some(message), &headers).await {
-            Ok(resp) => resp,
+        let (status, answer) = match internal::exchange(&stub, &url, key, message, &headers, ECHO_TIMEOUT).await {
+            Ok(answer) => answer,
             Err(e) => {
                 if let Ok(mut link) = self.link.try_borrow_mut() {
                     *link = None;
@@ -131,8 +134,6 @@ impl EchoBaseline {
                 return Err(e.into());
             }
         };
-        let status = resp.status_code();
-        let answer = resp.bytes().await?;
         if status != 200 {
             let text = String::from_utf8_lossy(&answer);
             return Err(HttpError::internal(format!("the echo answered {status}: {text}")));
@@ -140,11 +141,11 @@ impl EchoBaseline {
         Ok(())
     }
 
-    fn link(&self, ns: &str) -> HttpResult<(Rc<Stub>, Rc<str>)> {
+    fn link(&self, ns: &str) -> HttpResult<(Rc<RawStub>, Rc<str>)> {
         if let Some(Some((stub, url))) = self.link.try_borrow().ok().as_deref() {
             return Ok((stub.clone(), url.clone()));
         }
-        let stub = Rc::new(internal::stub(&self.env, ECHO_BINDING, &back(ns))?);
+        let stub = Rc::new(internal::raw_stub(&self.env, ECHO_BINDING, &back(ns))?);
         let url: Rc<str> = Target::new(EchoOp::Msg, ns, None)
             .url()
             .map_err(|e| HttpError::internal(format!("internal url: {e}")))?

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures_channel::oneshot;
-use futures_util::future::{self, Either};
+use futures_util::future;
 use protocol::handoff::{ClientRequestId, Input, Key, Read, Status, Value, WriteId, WriteReply};
 use serde::Serialize;
 use worker::{Delay, Request};
@@ -127,7 +127,7 @@ impl Host {
 
     /// Completes the client request `req` waiting for `reply`.
     pub(super) fn reply(&self, req: ClientRequestId, reply: Answer) {
-        let waiter = self.waiters.try_borrow_mut().ok().and_then(|mut w| w.remove(&req.0));
+        let waiter = self.waiters.try_borrow_mut().ok().and_then(|mut w| w.remove(req.0));
         if let Some(tx) = waiter {
             let _ = tx.send(reply);
         }
@@ -166,9 +166,9 @@ impl Host {
             None => Input::Delete { req, key, wid },
         };
         match self.ask(input, COMMIT_WAIT).await? {
-            Some(Answer::Write(reply)) => write_reply(reply),
-            Some(Answer::Read(_)) => Err(Unavailable::Restarted.into()),
-            None => Err(Unavailable::NotAcked.into()),
+            Answer::Write(reply) => write_reply(reply),
+            Answer::Read(_) => Err(Unavailable::Restarted.into()),
+            Answer::Expired => Err(Unavailable::NotAcked.into()),
         }
     }
 
@@ -177,9 +177,9 @@ impl Host {
     async fn client_read(self: &Rc<Self>, key: &Key) -> HttpResult {
         let input = |req| Input::Read { req, key: key.clone() };
         let read = match self.ask(input, CONFIRM_WAIT).await? {
-            Some(Answer::Read(read)) => read,
-            Some(Answer::Write(_)) => return Err(Unavailable::Restarted.into()),
-            None => return Err(Unavailable::NotConfirmed.into()),
+            Answer::Read(read) => read,
+            Answer::Write(_) => return Err(Unavailable::Restarted.into()),
+            Answer::Expired => return Err(Unavailable::NotConfirmed.into()),
         };
         match read {
             Read::Committed(Some(rec)) => match rec.value {
@@ -196,13 +196,14 @@ impl Host {
     }
 
     /// Waits (bounded) for the coordinator to be ready, steps the client
-    /// request `input(req)`, and waits at most `wait` for its answer:
-    /// `None` when it did not come in time.
+    /// request `input(req)`, and waits at most `wait` for its answer
+    /// ([`Answer::Expired`] when it did not come in time: the replica's
+    /// wake-up expires it, see `waiters.rs`).
     async fn ask(
         self: &Rc<Self>,
         input: impl FnOnce(ClientRequestId) -> Input,
         wait: Duration,
-    ) -> Result<Option<Answer>, HttpError> {
+    ) -> Result<Answer, HttpError> {
         self.ensure_booted()?;
         if !self.wait_ready(READY_WAIT).await {
             return Err(self.not_ready());
@@ -210,26 +211,29 @@ impl Host {
         let req = self.next_req.get().wrapping_add(1);
         self.next_req.set(req);
         let (tx, rx) = oneshot::channel();
+        let deadline = internal::now_ms().saturating_add(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX));
         if let Ok(mut w) = self.waiters.try_borrow_mut() {
-            w.insert(req, tx);
+            w.insert(req, deadline, tx);
         }
         match self.step(input(ClientRequestId(req))) {
             Ok(outputs) => {
+                // Also plans the wake-up for the deadline.
                 self.perform(outputs, None);
             }
             Err(e) => {
-                self.waiters.try_borrow_mut().map(|mut w| w.remove(&req)).ok();
+                self.waiters.try_borrow_mut().map(|mut w| w.remove(req)).ok();
                 return Err(e.into());
             }
         }
-        let delay = pin!(Delay::from(wait));
-        match future::select(rx, delay).await {
-            Either::Left((Ok(answer), _)) => Ok(Some(answer)),
-            Either::Left((Err(_), _)) => Err(Unavailable::Restarted.into()),
-            Either::Right(_) => {
-                self.waiters.try_borrow_mut().map(|mut w| w.remove(&req)).ok();
-                Ok(None)
-            }
+        // Dropped unanswered: the protocol instance it waited on is gone.
+        rx.await.map_err(|_| Unavailable::Restarted.into())
+    }
+
+    /// Answers the client requests whose deadline passed.
+    pub(super) fn expire_waiters(&self) {
+        let due = self.waiters.try_borrow_mut().map(|mut w| w.expire(internal::now_ms())).unwrap_or_default();
+        for tx in due {
+            let _ = tx.send(Answer::Expired);
         }
     }
 }
@@ -238,6 +242,8 @@ impl Host {
 pub(super) enum Answer {
     Write(WriteReply),
     Read(Read),
+    /// No answer by its deadline.
+    Expired,
 }
 
 fn write_reply(reply: WriteReply) -> HttpResult {

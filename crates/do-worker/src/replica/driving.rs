@@ -126,10 +126,13 @@ impl Host {
         }
     }
 
-    /// Schedules a `setTimeout` wake-up for the earliest deadline, unless
-    /// one early enough is already in flight.
+    /// Schedules a `setTimeout` wake-up for the earliest deadline (of the
+    /// protocol's timers and of the waiting clients), unless one early
+    /// enough is already in flight.
     fn schedule_wake(self: &Rc<Self>) {
-        let earliest = self.driver.try_borrow().ok().and_then(|d| d.as_ref()?.next_deadline()).map(|at| at.0);
+        let timers = self.driver.try_borrow().ok().and_then(|d| d.as_ref()?.next_deadline()).map(|at| at.0);
+        let clients = self.waiters.try_borrow().ok().and_then(|w| w.earliest());
+        let earliest = timers.into_iter().chain(clients).min();
         let plan = self.wake.try_borrow_mut().ok().and_then(|mut w| w.plan(earliest));
         let Some((token, at)) = plan else { return };
         let host = self.clone();
@@ -138,6 +141,7 @@ impl Host {
             Delay::from(delay).await;
             let current = host.wake.try_borrow_mut().map(|mut w| w.woke(token)).unwrap_or(false);
             if current {
+                host.expire_waiters();
                 host.perform(Vec::new(), None);
             }
         });

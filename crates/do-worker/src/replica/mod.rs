@@ -16,7 +16,8 @@
 //! One file per job: this one dispatches the internal HTTP requests
 //! ([`ReplicaOp`]); `driving.rs` drives the protocol (boot, steps, timers,
 //! readiness); `transport.rs` carries messages between replicas (lanes,
-//! batching, deliveries); `client.rs` serves client reads and writes and
+//! deliveries) and `outbox.rs` queues them (bounds, batching, the
+//! coordinator's thrifty sends); `client.rs` serves client reads and writes and
 //! holds every 503 a replica answers; `lifecycle.rs` starts a replica only
 //! when the registry admits it and stops it (idle expiry, deletion);
 //! `wake.rs` is the wake-up bookkeeping.
@@ -33,14 +34,15 @@
 mod client;
 mod driving;
 mod lifecycle;
+mod outbox;
 mod trace;
 mod transport;
+mod waiters;
 mod wake;
 
 pub(crate) use client::Committed;
 
 use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
 use std::rc::Rc;
 
 use futures_channel::oneshot;
@@ -57,8 +59,10 @@ use crate::names::{self, ReplicaName};
 use crate::namespaces::settings::Settings;
 use crate::route::{KvOp, MAX_PAUSE_MS};
 use crate::wire::{ReplicaOp, Target};
+use outbox::Outbox;
 use trace::TraceStore;
-use transport::{LANES, Link, Outbox};
+use transport::{LANES, Link};
+use waiters::Waiters;
 use wake::WakeUp;
 
 /// One replica object. The state lives behind an `Rc` so that spawned
@@ -99,6 +103,9 @@ struct Counters {
     /// bodies of its deliveries and response bodies of the replies it
     /// returned (`cargo xtask bench scale` reads it for the idle traffic).
     bytes_out: Cell<u64>,
+    /// Requests this replica sent to the others (each carries a batch:
+    /// `msgs_out` / `requests_out` is the batching).
+    requests_out: Cell<u64>,
     send_failures: Cell<u64>,
     refused: Cell<u64>,
 }
@@ -147,10 +154,13 @@ pub(crate) struct Host {
     links: RefCell<[Option<Link>; 3]>,
     /// By replica index × lane.
     outboxes: RefCell<[[Outbox; LANES]; 3]>,
+    /// The peer the coordinator waits for (the other one's pushes and
+    /// confirms are held back briefly: `outbox.rs`).
+    preferred: Cell<ReplicaName>,
     // Clients (client.rs).
     /// Client requests waiting for their `Output::Reply` or
-    /// `Output::ReadReply`.
-    waiters: RefCell<BTreeMap<u64, oneshot::Sender<client::Answer>>>,
+    /// `Output::ReadReply`, each until its deadline.
+    waiters: RefCell<Waiters<oneshot::Sender<client::Answer>>>,
     /// Client requests waiting for the coordinator to become ready.
     ready_waiters: RefCell<Vec<oneshot::Sender<()>>>,
     next_req: Cell<u64>,
@@ -178,7 +188,8 @@ impl Host {
             wake: RefCell::new(WakeUp::default()),
             links: RefCell::new(Default::default()),
             outboxes: RefCell::new(Default::default()),
-            waiters: RefCell::new(BTreeMap::new()),
+            preferred: Cell::new(ReplicaName::R1),
+            waiters: RefCell::new(Waiters::default()),
             ready_waiters: RefCell::new(Vec::new()),
             next_req: Cell::new(0),
         }
@@ -310,6 +321,7 @@ impl Host {
             msgs_in: self.counters.msgs_in.get(),
             msgs_out: self.counters.msgs_out.get(),
             bytes_out: self.counters.bytes_out.get(),
+            requests_out: self.counters.requests_out.get(),
             send_failures: self.counters.send_failures.get(),
             refused: self.counters.refused.get(),
         })?)
@@ -398,6 +410,8 @@ struct StatusLine {
     msgs_out: u64,
     /// Bytes sent to the other replicas (requests and replies).
     bytes_out: u64,
+    /// Requests sent to the other replicas (each carries a batch).
+    requests_out: u64,
     send_failures: u64,
     refused: u64,
 }

@@ -4,83 +4,36 @@
 //! stub; the replies in each response are fed back in. Incoming ones
 //! (`POST /msg`, a binary [`Batch`]) are stepped one by one, and the
 //! replies to their sender ride back in the response, as a batch too.
+//! The queues themselves, with the coordinator's thrifty sends, are
+//! `outbox.rs`'s.
 
-use std::collections::VecDeque;
-use std::pin::pin;
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures_util::future::{self, Either};
-use protocol::handoff::message::{Batch, MAX_BATCH};
+use protocol::handoff::message::Batch;
 use protocol::handoff::{Body, Input, Message};
 use worker::wasm_bindgen_futures::spawn_local;
-use worker::{Delay, Response, Result, Stub, console_warn};
+use worker::{Delay, Response, Result, console_warn};
 
 use super::client::Unavailable;
 use super::driving::StepError;
+use super::outbox::{Next, Outbox};
 use super::{Host, add, bump};
 use crate::error::{HttpError, HttpResult};
 use crate::http::BINARY;
-use crate::internal::{self, REPLICA_BINDING, now_ms};
+use crate::internal::{self, REPLICA_BINDING, RawStub, now_ms};
 use crate::names::ReplicaName;
 use crate::wire::{ReplicaOp, Target};
 
-/// Requests in flight per lane to one other replica. Further messages
-/// queue and leave together in the next request: under load one round
-/// trip carries many pushes (fewer requests per write, which is what the
-/// CPU pays for), and while the link is idle nothing waits. Two lanes per
-/// destination (anti-entropy digests and the records they ask for, apart
-/// from everything else, so a repair never delays a push) x two
-/// destinations = 4 connections, within the platform's 6.
-const MAX_IN_FLIGHT: usize = 1;
 /// Lanes: 0 = protocol traffic, 1 = anti-entropy.
 pub(super) const LANES: usize = 2;
-/// Bytes per batch (a batch holds at least one message, of at most
-/// [`protocol::handoff::message::MAX_MESSAGE_BYTES`]).
-const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
-/// Bytes queued per destination and lane. Beyond it a message is dropped:
-/// the protocol resends what it still needs on its retry timer (with
-/// backoff), so under a slow or paused peer the queues hold at most
-/// 2 destinations x 2 lanes x this (plus one message each): 8 MiB a
-/// replica, 24 MiB for the three of a namespace (docs/handoff.md 5.16).
-const MAX_QUEUED_BYTES: usize = 2 * 1024 * 1024;
 /// A delivery not answered by then frees its slot (the protocol retries
 /// whatever it still needs).
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Messages waiting for one other replica.
-#[derive(Default)]
-pub(super) struct Outbox {
-    queue: VecDeque<Vec<u8>>,
-    queued_bytes: usize,
-    in_flight: usize,
-}
-
-impl Outbox {
-    /// Queues `bytes` unless the same message is already queued (a retry of
-    /// a push not yet sent) or the queue is full.
-    fn offer(&mut self, bytes: Vec<u8>) -> bool {
-        if self.queued_bytes + bytes.len() > MAX_QUEUED_BYTES && !self.queue.is_empty() {
-            return false;
-        }
-        if self.queue.iter().any(|q| *q == bytes) {
-            return true;
-        }
-        self.queued_bytes += bytes.len();
-        self.queue.push_back(bytes);
-        true
-    }
-
-    fn take(&mut self) -> Option<Vec<u8>> {
-        let bytes = self.queue.pop_front()?;
-        self.queued_bytes = self.queued_bytes.saturating_sub(bytes.len());
-        Some(bytes)
-    }
-}
-
 /// A cached route to one other replica: its stub and `POST /msg` URL.
 pub(super) struct Link {
-    stub: Rc<Stub>,
+    stub: Rc<RawStub>,
     url: Rc<str>,
 }
 
@@ -96,57 +49,86 @@ impl Host {
         }
         let Some(to) = ReplicaName::from_index(msg.to.0) else { return };
         let lane = usize::from(matches!(msg.body, Body::Digest { .. } | Body::Records { .. }));
+        let holdable = matches!(msg.body, Body::Push { .. } | Body::Confirm { .. });
         let Ok(bytes) = msg.encode() else { return };
         bump(&self.counters.msgs_out);
         if let Some(outbox) = self.outboxes.try_borrow_mut().ok().as_mut().and_then(|b| outbox(b, to, lane))
-            && !outbox.offer(bytes)
+            && !outbox.offer(bytes, holdable, now_ms())
         {
             bump(&self.counters.send_failures);
         }
         self.pump(to, lane);
     }
 
-    /// Starts deliveries to `to` while slots are free: each takes what is
-    /// queued (up to [`MAX_BATCH`]) as one request.
+    /// Starts deliveries to `to` while slots are free and nothing is held:
+    /// each takes what is queued (up to [`MAX_BATCH`]) as one request. A
+    /// held queue gets one wake-up for the end of its hold.
     fn pump(self: &Rc<Self>, to: ReplicaName, lane: usize) {
         let Some((ns, _)) = self.me() else { return };
+        let hold = lane == 0 && self.second_peer(to);
         loop {
-            let batch: Vec<Vec<u8>> = {
+            let next = {
                 let Ok(mut boxes) = self.outboxes.try_borrow_mut() else { return };
                 let Some(outbox) = outbox(&mut boxes, to, lane) else { return };
-                if outbox.in_flight >= MAX_IN_FLIGHT || outbox.queue.is_empty() {
+                match outbox.next(hold, now_ms()) {
+                    Next::HeldUntil(at) if outbox.arm_wake() => Next::HeldUntil(at),
+                    Next::HeldUntil(_) | Next::Nothing => return,
+                    send => send,
+                }
+            };
+            let host = self.clone();
+            match next {
+                Next::Send(batch) => {
+                    let ns = ns.clone();
+                    spawn_local(async move {
+                        if let Err(e) = host.deliver(&ns, to, batch).await {
+                            bump(&host.counters.send_failures);
+                            // Expected while a peer is being reset; the protocol retries.
+                            worker::console_debug!("send to {ns}:{to} failed: {e}");
+                            host.prefer_other_than(to);
+                        }
+                        if let Some(outbox) =
+                            host.outboxes.try_borrow_mut().ok().as_mut().and_then(|b| outbox(b, to, lane))
+                        {
+                            outbox.delivered();
+                        }
+                        host.pump(to, lane);
+                    });
+                }
+                Next::HeldUntil(at) => {
+                    spawn_local(async move {
+                        Delay::from(Duration::from_millis(at.saturating_sub(now_ms()))).await;
+                        if let Some(outbox) =
+                            host.outboxes.try_borrow_mut().ok().as_mut().and_then(|b| outbox(b, to, lane))
+                        {
+                            outbox.woke();
+                        }
+                        host.pump(to, lane);
+                    });
                     return;
                 }
-                outbox.in_flight += 1;
-                let mut batch = Vec::new();
-                let mut bytes = 0;
-                while batch.len() < MAX_BATCH {
-                    let Some(next) = outbox.queue.front() else { break };
-                    if !batch.is_empty() && bytes + next.len() > MAX_BATCH_BYTES {
-                        break;
-                    }
-                    bytes += next.len();
-                    batch.extend(outbox.take());
-                }
-                batch
-            };
-            let (host, ns) = (self.clone(), ns.clone());
-            spawn_local(async move {
-                let delivery = pin!(host.deliver(&ns, to, batch));
-                let outcome = match future::select(delivery, pin!(Delay::from(DELIVERY_TIMEOUT))).await {
-                    Either::Left((outcome, _)) => outcome,
-                    Either::Right(_) => Err(worker::Error::RustError("timed out".into())),
-                };
-                if let Err(e) = outcome {
-                    bump(&host.counters.send_failures);
-                    // Expected while a peer is being reset; the protocol retries.
-                    worker::console_debug!("send to {ns}:{to} failed: {e}");
-                }
-                if let Some(outbox) = host.outboxes.try_borrow_mut().ok().as_mut().and_then(|b| outbox(b, to, lane)) {
-                    outbox.in_flight = outbox.in_flight.saturating_sub(1);
-                }
-                host.pump(to, lane);
-            });
+                Next::Nothing => return,
+            }
+        }
+    }
+
+    /// Thrifty sends: the coordinator waits for one peer, the preferred one
+    /// (r1 until a delivery to it fails); is `to` the other?
+    fn second_peer(&self, to: ReplicaName) -> bool {
+        self.me().is_some_and(|(_, me)| me == ReplicaName::R0) && to != ReplicaName::R0 && to != self.preferred.get()
+    }
+
+    /// A delivery to `to` failed: if it was the preferred peer, the other
+    /// one is preferred from now on, and what was held for it leaves.
+    fn prefer_other_than(self: &Rc<Self>, to: ReplicaName) {
+        let other = match to {
+            ReplicaName::R1 => ReplicaName::R2,
+            ReplicaName::R2 => ReplicaName::R1,
+            ReplicaName::R0 => return,
+        };
+        if self.preferred.get() == to {
+            self.preferred.set(other);
+            self.pump(other, 0);
         }
     }
 
@@ -158,9 +140,10 @@ impl Host {
         drop(batch);
         let (stub, url) = self.link(ns, to)?;
         add(&self.counters.bytes_out, body.len());
+        bump(&self.counters.requests_out);
         let headers = [("content-type", BINARY)];
-        let mut resp = match internal::call_url(&stub, &url, true, Some(key), Some(&body), &headers).await {
-            Ok(resp) => resp,
+        let (status, bytes) = match internal::exchange(&stub, &url, key, &body, &headers, DELIVERY_TIMEOUT).await {
+            Ok(answer) => answer,
             Err(e) => {
                 // A stub whose object threw (was reset, evicted) stays broken:
                 // forget it, the next delivery makes a new one.
@@ -168,8 +151,6 @@ impl Host {
                 return Err(e);
             }
         };
-        let status = resp.status_code();
-        let bytes = resp.bytes().await?;
         if status != 200 {
             if status == 409 {
                 bump(&self.counters.refused);
@@ -192,12 +173,12 @@ impl Host {
 
     /// The stub and message URL of `to`, kept until a delivery through the
     /// stub fails (see `forget_link`).
-    fn link(&self, ns: &str, to: ReplicaName) -> Result<(Rc<Stub>, Rc<str>)> {
+    fn link(&self, ns: &str, to: ReplicaName) -> Result<(Rc<RawStub>, Rc<str>)> {
         let i = usize::from(to.index());
         if let Some(Some(link)) = self.links.try_borrow().ok().as_ref().and_then(|l| l.get(i)) {
             return Ok((link.stub.clone(), link.url.clone()));
         }
-        let stub = Rc::new(internal::stub(&self.env, REPLICA_BINDING, &to.object_name(ns))?);
+        let stub = Rc::new(internal::raw_stub(&self.env, REPLICA_BINDING, &to.object_name(ns))?);
         let url: Rc<str> = Target::new(ReplicaOp::Msg, ns, Some(to))
             .url()
             .map_err(|e| worker::Error::RustError(format!("internal url: {e}")))?
