@@ -317,6 +317,7 @@ impl Host {
             paused_ms: self.paused_until.get().saturating_sub(now),
             timers: self.driver.try_borrow().ok().and_then(|d| d.as_ref().map(Driver::armed)).unwrap_or(0),
             idle_expires_at: self.idle_expires_at(),
+            preferred_peer: (me == ReplicaName::R0).then(|| self.preferred.get().as_str()),
             memory_budget_bytes: self.settings.try_borrow().ok().and_then(|s| s.as_ref()?.memory_budget_bytes),
             msgs_in: self.counters.msgs_in.get(),
             msgs_out: self.counters.msgs_out.get(),
@@ -404,6 +405,9 @@ struct StatusLine {
     /// comes first (unix ms).
     #[serde(skip_serializing_if = "Option::is_none")]
     idle_expires_at: Option<u64>,
+    /// The coordinator: the peer it waits for (thrifty sends, `outbox.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    preferred_peer: Option<&'static str>,
     /// The namespace's memory budget (`None`: the protocol's default).
     memory_budget_bytes: Option<u64>,
     msgs_in: u64,

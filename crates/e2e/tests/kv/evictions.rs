@@ -119,6 +119,24 @@ async fn writes_commit_with_one_peer_down() {
 }
 
 #[tokio::test]
+async fn writes_and_reads_go_on_when_the_preferred_peer_is_down() {
+    let s = Store::from_env();
+    let ns = s.new_ns("preferred-down").await;
+    Ack::parse(&s.put(&ns, "warm", b"up").await);
+    let st = s.status(&ns).await;
+    assert_eq!(replica_field(&st, "r0", "preferred_peer").as_str(), Some("r1"), "{st}");
+    // The coordinator waits for r1 and holds r2's copies back; with r1
+    // unreachable a delivery to it fails, r2 becomes the peer it waits for,
+    // and writes and reads commit on r2's answers.
+    s.pause(&ns, "r1", 3_000).await;
+    let ack = Ack::parse(&s.put(&ns, "k", b"held by r0 and r2").await);
+    assert_eq!(Found::parse(&s.get(&ns, "k").await).stamp(), ack.stamp());
+    let st = s.status(&ns).await;
+    assert_eq!(replica_field(&st, "r0", "preferred_peer").as_str(), Some("r2"), "{st}");
+    assert!(replica_field(&st, "r2", "keys").as_u64() >= Some(2), "r2 holds the writes: {st}");
+}
+
+#[tokio::test]
 async fn evict_hook_errors() {
     let s = Store::from_env();
     let ns = s.new_ns("evict-errors").await;
