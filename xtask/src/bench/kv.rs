@@ -150,8 +150,11 @@ impl Traffic {
         Some(Traffic { requests: sum("requests_out"), messages: sum("msgs_out") })
     }
 
-    fn since(self, before: Traffic) -> Traffic {
-        Traffic { requests: self.requests - before.requests, messages: self.messages - before.messages }
+    /// What was sent between two readings; `None` if a replica restarted
+    /// in between (its counters started again from 0).
+    fn since(self, before: Traffic) -> Option<Traffic> {
+        let (requests, messages) = (self.requests - before.requests, self.messages - before.messages);
+        (requests >= 0.0 && messages >= 0.0).then_some(Traffic { requests, messages })
     }
 }
 
@@ -236,14 +239,13 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
                         let spent = t.saturating_sub(before.get(&command).copied().unwrap_or_default());
                         *cpu.entry(command).or_default() += spent;
                     }
-                    // A series whose status could not be read counts for nothing.
-                    *traffic = match (*traffic, sent_before, sent_after) {
-                        (Some(sum), Some(b), Some(a)) => Some(Traffic {
-                            requests: sum.requests + a.since(b).requests,
-                            messages: sum.messages + a.since(b).messages,
-                        }),
-                        (_, _, _) => None,
-                    };
+                    // A series whose status could not be read, or whose replicas
+                    // restarted, reports no traffic.
+                    let sent = sent_before.zip(sent_after).and_then(|(b, a)| a.since(b));
+                    *traffic = traffic.zip(sent).map(|(sum, sent)| Traffic {
+                        requests: sum.requests + sent.requests,
+                        messages: sum.messages + sent.messages,
+                    });
                 }
             }
         }

@@ -9,8 +9,8 @@
 //
 //   node serve.mjs --ip 127.0.0.1 --port N [--persist-to DIR] [--env-file F]...
 //
-// wrangler's logger and workerd's console output go to stdout/stderr as with
-// the CLI. SIGINT, SIGTERM or SIGHUP dispose the worker and exit.
+// Unlike `wrangler dev`, it does not watch the sources. wrangler's logger and
+// workerd's console output go to stdout/stderr as with the CLI. SIGINT, SIGTERM or SIGHUP dispose the worker and exit.
 
 import { parseArgs } from "node:util";
 import { unstable_startWorker } from "wrangler";
@@ -35,9 +35,18 @@ try {
   worker = await unstable_startWorker({
     config: "wrangler.toml",
     envFiles: values["env-file"],
+    // wrangler.toml's custom build command still runs once at start (a
+    // no-op: the Worker is built), but its `watch_dir` (src) is not
+    // watched: only wrangler.toml is, which nothing writes. (wrangler needs
+    // some path: with none its build never finishes starting.)
+    build: { custom: { watch: "wrangler.toml" } },
     dev: {
       remote: false,
       inspector: false,
+      // The Worker is built before this starts; a rebuild on a source edit
+      // would restart it and wipe every in-memory object in the middle of a
+      // measurement (see also `build` below).
+      watch: false,
       server: { hostname: values.ip, port },
       persist: values["persist-to"],
     },
