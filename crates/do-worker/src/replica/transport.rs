@@ -61,8 +61,8 @@ impl Host {
     }
 
     /// Starts deliveries to `to` while slots are free and nothing is held:
-    /// each takes what is queued (up to [`MAX_BATCH`]) as one request. A
-    /// held queue gets one wake-up for the end of its hold.
+    /// each takes what is queued (up to the batch limits, `outbox.rs`) as
+    /// one request. A held queue gets one wake-up for the end of its hold.
     fn pump(self: &Rc<Self>, to: ReplicaName, lane: usize) {
         let Some((ns, _)) = self.me() else { return };
         let hold = lane == 0 && self.second_peer(to);
