@@ -35,13 +35,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail, ensure};
 use clap::Args;
 use serde::Serialize;
-use serde_json::Value;
 
 use super::{
     MAX_CLIENTS, MAX_DURATION_S, Machine, Op, Ratio, Samples, Summary, agent, closed_loop, create_namespace, machine,
-    procs, rand_u32, ratio, ratio_table, request, write_report,
+    namespace_status, procs, rand_u32, ratio, ratio_table, replica_sum, request, write_report,
 };
-use crate::worker::{self, http};
+use crate::worker;
 
 #[derive(Args, Clone, Debug)]
 pub struct KvArgs {
@@ -143,10 +142,8 @@ impl Traffic {
     /// The sums over the replicas in a namespace status; `None` if it
     /// cannot be read.
     fn read(base: &str, token: &str, ns: &str) -> Option<Traffic> {
-        let (status, body) = http::get(&format!("{base}/v1/{ns}/status"), Some(token)).ok()?;
-        let status: Value = (status == 200).then(|| serde_json::from_str(&body).ok()).flatten()?;
-        let replicas = status.get("replicas")?.as_array()?;
-        let sum = |field: &str| replicas.iter().filter_map(|r| r.get(field)?.as_u64()).sum::<u64>() as f64;
+        let status = namespace_status(base, token, ns).ok()?;
+        let sum = |field: &str| replica_sum(&status, field) as f64;
         Some(Traffic { requests: sum("requests_out"), messages: sum("msgs_out") })
     }
 

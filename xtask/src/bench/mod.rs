@@ -224,6 +224,24 @@ fn create_namespace_with(base: &str, token: &str, ns: &str, settings: Option<&st
     Ok(())
 }
 
+/// `GET /v1/{ns}/status`: the namespace and each replica's status line.
+fn namespace_status(base: &str, token: &str, ns: &str) -> Result<serde_json::Value> {
+    let (status, body) = crate::worker::http::get(&format!("{base}/v1/{ns}/status"), Some(token))?;
+    anyhow::ensure!(status == 200, "status of {ns}: {status} {body}");
+    serde_json::from_str(&body).context("status is not JSON")
+}
+
+/// The replicas' status lines in a namespace status.
+fn replicas(status: &serde_json::Value) -> &[serde_json::Value] {
+    status.get("replicas").and_then(serde_json::Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// A counter of the status lines (`bytes_out`, `requests_out`, ...) summed
+/// over the replicas.
+fn replica_sum(status: &serde_json::Value, field: &str) -> u64 {
+    replicas(status).iter().filter_map(|r| r.get(field).and_then(serde_json::Value::as_u64)).sum()
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 enum Op {
     Put,

@@ -40,7 +40,7 @@ use serde_json::Value;
 
 use super::{
     MAX_CLIENTS, MAX_DURATION_S, Machine, Op, Samples, Summary, agent, closed_loop, create_namespace_with, machine,
-    procs, rand_u32, request, splice_into_docs, write_report,
+    namespace_status, procs, rand_u32, replica_sum, replicas, request, splice_into_docs, write_report,
 };
 use crate::worker::{self, Dev, http};
 
@@ -284,9 +284,7 @@ impl Bench<'_> {
     }
 
     fn status(&self) -> Result<Value> {
-        let (status, body) = http::get(&format!("{}/v1/{}/status", self.base, self.ns), Some(&self.token))?;
-        ensure!(status == 200, "status: {status} {body}");
-        serde_json::from_str(&body).context("status is not JSON")
+        namespace_status(&self.base, &self.token, &self.ns)
     }
 
     /// Polls the status until the three replicas are ready in one epoch;
@@ -362,7 +360,7 @@ impl Bench<'_> {
         let (cpu1, t1, status1) = (procs::cpu_ticks(workerd), Instant::now(), self.status()?);
         let idle_s = t1.duration_since(t0).as_secs_f64();
         let idle_cpu_cores = cpu1.saturating_sub(cpu0) as f64 / ticks / idle_s;
-        let sent = bytes_out(&status1).saturating_sub(bytes_out(&status0));
+        let sent = replica_sum(&status1, "bytes_out").saturating_sub(replica_sum(&status0, "bytes_out"));
         let idle_replica_bytes_per_min = sent as f64 * 60.0 / idle_s;
 
         println!("bench: {label}: 1 KB PUTs, {} clients, {} s", args.clients, args.put_seconds);
@@ -655,10 +653,6 @@ fn fill_value(i: usize, len: usize) -> Vec<u8> {
     v
 }
 
-fn replicas(status: &Value) -> &[Value] {
-    status.get("replicas").and_then(Value::as_array).map_or(&[], Vec::as_slice)
-}
-
 fn field<'a>(status: &'a Value, name: &str, key: &str) -> &'a Value {
     replicas(status)
         .iter()
@@ -684,11 +678,6 @@ fn held_bytes(status: &Value) -> u64 {
 /// The isolate's wasm memory, the largest any replica reports.
 fn wasm_memory(status: &Value) -> u64 {
     replicas(status).iter().filter_map(|r| r.get("wasm_memory_bytes").and_then(Value::as_u64)).max().unwrap_or(0)
-}
-
-/// Bytes the three replicas have sent each other since they started.
-fn bytes_out(status: &Value) -> u64 {
-    replicas(status).iter().filter_map(|r| r.get("bytes_out").and_then(Value::as_u64)).sum()
 }
 
 /// (replica, object nonce) of each replica: a new nonce is a new object.
