@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use worker::wasm_bindgen::JsCast;
 use worker::wasm_bindgen_futures::JsFuture;
-use worker::{Env, Headers, Method, Request, RequestInit, Response, Result, Stub, web_sys};
+use worker::{Env, Request, Response, Result, Stub, web_sys};
 
 use crate::auth::{self, KeyProblem};
 use crate::error::{HttpError, HttpResult};
@@ -51,20 +51,38 @@ pub async fn call<O: Ops>(
     headers: &[(&str, &str)],
 ) -> Result<Response> {
     let url = target.url().map_err(|e| worker::Error::RustError(format!("internal url: {e}")))?;
-    let h = Headers::new();
+    let req = request(target.op.method(), &url, key, body, headers, None)?;
+    stub.fetch_with_request(req.into()).await
+}
+
+/// The request of an internal call: `key` as the credential, then
+/// `headers`; `timeout`, if any, enforced by the runtime (an `AbortSignal`).
+fn request(
+    method: &str,
+    url: &str,
+    key: Option<&str>,
+    body: Option<&[u8]>,
+    headers: &[(&str, &str)],
+    timeout: Option<Duration>,
+) -> Result<web_sys::Request> {
+    let h = web_sys::Headers::new()?;
     if let Some(key) = key {
         h.set(auth::HEADER, key)?;
     }
     for (name, value) in headers {
         h.set(name, value)?;
     }
-    let mut init = RequestInit::new();
-    init.with_method(if target.op.method() == "POST" { Method::Post } else { Method::Get }).with_headers(h);
+    let init = web_sys::RequestInit::new();
+    init.set_method(method);
+    init.set_headers(&h);
     if let Some(body) = body {
-        init.with_body(Some(js_sys::Uint8Array::from(body).into()));
+        init.set_body(&js_sys::Uint8Array::from(body));
     }
-    let req = Request::new_with_init(&url, &init)?;
-    stub.fetch_with_request(req).await
+    if let Some(timeout) = timeout {
+        let ms = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX);
+        init.set_signal(Some(&web_sys::AbortSignal::timeout_with_u32(ms)));
+    }
+    Ok(web_sys::Request::new_with_str_and_init(url, &init)?)
 }
 
 /// A stub as the runtime hands it out, for [`exchange`].
@@ -92,18 +110,7 @@ pub async fn exchange(
     headers: &[(&str, &str)],
     timeout: Duration,
 ) -> Result<(u16, Vec<u8>)> {
-    let h = web_sys::Headers::new()?;
-    h.set(auth::HEADER, key)?;
-    for (name, value) in headers {
-        h.set(name, value)?;
-    }
-    let init = web_sys::RequestInit::new();
-    init.set_method("POST");
-    init.set_headers(&h);
-    init.set_body(&js_sys::Uint8Array::from(body));
-    let ms = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX);
-    init.set_signal(Some(&web_sys::AbortSignal::timeout_with_u32(ms)));
-    let req = web_sys::Request::new_with_str_and_init(url, &init)?;
+    let req = request("POST", url, Some(key), Some(body), headers, Some(timeout))?;
     let resp: web_sys::Response = JsFuture::from(stub.fetch_with_request(&req)?).await?.dyn_into()?;
     let buf = JsFuture::from(resp.array_buffer()?).await?;
     Ok((resp.status(), js_sys::Uint8Array::new(&buf).to_vec()))
