@@ -116,6 +116,14 @@ pub async fn exchange(
     Ok((resp.status(), js_sys::Uint8Array::new(&buf).to_vec()))
 }
 
+/// The upgrade request of a [`crate::socket`] to a prebuilt `url` (the
+/// object's link operation), presenting `key`: the runtime's answer, whose
+/// WebSocket the caller accepts.
+pub async fn upgrade(stub: &RawStub, url: &str, key: &str) -> Result<web_sys::Response> {
+    let req = request("GET", url, Some(key), None, &[("upgrade", "websocket")], None)?;
+    Ok(JsFuture::from(stub.fetch_with_request(&req)?).await?.dyn_into()?)
+}
+
 /// What an object does first with every request: the credential, then the
 /// URL, which must name one of the object class's operations `O`; else 403,
 /// 404, 405 or 500. `expected` is the object's copy of the secret, read once

@@ -67,6 +67,9 @@ ops! {
         Whoami = "GET" "/whoami",
         /// A replica-to-replica protocol message (or a batch of them).
         Msg = "POST" "/msg",
+        /// A WebSocket to this replica carrying the same batches, each
+        /// answered in order (`crate::socket`).
+        Link = "GET" "/link",
         /// A client write (`key=`, body = value).
         Put = "POST" "/put",
         /// A client delete (`key=`).
@@ -147,6 +150,8 @@ ops! {
         /// The message: answered at once, with a body of the size of a
         /// replica's acknowledgement.
         Msg = "POST" "/msg",
+        /// A WebSocket carrying the messages, as a replica's `Link`.
+        Link = "GET" "/link",
     }
 }
 

@@ -1,8 +1,10 @@
 //! The floor of one hop (`/_bench/echo/{ns}/kv/{key}`, PUT only, test
 //! hooks only). A client PUT reaches the object `{ns}:front` through the
 //! same Worker path as a replicated PUT reaches its coordinator; that
-//! object sends one message through a cached stub to the object
+//! object sends one message through a cached link to the object
 //! `{ns}:back`, which answers at once, and then acknowledges the client.
+//! The link is a replica's (`crate::hop`: a WebSocket, HTTP for a message
+//! bigger than a frame), so the floor is the hop the store pays.
 //! That is the replicated PUT's path (Worker → coordinator → peer →
 //! coordinator → Worker) without the protocol: no state machine, no second
 //! peer, no timers, no memory, nothing decoded.
@@ -10,8 +12,8 @@
 //! The message has the size of the one the coordinator sends a peer for
 //! that PUT: a batch of one encoded `Push` of the key and value, with a
 //! stamp, write id, instance and generation of the same encoded widths
-//! ([`replica_put`]); the answer has the size of the peer's `PushAck`
-//! batch.
+//! ([`replica_put`]), behind 4 bytes that tell the answering object the
+//! answer's length: that of the peer's `PushAck` batch.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -26,15 +28,18 @@ use worker::{DurableObject, Env, Headers, Request, Response, Result, State, dura
 use super::{ack, key_and_wid, value};
 use crate::auth::KeyProblem;
 use crate::error::{HttpError, HttpResult};
+use crate::hop::Link;
 use crate::http::BINARY;
-use crate::internal::{self, ECHO_BINDING, RawStub, now_ms, random_u64, random_u128};
+use crate::internal::{self, ECHO_BINDING, now_ms, random_u64, random_u128};
+use crate::socket::{Accepted, Incoming};
 use crate::wire::{EchoOp, Target};
 
-/// Tells the answering object how many bytes to answer with.
-const REPLY_BYTES_HEADER: &str = "handoff-echo-reply-bytes";
 /// Most bytes the answering object sends back (an acknowledgement of a
 /// push is about 70).
 const MAX_REPLY_BYTES: usize = 4096;
+/// Sockets the answering object keeps (one front, and a new one if the
+/// front lost its old one).
+const MAX_INCOMING: usize = 2;
 /// The exchange's bound, as a replica's delivery's.
 const ECHO_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -59,9 +64,11 @@ pub struct EchoBaseline {
     generation: Generation,
     /// Counts writes, as the coordinator's version counter does.
     ver: Cell<u64>,
-    /// The answering object's stub and message URL, made on first use and
-    /// kept until a call through it fails (as a replica keeps its peers').
-    link: RefCell<Option<(Rc<RawStub>, Rc<str>)>>,
+    /// The link to the answering object, made on first use and kept until
+    /// a call through it fails (as a replica keeps its peers').
+    link: RefCell<Option<Rc<Link>>>,
+    /// The answering object: the front's socket.
+    incoming: RefCell<Accepted>,
 }
 
 impl DurableObject for EchoBaseline {
@@ -74,6 +81,7 @@ impl DurableObject for EchoBaseline {
             generation: Generation { minted_at: now, nonce: random_u64() },
             ver: Cell::new(0),
             link: RefCell::new(None),
+            incoming: RefCell::new(Accepted::default()),
         }
     }
 
@@ -102,30 +110,32 @@ impl EchoBaseline {
                     stamp: Stamp { ep: Epoch(1), ver: Version(ver) },
                     wid: write_id,
                 };
-                let (message, reply_bytes) =
-                    replica_put(&put, key.clone(), value).map_err(|e| HttpError::internal(e.to_string()))?;
-                self.send(&target.ns, &message, reply_bytes).await?;
+                let message = replica_put(&put, key.clone(), value).map_err(|e| HttpError::internal(e.to_string()))?;
+                self.send(&target.ns, &message).await?;
                 ack(key.as_str(), ver, wid)
             }
             EchoOp::Msg => {
                 // Read like a replica reads a batch; nothing is decoded.
-                let _message = req.bytes().await?;
-                let asked = req.headers().get(REPLY_BYTES_HEADER).ok().flatten();
-                let len = asked.and_then(|n| n.parse::<usize>().ok()).unwrap_or(0).min(MAX_REPLY_BYTES);
+                let message = req.bytes().await?;
                 let headers = Headers::new();
                 headers.set("content-type", BINARY)?;
-                Ok(Response::from_bytes(vec![0; len])?.with_headers(headers))
+                Ok(Response::from_bytes(answer(&message))?.with_headers(headers))
+            }
+            EchoOp::Link => {
+                let (response, socket) = Incoming::accept(|frame| (200, answer(frame)))?;
+                if let Ok(mut incoming) = self.incoming.try_borrow_mut() {
+                    incoming.keep(socket, MAX_INCOMING);
+                }
+                Ok(response)
             }
         }
     }
 
-    /// One request to `{ns}:back` carrying `message`, its answer read whole.
-    async fn send(&self, ns: &str, message: &[u8], reply_bytes: usize) -> HttpResult<()> {
+    /// One hop to `{ns}:back` carrying `message`, its answer read whole.
+    async fn send(&self, ns: &str, message: &[u8]) -> HttpResult<()> {
         let key = self.secret.as_ref().map_err(internal::key_missing)?;
-        let (stub, url) = self.link(ns)?;
-        let reply_bytes = reply_bytes.to_string();
-        let headers = [("content-type", BINARY), (REPLY_BYTES_HEADER, reply_bytes.as_str())];
-        let (status, answer) = match internal::exchange(&stub, &url, key, message, &headers, ECHO_TIMEOUT).await {
+        let link = self.link(ns)?;
+        let (status, answer) = match link.exchange(key, message, ECHO_TIMEOUT).await {
             Ok(answer) => answer,
             Err(e) => {
                 if let Ok(mut link) = self.link.try_borrow_mut() {
@@ -141,20 +151,25 @@ impl EchoBaseline {
         Ok(())
     }
 
-    fn link(&self, ns: &str) -> HttpResult<(Rc<RawStub>, Rc<str>)> {
-        if let Some(Some((stub, url))) = self.link.try_borrow().ok().as_deref() {
-            return Ok((stub.clone(), url.clone()));
+    fn link(&self, ns: &str) -> HttpResult<Rc<Link>> {
+        if let Some(Some(link)) = self.link.try_borrow().ok().as_deref() {
+            return Ok(link.clone());
         }
-        let stub = Rc::new(internal::raw_stub(&self.env, ECHO_BINDING, &back(ns))?);
-        let url: Rc<str> = Target::new(EchoOp::Msg, ns, None)
-            .url()
-            .map_err(|e| HttpError::internal(format!("internal url: {e}")))?
-            .into();
-        if let Ok(mut link) = self.link.try_borrow_mut() {
-            *link = Some((stub.clone(), url.clone()));
+        let stub = internal::raw_stub(&self.env, ECHO_BINDING, &back(ns))?;
+        let url = |op| Target::new(op, ns, None).url().map_err(|e| HttpError::internal(format!("internal url: {e}")));
+        let link = Rc::new(Link::new(stub, url(EchoOp::Msg)?, url(EchoOp::Link)?));
+        if let Ok(mut slot) = self.link.try_borrow_mut() {
+            *slot = Some(link.clone());
         }
-        Ok((stub, url))
+        Ok(link)
     }
+}
+
+/// The answering object's answer to `message`: as many zero bytes as its
+/// first 4 ask for (little-endian), at most [`MAX_REPLY_BYTES`].
+fn answer(message: &[u8]) -> Vec<u8> {
+    let asked = message.first_chunk::<4>().map_or(0, |len| u32::from_le_bytes(*len));
+    vec![0; usize::try_from(asked).unwrap_or(0).min(MAX_REPLY_BYTES)]
 }
 
 /// What a coordinator's push carries besides the key and value.
@@ -167,15 +182,19 @@ struct ReplicaPut {
 
 /// The body a coordinator sends a peer for one write of `value` to `key`
 /// (a batch of one `Push`, encoded as the replica transport encodes it),
-/// and the length of the peer's answer (a batch of one `PushAck`).
-fn replica_put(put: &ReplicaPut, key: Key, value: Vec<u8>) -> std::result::Result<(Vec<u8>, usize), DecodeError> {
+/// behind the length of the peer's answer (a batch of one `PushAck`) as
+/// 4 bytes, little-endian.
+fn replica_put(put: &ReplicaPut, key: Key, value: Vec<u8>) -> std::result::Result<Vec<u8>, DecodeError> {
     let (coordinator, peer) = (ReplicaId(0), ReplicaId(1));
     let ack = Body::PushAck { instance: put.instance, key: key.clone(), stamp: put.stamp, wid: put.wid };
     let ack = Message::new(Some(put.generation), peer, coordinator, ack).encode()?;
     let record = Record { stamp: put.stamp, wid: put.wid, value: Value::Bytes(value) };
     let push =
         Message::new(Some(put.generation), coordinator, peer, Body::Push { instance: put.instance, key, record });
-    Ok((Batch::encode(&[push.encode()?])?, Batch::encode(&[ack])?.len()))
+    let answer_len = u32::try_from(Batch::encode(&[ack])?.len()).unwrap_or(0);
+    let mut message = answer_len.to_le_bytes().to_vec();
+    message.extend(Batch::encode(&[push.encode()?])?);
+    Ok(message)
 }
 
 #[cfg(test)]
@@ -197,12 +216,13 @@ mod tests {
         };
         let mut sizes = Vec::new();
         for len in [128, 1024] {
-            let (message, ack) = replica_put(&put, Key::new("key-00042").unwrap(), vec![b'a'; len]).unwrap();
-            let decoded = Batch::decode(&message).unwrap();
+            let message = replica_put(&put, Key::new("key-00042").unwrap(), vec![b'a'; len]).unwrap();
+            let (ack, message) = message.split_at(4);
+            let decoded = Batch::decode(message).unwrap();
             assert_eq!(decoded.len(), 1, "one message in the batch");
             let push = Message::decode(decoded[0]).unwrap();
             assert!(matches!(push.body, Body::Push { .. }), "a push: {push:?}");
-            sizes.push((message.len(), ack));
+            sizes.push((message.len(), answer(&[ack, message].concat()).len()));
         }
         assert_eq!(sizes, [(200, 68), (1096, 68)]);
     }

@@ -142,6 +142,7 @@ impl Host {
             let current = host.wake.try_borrow_mut().map(|mut w| w.woke(token)).unwrap_or(false);
             if current {
                 host.expire_waiters();
+                host.expire_deliveries();
                 host.perform(Vec::new(), None);
             }
         });

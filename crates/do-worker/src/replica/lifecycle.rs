@@ -41,10 +41,7 @@ impl Host {
     /// Boots the replica if the registry admits it; a no-op once booted.
     /// `client`: the request is a client's (it may wake an idle namespace).
     pub(super) async fn admit(self: &Rc<Self>, client: bool) -> HttpResult<()> {
-        if self.stopping.get() {
-            let message = "this replica is stopping (its namespace went idle or is being deleted); retry";
-            return Err(HttpError::unavailable("namespace_stopping", message, RETRY_AFTER_MS));
-        }
+        self.refuse_if_stopping()?;
         if self.booted() {
             return Ok(());
         }
@@ -72,6 +69,15 @@ impl Host {
     }
 
     /// A client request arrived: the idle expiry starts again.
+    /// The 503 of a replica that is stopping.
+    pub(super) fn refuse_if_stopping(&self) -> HttpResult<()> {
+        if self.stopping.get() {
+            let message = "this replica is stopping (its namespace went idle or is being deleted); retry";
+            return Err(HttpError::unavailable("namespace_stopping", message, RETRY_AFTER_MS));
+        }
+        Ok(())
+    }
+
     pub(super) fn note_client(&self) {
         self.last_client_at.set(now_ms());
     }

@@ -53,15 +53,17 @@ use worker::{DurableObject, Env, Request, Response, Result, State, durable_objec
 
 use crate::auth::KeyProblem;
 use crate::error::{HttpError, HttpResult};
+use crate::hop::Link;
 use crate::http::{self, NO_WAKE_HEADER};
 use crate::internal::{self, now_ms, random_u64};
 use crate::names::{self, ReplicaName};
 use crate::namespaces::settings::Settings;
 use crate::route::{KvOp, MAX_PAUSE_MS};
+use crate::socket::Accepted;
 use crate::wire::{ReplicaOp, Target};
 use outbox::Outbox;
 use trace::TraceStore;
-use transport::{LANES, Link};
+use transport::LANES;
 use waiters::Waiters;
 use wake::WakeUp;
 
@@ -151,7 +153,9 @@ pub(crate) struct Host {
     wake: RefCell<WakeUp>,
     // Transport (transport.rs).
     /// By replica index.
-    links: RefCell<[Option<Link>; 3]>,
+    links: RefCell<[Option<Rc<Link>>; 3]>,
+    /// Sockets the other replicas opened to this one (`transport.rs`).
+    incoming: RefCell<Accepted>,
     /// By replica index × lane.
     outboxes: RefCell<[[Outbox; LANES]; 3]>,
     /// The peer the coordinator waits for (the other one's pushes and
@@ -187,6 +191,7 @@ impl Host {
             instance: Cell::new(None),
             wake: RefCell::new(WakeUp::default()),
             links: RefCell::new(Default::default()),
+            incoming: RefCell::new(Accepted::default()),
             outboxes: RefCell::new(Default::default()),
             preferred: Cell::new(ReplicaName::R1),
             waiters: RefCell::new(Waiters::default()),
@@ -247,6 +252,11 @@ impl Host {
                 let body = req.bytes().await?;
                 self.admit(false).await?;
                 self.on_msg(&body)
+            }
+            ReplicaOp::Link => {
+                identify()?;
+                self.admit(false).await?;
+                self.on_link()
             }
             ReplicaOp::Put | ReplicaOp::Delete | ReplicaOp::Get => {
                 let me = identify()?;
@@ -353,6 +363,12 @@ impl Host {
         }
         if let Ok(mut outboxes) = self.outboxes.try_borrow_mut() {
             *outboxes = Default::default();
+        }
+        if let Ok(mut links) = self.links.try_borrow_mut() {
+            *links = Default::default();
+        }
+        if let Ok(mut incoming) = self.incoming.try_borrow_mut() {
+            incoming.clear();
         }
         let why = why.to_string();
         self.state.block_concurrency_while(async move { Err::<(), _>(worker::Error::RustError(why)) }).await

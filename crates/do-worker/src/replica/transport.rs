@@ -1,11 +1,12 @@
 //! Messages between replicas: outgoing ones queue per destination and
 //! lane (bounded in bytes, with at most one copy of a message queued) and
-//! leave in batches over a bounded number of requests, through a cached
-//! stub; the replies in each response are fed back in. Incoming ones
-//! (`POST /msg`, a binary [`Batch`]) are stepped one by one, and the
-//! replies to their sender ride back in the response, as a batch too.
-//! The queues themselves, with the coordinator's thrifty sends, are
-//! `outbox.rs`'s.
+//! leave in batches, one delivery in flight per lane, through a cached
+//! [`Link`] (a WebSocket for a batch that fits in a frame, else HTTP:
+//! `crate::hop`); the replies in each answer are fed back in. Incoming
+//! ones (a binary [`Batch`] in a frame of `GET /link`'s socket or in a
+//! `POST /msg`) are stepped one by one, and the replies to their sender
+//! ride back in the answer, as a batch too. The queues themselves, with
+//! the coordinator's thrifty sends, are `outbox.rs`'s.
 
 use std::rc::Rc;
 use std::time::Duration;
@@ -20,22 +21,23 @@ use super::driving::StepError;
 use super::outbox::{Next, Outbox};
 use super::{Host, add, bump};
 use crate::error::{HttpError, HttpResult};
+use crate::hop::Link;
 use crate::http::BINARY;
-use crate::internal::{self, REPLICA_BINDING, RawStub, now_ms};
+use crate::internal::{self, REPLICA_BINDING, now_ms};
 use crate::names::ReplicaName;
+use crate::socket::{Incoming, MAX_ANSWER_BYTES};
 use crate::wire::{ReplicaOp, Target};
 
 /// Lanes: 0 = protocol traffic, 1 = anti-entropy.
 pub(super) const LANES: usize = 2;
 /// A delivery not answered by then frees its slot (the protocol retries
-/// whatever it still needs).
+/// whatever it still needs). Over HTTP the runtime enforces it; over a
+/// socket the replica's wake-up does (`expire_deliveries`), so a hop may
+/// wait up to a wake-up interval longer.
 const DELIVERY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// A cached route to one other replica: its stub and `POST /msg` URL.
-pub(super) struct Link {
-    stub: Rc<RawStub>,
-    url: Rc<str>,
-}
+/// Sockets from other replicas a replica keeps (two peers, and a new one
+/// from a peer that lost its old one); beyond it the oldest closes.
+const MAX_INCOMING: usize = 4;
 
 impl Host {
     pub(super) fn paused(&self) -> bool {
@@ -138,15 +140,15 @@ impl Host {
         let key = self.secret.as_ref().map_err(|e| worker::Error::RustError(e.to_string()))?;
         let body = Batch::encode(&batch).map_err(|e| worker::Error::RustError(e.to_string()))?;
         drop(batch);
-        let (stub, url) = self.link(ns, to)?;
+        let link = self.link(ns, to)?;
         add(&self.counters.bytes_out, body.len());
         bump(&self.counters.requests_out);
-        let headers = [("content-type", BINARY)];
-        let (status, bytes) = match internal::exchange(&stub, &url, key, &body, &headers, DELIVERY_TIMEOUT).await {
+        let (status, bytes) = match link.exchange(key, &body, DELIVERY_TIMEOUT).await {
             Ok(answer) => answer,
             Err(e) => {
-                // A stub whose object threw (was reset, evicted) stays broken:
-                // forget it, the next delivery makes a new one.
+                // A stub whose object threw (was reset, evicted) stays broken,
+                // and so does its socket: forget both, the next delivery makes
+                // new ones.
                 self.forget_link(to);
                 return Err(e);
             }
@@ -171,27 +173,39 @@ impl Host {
         Ok(())
     }
 
-    /// The stub and message URL of `to`, kept until a delivery through the
-    /// stub fails (see `forget_link`).
-    fn link(&self, ns: &str, to: ReplicaName) -> Result<(Rc<RawStub>, Rc<str>)> {
+    /// The link to `to`, kept until a delivery through it fails (see
+    /// `forget_link`).
+    fn link(&self, ns: &str, to: ReplicaName) -> Result<Rc<Link>> {
         let i = usize::from(to.index());
         if let Some(Some(link)) = self.links.try_borrow().ok().as_ref().and_then(|l| l.get(i)) {
-            return Ok((link.stub.clone(), link.url.clone()));
+            return Ok(link.clone());
         }
-        let stub = Rc::new(internal::raw_stub(&self.env, REPLICA_BINDING, &to.object_name(ns))?);
-        let url: Rc<str> = Target::new(ReplicaOp::Msg, ns, Some(to))
-            .url()
-            .map_err(|e| worker::Error::RustError(format!("internal url: {e}")))?
-            .into();
+        let stub = internal::raw_stub(&self.env, REPLICA_BINDING, &to.object_name(ns))?;
+        let url = |op| {
+            Target::new(op, ns, Some(to)).url().map_err(|e| worker::Error::RustError(format!("internal url: {e}")))
+        };
+        let link = Rc::new(Link::new(stub, url(ReplicaOp::Msg)?, url(ReplicaOp::Link)?));
         if let Some(slot) = self.links.try_borrow_mut().ok().as_mut().and_then(|l| l.get_mut(i)) {
-            *slot = Some(Link { stub: stub.clone(), url: url.clone() });
+            *slot = Some(link.clone());
         }
-        Ok((stub, url))
+        Ok(link)
     }
 
     fn forget_link(&self, to: ReplicaName) {
         if let Some(slot) = self.links.try_borrow_mut().ok().as_mut().and_then(|l| l.get_mut(usize::from(to.index()))) {
             *slot = None;
+        }
+    }
+
+    /// At each wake-up: a link whose socket owes an answer for longer than
+    /// [`DELIVERY_TIMEOUT`] is closed and forgotten (its delivery fails).
+    pub(super) fn expire_deliveries(&self) {
+        let now = now_ms();
+        for to in ReplicaName::ALL {
+            let link = self.links.try_borrow().ok().and_then(|l| l.get(usize::from(to.index())).cloned().flatten());
+            if link.is_some_and(|link| link.close_if_overdue(now, DELIVERY_TIMEOUT)) {
+                self.forget_link(to);
+            }
         }
     }
 
@@ -210,11 +224,61 @@ impl Host {
         }
     }
 
-    /// `POST /msg`: a batch of messages from another replica. A malformed
-    /// batch gets a 400; inside it each message stands alone (bad or
-    /// refused ones are counted and skipped). Replies to the sender ride
-    /// back in the 200 response, as a batch.
+    /// `POST /msg`: a batch of messages from another replica, answered
+    /// with the replies to its sender (a batch) in the 200 response.
     pub(super) fn on_msg(self: &Rc<Self>, body: &[u8]) -> HttpResult {
+        let replies = self.on_batch(body)?;
+        let body = encode_replies(&replies)?;
+        add(&self.counters.bytes_out, body.len());
+        let headers = worker::Headers::new();
+        headers.set("content-type", BINARY)?;
+        Ok(Response::from_bytes(body)?.with_headers(headers))
+    }
+
+    /// `GET /link`: a socket from another replica (registry admission as
+    /// for `POST /msg`, once), each frame a batch answered as `on_msg`
+    /// answers one. The socket holds this replica only weakly: it closes
+    /// with the replica, it does not keep it.
+    pub(super) fn on_link(self: &Rc<Self>) -> HttpResult {
+        self.ensure_booted()?;
+        let host = Rc::downgrade(self);
+        let (response, socket) = Incoming::accept(move |frame| match host.upgrade() {
+            Some(host) => host.on_frame(frame),
+            None => (503, b"this replica is gone".to_vec()),
+        })?;
+        if let Ok(mut incoming) = self.incoming.try_borrow_mut() {
+            incoming.keep(socket, MAX_INCOMING);
+        }
+        Ok(response)
+    }
+
+    /// One frame of a socket: (status, body) as `on_msg` would answer. If
+    /// the replies do not fit in a frame, they leave as this replica's own
+    /// messages instead (the protocol does not care which way a reply
+    /// travels) and the answer is an empty batch.
+    fn on_frame(self: &Rc<Self>, frame: &[u8]) -> (u16, Vec<u8>) {
+        let answer = self.refuse_if_stopping().and_then(|()| {
+            let replies = self.on_batch(frame)?;
+            let mut body = encode_replies(&replies)?;
+            if body.len() > MAX_ANSWER_BYTES {
+                replies.into_iter().for_each(|reply| self.send(reply));
+                body = encode_replies(&[])?;
+            }
+            Ok(body)
+        });
+        match answer {
+            Ok(body) => {
+                add(&self.counters.bytes_out, body.len());
+                (200, body)
+            }
+            Err(e) => (e.status().unwrap_or(500), e.to_string().into_bytes()),
+        }
+    }
+
+    /// A batch of messages from another replica: a malformed batch is a
+    /// 400; inside it each message stands alone (bad or refused ones are
+    /// counted and skipped). Returns the replies to the sender.
+    fn on_batch(self: &Rc<Self>, body: &[u8]) -> HttpResult<Vec<Message>> {
         if self.paused() {
             return Err(Unavailable::Paused.into());
         }
@@ -233,13 +297,13 @@ impl Host {
                 Err(_) => bump(&self.counters.refused),
             }
         }
-        let replies: Vec<Vec<u8>> = replies.iter().filter_map(|m| m.encode().ok()).collect();
-        let body = Batch::encode(&replies).map_err(|e| HttpError::internal(e.to_string()))?;
-        add(&self.counters.bytes_out, body.len());
-        let headers = worker::Headers::new();
-        headers.set("content-type", BINARY)?;
-        Ok(Response::from_bytes(body)?.with_headers(headers))
+        Ok(replies)
     }
+}
+
+fn encode_replies(replies: &[Message]) -> HttpResult<Vec<u8>> {
+    let replies: Vec<Vec<u8>> = replies.iter().filter_map(|m| m.encode().ok()).collect();
+    Batch::encode(&replies).map_err(|e| HttpError::internal(e.to_string()))
 }
 
 fn outbox(boxes: &mut [[Outbox; LANES]; 3], to: ReplicaName, lane: usize) -> Option<&mut Outbox> {

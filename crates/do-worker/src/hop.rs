@@ -1,0 +1,94 @@
+//! The hop from one object to another (replica to replica, and the echo
+//! baseline's): a cached [`Link`] holding the addressee's stub, the URLs
+//! of its message and link operations, and, once opened, a WebSocket to
+//! it. A body that fits in a frame goes over the socket; a bigger one, or
+//! one sent while the socket is still opening, is an HTTP `POST` to the
+//! message operation. Both ways the answer is (status, body), with the
+//! status the HTTP request would have got, so callers do not know which
+//! way it went.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use worker::Result;
+
+use crate::http::BINARY;
+use crate::internal::{self, RawStub};
+use crate::socket::{MAX_FRAME_BYTES, Outgoing};
+
+/// The socket of a link.
+enum Socket {
+    Closed,
+    /// An upgrade request is out: meanwhile bodies go over HTTP.
+    Opening,
+    Open(Rc<Outgoing>),
+}
+
+/// A cached route to one object. Drop it when a hop through it fails: the
+/// next one makes a new stub and socket (a stub whose object threw stays
+/// broken).
+pub struct Link {
+    stub: RawStub,
+    msg_url: String,
+    link_url: String,
+    socket: RefCell<Socket>,
+}
+
+impl Link {
+    pub fn new(stub: RawStub, msg_url: String, link_url: String) -> Link {
+        Link { stub, msg_url, link_url, socket: RefCell::new(Socket::Closed) }
+    }
+
+    /// Carries `body` to the object, presenting the internal `key`, and
+    /// returns its answer. `timeout` bounds an HTTP hop; a socket's answers
+    /// are bounded by [`Link::close_if_overdue`].
+    pub async fn exchange(&self, key: &str, body: &[u8], timeout: Duration) -> Result<(u16, Vec<u8>)> {
+        if body.len() <= MAX_FRAME_BYTES
+            && let Some(socket) = self.socket(key).await?
+        {
+            return socket.exchange(body, internal::now_ms()).await;
+        }
+        internal::exchange(&self.stub, &self.msg_url, key, body, &[("content-type", BINARY)], timeout).await
+    }
+
+    /// The open socket, opening it first if there is none; `None` while
+    /// another hop opens it, or if the object answered the upgrade with
+    /// something else than a socket (the HTTP hop then gets that answer).
+    async fn socket(&self, key: &str) -> Result<Option<Rc<Outgoing>>> {
+        match &*self.socket.try_borrow().map_err(|_| busy())? {
+            Socket::Open(socket) if !socket.is_closed() => return Ok(Some(socket.clone())),
+            Socket::Opening => return Ok(None),
+            Socket::Open(_) | Socket::Closed => {}
+        }
+        self.set(Socket::Opening);
+        let opened = Outgoing::open(&self.stub, &self.link_url, key).await.map(|s| s.map(Rc::new));
+        let socket = opened.as_ref().ok().cloned().flatten();
+        self.set(socket.map_or(Socket::Closed, Socket::Open));
+        opened
+    }
+
+    fn set(&self, socket: Socket) {
+        if let Ok(mut slot) = self.socket.try_borrow_mut() {
+            *slot = socket;
+        }
+    }
+
+    /// Closes the socket if an answer on it is overdue by `timeout` at
+    /// `now` (its waiting hops fail); `true` if it did.
+    pub fn close_if_overdue(&self, now: u64, timeout: Duration) -> bool {
+        let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
+        let overdue = self.socket.try_borrow().ok().and_then(|slot| match &*slot {
+            Socket::Open(socket) if socket.overdue(now, ms) => Some(socket.clone()),
+            _ => None,
+        });
+        let Some(socket) = overdue else { return false };
+        socket.close();
+        self.set(Socket::Closed);
+        true
+    }
+}
+
+fn busy() -> worker::Error {
+    worker::Error::RustError("link busy".into())
+}

@@ -1,0 +1,308 @@
+//! A WebSocket between two objects carrying frames that are each answered,
+//! in order: the hop between replicas (and the echo baseline's) for every
+//! batch that fits in a frame. A frame costs the runtime about half of an
+//! HTTP request between objects (no `Request`/`Response`, no headers, no
+//! new incoming event per message: docs/BENCHMARKS.md measured the echo
+//! both ways), and the hop is the whole cost of replication.
+//!
+//! The opener authenticates once (the upgrade request carries the internal
+//! key, `internal::admit` checks it); the answering side serves each frame
+//! synchronously as it arrives, so answers come back in the order the
+//! frames were sent and the opener matches them first in, first out.
+//! An answer frame is a 2-byte status (little-endian; 200 or the HTTP
+//! status the same batch would have got) and a body.
+//!
+//! Bounds: a frame is at most [`MAX_FRAME_BYTES`] (bigger batches go over
+//! HTTP); the opener's unanswered frames are bounded by its callers (one
+//! delivery in flight per lane) and a socket with an answer overdue is
+//! closed ([`Outgoing::overdue`]); a closed socket fails its waiting
+//! frames at once.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::rc::Rc;
+
+use futures_channel::oneshot;
+use js_sys::Uint8Array;
+use worker::wasm_bindgen::JsCast;
+use worker::wasm_bindgen::closure::Closure;
+use worker::worker_sys::ext::{ResponseExt, WebSocketExt};
+use worker::{Error, Response, Result, WebSocketPair, web_sys};
+
+use crate::internal::{self, RawStub};
+
+/// Most bytes of one frame, either way: the smallest WebSocket receive
+/// limit of the runtimes (1 MiB in workerd and for Workers; 32 MiB for
+/// Durable Objects on the platform).
+pub const MAX_FRAME_BYTES: usize = 1 << 20;
+/// The answer frame's status prefix.
+const STATUS_BYTES: usize = 2;
+/// Most bytes of an answer frame's body.
+pub const MAX_ANSWER_BYTES: usize = MAX_FRAME_BYTES - STATUS_BYTES;
+
+/// The answer frame to a frame: `status` then `body`.
+pub fn answer_frame(status: u16, body: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(STATUS_BYTES + body.len());
+    frame.extend_from_slice(&status.to_le_bytes());
+    frame.extend_from_slice(body);
+    frame
+}
+
+/// (status, body) of an answer frame; `None` if it is too short.
+pub fn parse_answer(frame: &[u8]) -> Option<(u16, &[u8])> {
+    let (status, body) = frame.split_first_chunk::<STATUS_BYTES>()?;
+    Some((u16::from_le_bytes(*status), body))
+}
+
+/// The opener's frames waiting for their answers, oldest first. Pure
+/// bookkeeping, tested on the host.
+#[derive(Default)]
+struct Waiting {
+    /// (sent at ms, where the answer goes).
+    queue: VecDeque<(u64, oneshot::Sender<Vec<u8>>)>,
+    closed: bool,
+}
+
+impl Waiting {
+    /// A frame sent at `now` waits for its answer; `None` once closed.
+    fn wait(&mut self, now: u64) -> Option<oneshot::Receiver<Vec<u8>>> {
+        if self.closed {
+            return None;
+        }
+        let (tx, rx) = oneshot::channel();
+        self.queue.push_back((now, tx));
+        Some(rx)
+    }
+
+    /// The next answer arrived: it is the oldest waiting frame's.
+    fn answer(&mut self, frame: Vec<u8>) {
+        if let Some((_, tx)) = self.queue.pop_front() {
+            let _ = tx.send(frame);
+        }
+    }
+
+    /// Has the oldest frame waited longer than `timeout_ms`?
+    fn overdue(&self, now: u64, timeout_ms: u64) -> bool {
+        self.queue.front().is_some_and(|(sent, _)| now.saturating_sub(*sent) > timeout_ms)
+    }
+
+    /// No more answers: every waiting frame fails (its receiver sees the
+    /// sender dropped), and so does every later one.
+    fn close(&mut self) {
+        self.closed = true;
+        self.queue.clear();
+    }
+}
+
+type OnMessage = Closure<dyn FnMut(web_sys::MessageEvent)>;
+type OnEnd = Closure<dyn FnMut(web_sys::Event)>;
+
+/// The listeners a socket holds; removed before they are dropped (a JS
+/// event calling a dropped closure would throw).
+struct Listeners {
+    socket: web_sys::WebSocket,
+    on_message: OnMessage,
+    on_end: OnEnd,
+}
+
+impl Listeners {
+    fn attach(socket: web_sys::WebSocket, on_message: OnMessage, on_end: OnEnd) -> Result<Self> {
+        socket.add_event_listener_with_callback("message", on_message.as_ref().unchecked_ref())?;
+        for end in ["close", "error"] {
+            socket.add_event_listener_with_callback(end, on_end.as_ref().unchecked_ref())?;
+        }
+        Ok(Listeners { socket, on_message, on_end })
+    }
+}
+
+impl Drop for Listeners {
+    fn drop(&mut self) {
+        let _ = self.socket.remove_event_listener_with_callback("message", self.on_message.as_ref().unchecked_ref());
+        for end in ["close", "error"] {
+            let _ = self.socket.remove_event_listener_with_callback(end, self.on_end.as_ref().unchecked_ref());
+        }
+        let _ = self.socket.close();
+    }
+}
+
+/// The bytes of a message event (a text frame reads as empty).
+fn frame_of(event: &web_sys::MessageEvent) -> Vec<u8> {
+    let data = event.data();
+    if data.is_instance_of::<js_sys::ArrayBuffer>() { Uint8Array::new(&data).to_vec() } else { Vec::new() }
+}
+
+/// Accepts `socket` with binary messages as `ArrayBuffer`s (the standard
+/// default, which the runtime follows, is a `Blob`, read only
+/// asynchronously).
+fn accept(socket: &web_sys::WebSocket) -> Result<()> {
+    socket.accept()?;
+    js_sys::Reflect::set(socket, &"binaryType".into(), &"arraybuffer".into())?;
+    Ok(())
+}
+
+/// Sends `frame` as one binary message. The bytes are copied out of wasm
+/// memory first: the runtime sends asynchronously, after the Rust buffer
+/// may be gone.
+fn send(socket: &web_sys::WebSocket, frame: &[u8]) -> Result<()> {
+    socket.send_with_array_buffer(&Uint8Array::from(frame).buffer())?;
+    Ok(())
+}
+
+/// The opening side: frames out, answers back.
+pub struct Outgoing {
+    waiting: Rc<RefCell<Waiting>>,
+    listeners: Listeners,
+}
+
+impl Outgoing {
+    /// Opens a socket to the object behind `stub` (`url`: its link
+    /// operation), presenting the internal `key`; `None` if the object
+    /// answered with something else (a refusal: 403, 410, 503).
+    pub async fn open(stub: &RawStub, url: &str, key: &str) -> Result<Option<Outgoing>> {
+        let resp = internal::upgrade(stub, url, key).await?;
+        let Some(socket) = resp.websocket() else { return Ok(None) };
+        accept(&socket)?;
+        let waiting = Rc::new(RefCell::new(Waiting::default()));
+        let answers = waiting.clone();
+        let on_message = Closure::new(move |event: web_sys::MessageEvent| {
+            if let Ok(mut w) = answers.try_borrow_mut() {
+                w.answer(frame_of(&event));
+            }
+        });
+        let ends = waiting.clone();
+        let on_end = Closure::new(move |_: web_sys::Event| {
+            if let Ok(mut w) = ends.try_borrow_mut() {
+                w.close();
+            }
+        });
+        let listeners = Listeners::attach(socket, on_message, on_end)?;
+        Ok(Some(Outgoing { waiting, listeners }))
+    }
+
+    /// Sends `frame` (at most [`MAX_FRAME_BYTES`]) at `now` and waits for
+    /// its answer: (status, body). Fails if the socket closes first.
+    pub async fn exchange(&self, frame: &[u8], now: u64) -> Result<(u16, Vec<u8>)> {
+        let closed = || Error::RustError("the socket closed".into());
+        let answer = self.waiting.try_borrow_mut().ok().and_then(|mut w| w.wait(now)).ok_or_else(closed)?;
+        if let Err(e) = send(&self.listeners.socket, frame) {
+            self.close();
+            return Err(e);
+        }
+        let answer = answer.await.map_err(|_| closed())?;
+        let (status, body) = parse_answer(&answer).ok_or_else(|| Error::RustError("a short answer frame".into()))?;
+        Ok((status, body.to_vec()))
+    }
+
+    /// Has an answer been due for longer than `timeout_ms`?
+    pub fn overdue(&self, now: u64, timeout_ms: u64) -> bool {
+        self.waiting.try_borrow().is_ok_and(|w| w.overdue(now, timeout_ms))
+    }
+
+    /// Fails every waiting frame and every later one (the socket itself
+    /// closes when this is dropped).
+    pub fn close(&self) {
+        if let Ok(mut w) = self.waiting.try_borrow_mut() {
+            w.close();
+        }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.waiting.try_borrow().map_or(true, |w| w.closed)
+    }
+}
+
+impl Drop for Outgoing {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The answering side of one socket; closed when dropped.
+pub struct Incoming {
+    ended: Rc<Cell<bool>>,
+    _listeners: Listeners,
+}
+
+impl Incoming {
+    /// Accepts a socket whose frames are answered by `serve` (status,
+    /// body), each as it arrives. Returns the `101` answer to the upgrade
+    /// request and the socket, which the caller keeps.
+    pub fn accept(serve: impl Fn(&[u8]) -> (u16, Vec<u8>) + 'static) -> Result<(Response, Incoming)> {
+        let pair = WebSocketPair::new()?;
+        let socket: web_sys::WebSocket = pair.server.as_ref().clone();
+        accept(&socket)?;
+        let answer_to = socket.clone();
+        let on_message = Closure::new(move |event: web_sys::MessageEvent| {
+            let (status, body) = serve(&frame_of(&event));
+            // A send on a closing socket fails; the opener's wait fails too.
+            let _ = send(&answer_to, &answer_frame(status, &body));
+        });
+        let ended = Rc::new(Cell::new(false));
+        let ends = ended.clone();
+        let on_end = Closure::new(move |_: web_sys::Event| ends.set(true));
+        let listeners = Listeners::attach(socket, on_message, on_end)?;
+        Ok((Response::from_websocket(pair.client)?, Incoming { ended, _listeners: listeners }))
+    }
+
+    pub fn ended(&self) -> bool {
+        self.ended.get()
+    }
+}
+
+/// The sockets an object accepted and keeps open, at most a bound: beyond
+/// it the oldest closes (an opener that lost its socket opens a new one,
+/// and the runtime may not tell the old one's end at once).
+#[derive(Default)]
+pub struct Accepted(VecDeque<Incoming>);
+
+impl Accepted {
+    pub fn keep(&mut self, socket: Incoming, max: usize) {
+        self.0.retain(|s| !s.ended());
+        self.0.push_back(socket);
+        while self.0.len() > max {
+            self.0.pop_front();
+        }
+    }
+
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_answer_frame_is_a_status_and_a_body() {
+        let frame = answer_frame(503, b"paused");
+        assert_eq!(parse_answer(&frame), Some((503, &b"paused"[..])));
+        assert_eq!(parse_answer(&answer_frame(200, b"")), Some((200, &b""[..])));
+        assert_eq!(parse_answer(&[7]), None, "shorter than the status");
+    }
+
+    #[test]
+    fn answers_go_to_the_oldest_waiting_frame() {
+        let mut w = Waiting::default();
+        let mut first = w.wait(10).unwrap();
+        let mut second = w.wait(20).unwrap();
+        w.answer(b"one".to_vec());
+        assert_eq!(first.try_recv().ok().flatten(), Some(b"one".to_vec()));
+        assert_eq!(second.try_recv().ok().flatten(), None, "not answered yet");
+        assert!(w.overdue(20 + 5_001, 5_000), "the second frame waited too long");
+        assert!(!w.overdue(20 + 5_000, 5_000));
+        w.answer(b"two".to_vec());
+        assert_eq!(second.try_recv().ok().flatten(), Some(b"two".to_vec()));
+        assert!(!w.overdue(u64::MAX, 0), "nothing waits");
+    }
+
+    #[test]
+    fn closing_fails_the_waiting_frames_and_every_later_one() {
+        let mut w = Waiting::default();
+        let mut waiting = w.wait(0).unwrap();
+        w.close();
+        assert!(waiting.try_recv().is_err(), "the sender is gone");
+        assert!(w.wait(1).is_none());
+        w.answer(b"late".to_vec());
+    }
+}
