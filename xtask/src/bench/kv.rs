@@ -23,9 +23,10 @@
 //! linearizable GET waits for one confirm round to a peer). Results go
 //! to stdout, `target/bench/kv.json` and `target/bench/kv.md` (the table
 //! docs/BENCHMARKS.md quotes). For the replicated store they also give the
-//! requests and messages the replicas sent each other per operation (the
-//! `requests_out` and `msgs_out` of `GET /v1/{ns}/status`, around each of
-//! its series): how many pushes and confirms one request carries.
+//! deliveries (socket frames or HTTP requests, each carrying a batch) and
+//! messages the replicas sent each other per operation (the
+//! `deliveries_out` and `msgs_out` of `GET /v1/{ns}/status`, around each of
+//! its series): how many pushes and confirms one delivery carries.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -116,7 +117,7 @@ struct Stats {
     /// CPU time of the server's processes per successful operation, by
     /// command (`node`: wrangler, `workerd`); empty without /proc.
     cpu_ms_per_op: BTreeMap<String, f64>,
-    /// The replicated store: requests and messages between replicas per
+    /// The replicated store: deliveries and messages between replicas per
     /// successful operation (heartbeats and gossip included).
     #[serde(skip_serializing_if = "Option::is_none")]
     replica_traffic_per_op: Option<Traffic>,
@@ -131,10 +132,10 @@ struct Series {
     traffic: Option<Traffic>,
 }
 
-/// Requests and messages the three replicas sent each other.
+/// Deliveries and messages the three replicas sent each other.
 #[derive(Serialize, Clone, Copy, Default)]
 struct Traffic {
-    requests: f64,
+    deliveries: f64,
     messages: f64,
 }
 
@@ -144,14 +145,14 @@ impl Traffic {
     fn read(base: &str, token: &str, ns: &str) -> Option<Traffic> {
         let status = namespace_status(base, token, ns).ok()?;
         let sum = |field: &str| replica_sum(&status, field) as f64;
-        Some(Traffic { requests: sum("requests_out"), messages: sum("msgs_out") })
+        Some(Traffic { deliveries: sum("deliveries_out"), messages: sum("msgs_out") })
     }
 
     /// What was sent between two readings; `None` if a replica restarted
     /// in between (its counters started again from 0).
     fn since(self, before: Traffic) -> Option<Traffic> {
-        let (requests, messages) = (self.requests - before.requests, self.messages - before.messages);
-        (requests >= 0.0 && messages >= 0.0).then_some(Traffic { requests, messages })
+        let (deliveries, messages) = (self.deliveries - before.deliveries, self.messages - before.messages);
+        (deliveries >= 0.0 && messages >= 0.0).then_some(Traffic { deliveries, messages })
     }
 }
 
@@ -240,7 +241,7 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
                     // restarted, reports no traffic.
                     let sent = sent_before.zip(sent_after).and_then(|(b, a)| a.since(b));
                     *traffic = traffic.zip(sent).map(|(sum, sent)| Traffic {
-                        requests: sum.requests + sent.requests,
+                        deliveries: sum.deliveries + sent.deliveries,
                         messages: sum.messages + sent.messages,
                     });
                 }
@@ -262,7 +263,7 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
                 .map(|(c, t)| (c.clone(), t.as_secs_f64() * 1000.0 / ops))
                 .collect();
             let replica_traffic_per_op =
-                traffic.map(|t| Traffic { requests: t.requests / ops, messages: t.messages / ops });
+                traffic.map(|t| Traffic { deliveries: t.deliveries / ops, messages: t.messages / ops });
             Stats { backend: b.name(), op: *op, summary, cpu_ms_per_op, replica_traffic_per_op }
         })
         .collect();
@@ -384,10 +385,10 @@ fn markdown(r: &Report) -> String {
     let _ = writeln!(md);
     for s in &r.results {
         if let Some(t) = s.replica_traffic_per_op {
-            let (requests, messages) = (t.requests, t.messages);
+            let (deliveries, messages) = (t.deliveries, t.messages);
             let _ = writeln!(
                 md,
-                "{} {:?}: {requests:.2} requests and {messages:.2} messages between replicas per operation",
+                "{} {:?}: {deliveries:.2} deliveries and {messages:.2} messages between replicas per operation",
                 s.backend, s.op
             );
         }

@@ -236,7 +236,7 @@ fn replicas(status: &serde_json::Value) -> &[serde_json::Value] {
     status.get("replicas").and_then(serde_json::Value::as_array).map_or(&[], Vec::as_slice)
 }
 
-/// A counter of the status lines (`bytes_out`, `requests_out`, ...) summed
+/// A counter of the status lines (`bytes_out`, `deliveries_out`, ...) summed
 /// over the replicas.
 fn replica_sum(status: &serde_json::Value, field: &str) -> u64 {
     replicas(status).iter().filter_map(|r| r.get(field).and_then(serde_json::Value::as_u64)).sum()

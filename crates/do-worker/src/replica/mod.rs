@@ -101,13 +101,14 @@ impl DurableObject for Replica {
 struct Counters {
     msgs_in: Cell<u64>,
     msgs_out: Cell<u64>,
-    /// Bytes of message batches this replica sent to the others: request
-    /// bodies of its deliveries and response bodies of the replies it
-    /// returned (`cargo xtask bench scale` reads it for the idle traffic).
+    /// Bytes of message batches this replica sent to the others: the
+    /// batches of its deliveries and of the replies it returned (`cargo
+    /// xtask bench scale` reads it for the idle traffic).
     bytes_out: Cell<u64>,
-    /// Requests this replica sent to the others (each carries a batch:
-    /// `msgs_out` / `requests_out` is the batching).
-    requests_out: Cell<u64>,
+    /// Deliveries this replica sent to the others, socket frames or HTTP
+    /// requests (each carries a batch: `msgs_out` / `deliveries_out` is
+    /// the batching).
+    deliveries_out: Cell<u64>,
     send_failures: Cell<u64>,
     refused: Cell<u64>,
 }
@@ -332,7 +333,7 @@ impl Host {
             msgs_in: self.counters.msgs_in.get(),
             msgs_out: self.counters.msgs_out.get(),
             bytes_out: self.counters.bytes_out.get(),
-            requests_out: self.counters.requests_out.get(),
+            deliveries_out: self.counters.deliveries_out.get(),
             send_failures: self.counters.send_failures.get(),
             refused: self.counters.refused.get(),
         })?)
@@ -428,10 +429,10 @@ struct StatusLine {
     memory_budget_bytes: Option<u64>,
     msgs_in: u64,
     msgs_out: u64,
-    /// Bytes sent to the other replicas (requests and replies).
+    /// Bytes sent to the other replicas (deliveries and replies).
     bytes_out: u64,
-    /// Requests sent to the other replicas (each carries a batch).
-    requests_out: u64,
+    /// Deliveries to the other replicas (each carries a batch).
+    deliveries_out: u64,
     send_failures: u64,
     refused: u64,
 }

@@ -142,7 +142,7 @@ impl Host {
         drop(batch);
         let link = self.link(ns, to)?;
         add(&self.counters.bytes_out, body.len());
-        bump(&self.counters.requests_out);
+        bump(&self.counters.deliveries_out);
         let (status, bytes) = match link.exchange(key, &body, DELIVERY_TIMEOUT).await {
             Ok(answer) => answer,
             Err(e) => {
