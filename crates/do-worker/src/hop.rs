@@ -25,9 +25,9 @@ enum Socket {
     Open(Rc<Outgoing>),
 }
 
-/// A cached route to one object. Drop it when a hop through it fails: the
-/// next one makes a new stub and socket (a stub whose object threw stays
-/// broken).
+/// A cached route to one object. Drop it when a hop through it fails, or
+/// when it is [`Link::lost`]: the next one makes a new stub and socket (a
+/// stub whose object threw stays broken).
 pub struct Link {
     stub: RawStub,
     msg_url: String,
@@ -66,6 +66,13 @@ impl Link {
         let socket = opened.as_ref().ok().cloned().flatten();
         self.set(socket.map_or(Socket::Closed, Socket::Open));
         opened
+    }
+
+    /// Its socket was open and has closed: the object at the other end
+    /// most likely went away (was reset, evicted), and its stub with it.
+    /// Known from the socket's close event, before any hop fails.
+    pub fn lost(&self) -> bool {
+        self.socket.try_borrow().is_ok_and(|slot| matches!(&*slot, Socket::Open(socket) if socket.is_closed()))
     }
 
     fn set(&self, socket: Socket) {

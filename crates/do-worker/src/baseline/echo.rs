@@ -152,7 +152,9 @@ impl EchoBaseline {
     }
 
     fn link(&self, ns: &str) -> HttpResult<Rc<Link>> {
-        if let Some(Some(link)) = self.link.try_borrow().ok().as_deref() {
+        if let Some(Some(link)) = self.link.try_borrow().ok().as_deref()
+            && !link.lost()
+        {
             return Ok(link.clone());
         }
         let stub = internal::raw_stub(&self.env, ECHO_BINDING, &back(ns))?;

@@ -174,10 +174,13 @@ impl Host {
     }
 
     /// The link to `to`, kept until a delivery through it fails (see
-    /// `forget_link`).
+    /// `forget_link`) or its socket closes (the peer was reset: a new link
+    /// reaches the new instance at once, not after one failed delivery).
     fn link(&self, ns: &str, to: ReplicaName) -> Result<Rc<Link>> {
         let i = usize::from(to.index());
-        if let Some(Some(link)) = self.links.try_borrow().ok().as_ref().and_then(|l| l.get(i)) {
+        if let Some(Some(link)) = self.links.try_borrow().ok().as_ref().and_then(|l| l.get(i))
+            && !link.lost()
+        {
             return Ok(link.clone());
         }
         let stub = internal::raw_stub(&self.env, REPLICA_BINDING, &to.object_name(ns))?;
