@@ -212,6 +212,23 @@ pub async fn raw(mut req: Request, env: &Env, ns: &str, r: ReplicaName, auth: bo
     Ok(internal::call(&stub, &target, key, Some(&body), &[("content-type", "application/json")]).await?)
 }
 
+/// `POST /v1/{ns}/_test/link/{r}?auth=0|1`: asks replica `r` for a socket
+/// (`GET /link`) with or without the internal credential; answers
+/// `{"status"}`, the status the replica answered (101: a socket, which is
+/// closed at once).
+pub async fn link(env: &Env, ns: &str, r: ReplicaName, auth: bool) -> HttpResult {
+    let secret = secret(env)?;
+    let key = if auth { Some(secret.as_str()) } else { None };
+    let target = Target::new(ReplicaOp::Link, ns, Some(r));
+    let resp = internal::call(&replica_stub(env, ns, r)?, &target, key, None, &[("upgrade", "websocket")]).await?;
+    let status = resp.status_code();
+    if let Some(socket) = resp.websocket() {
+        socket.accept()?;
+        socket.close(Some(1000), Some("test hook"))?;
+    }
+    Ok(http::json(&json!({ "status": status }))?)
+}
+
 /// `/health?deep=1`: one authenticated round trip through a `Replica` stub.
 pub async fn ping(env: &Env, object: &str) -> Result<Value> {
     let secret = internal::internal_key(env).map_err(|p| worker::Error::RustError(p.to_string()))?;

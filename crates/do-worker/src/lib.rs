@@ -140,6 +140,7 @@ async fn handle(req: Request, env: &Env) -> HttpResult {
         Route::Migrations { ns } => claims::api::migrations(env, &ns).await,
         Route::Pause { ns, replica, ms } => api::pause(env, &ns, replica, ms).await,
         Route::Raw { ns, replica, auth } => api::raw(req, env, &ns, replica, auth).await,
+        Route::Link { ns, replica, auth } => api::link(env, &ns, replica, auth).await,
         Route::Trace { ns, replica, after } => api::trace(env, &ns, replica, after).await,
         Route::ClaimCreate { ns } => claims::api::create(req, env, &ns).await,
         Route::ClaimGet { ns, claim } => claims::api::get(env, &ns, &claim).await,

@@ -79,6 +79,11 @@ pub enum Route {
     /// body is delivered to the replica's peer-message endpoint as is, with
     /// or without the internal credential, and its answer returned.
     Raw { ns: String, replica: ReplicaName, auth: bool },
+    /// `POST /v1/{ns}/_test/link/{replica}?auth=0|1` (test hooks only): the
+    /// Worker asks the replica for a socket (`GET /link`, as another replica
+    /// does), with or without the internal credential, and answers the
+    /// status it got (a socket that opened is closed at once).
+    Link { ns: String, replica: ReplicaName, auth: bool },
     /// `POST /v1/{ns}/claims`: authorize an attempt.
     ClaimCreate { ns: String },
     /// `GET /v1/{ns}/claims/{claim}`.
@@ -161,6 +166,7 @@ impl Route {
             | Route::Migrations { ns }
             | Route::Pause { ns, .. }
             | Route::Raw { ns, .. }
+            | Route::Link { ns, .. }
             | Route::Trace { ns, .. }
             | Route::ClaimReap { ns }
             | Route::ClaimBulk { ns, .. }
@@ -344,7 +350,7 @@ fn kv(method: &str, backend: Backend, ns_raw: &str, key_raw: &str) -> Route {
 
 fn test_hook(method: &str, ns_raw: &str, hook: &str, query: Option<&str>) -> Route {
     let Some((name, replica_raw)) = hook.split_once('/') else { return Route::NotFound };
-    if !matches!(name, "evict" | "pause" | "raw" | "trace") {
+    if !matches!(name, "evict" | "pause" | "raw" | "link" | "trace") {
         return Route::NotFound;
     }
     let allow = if name == "trace" { "GET" } else { "POST" };
@@ -365,11 +371,16 @@ fn test_hook(method: &str, ns_raw: &str, hook: &str, query: Option<&str>) -> Rou
             Some(Ok(ms)) if (1..=MAX_PAUSE_MS).contains(&ms) => Route::Pause { ns, replica, ms },
             _ => bad("bad_request", format!("query parameter `ms` must be 1 to {MAX_PAUSE_MS}")),
         },
-        _ => match param(query, "auth") {
-            None | Some("1") => Route::Raw { ns, replica, auth: true },
-            Some("0") => Route::Raw { ns, replica, auth: false },
-            Some(other) => bad("bad_request", format!("query parameter `auth` must be 0 or 1, not {other:?}")),
-        },
+        _ => {
+            let auth = match param(query, "auth") {
+                None | Some("1") => true,
+                Some("0") => false,
+                Some(other) => {
+                    return bad("bad_request", format!("query parameter `auth` must be 0 or 1, not {other:?}"));
+                }
+            };
+            if name == "raw" { Route::Raw { ns, replica, auth } } else { Route::Link { ns, replica, auth } }
+        }
     })
 }
 
@@ -513,6 +524,11 @@ mod tests {
         assert_eq!(code(route("POST", "/v1/s/_test/pause/r1", Some("ms=0"), true)), "bad_request");
         assert_eq!(code(route("POST", "/v1/s/_test/pause/r1", Some("ms=30001"), true)), "bad_request");
         assert_eq!(code(route("POST", "/v1/s/_test/raw/r1", Some("auth=2"), true)), "bad_request");
+        assert_eq!(
+            route("POST", "/v1/s/_test/link/r2", Some("auth=0"), true),
+            Route::Link { ns: "s".into(), replica: ReplicaName::R2, auth: false }
+        );
+        assert_eq!(code(route("POST", "/v1/s/_test/link/r1", Some("auth=x"), true)), "bad_request");
         assert_eq!(r("POST", "/v1/s/_test/nope/r1"), Route::NotFound);
         for (m, p) in [
             ("POST", "/v1/s/_test/evict/r1"),
@@ -521,6 +537,7 @@ mod tests {
             ("POST", "/v1/%00/_test/evict/r1"),
             ("POST", "/v1/s/_test/pause/r1"),
             ("POST", "/v1/s/_test/raw/r0"),
+            ("POST", "/v1/s/_test/link/r0"),
             ("GET", "/v1/s/_test/trace/r0"),
             ("GET", "/_bench/mem/s/kv/k"),
             ("PUT", "/_bench/sql/s/kv/k"),

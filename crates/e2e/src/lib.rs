@@ -312,6 +312,15 @@ impl Store {
         resp.json()
     }
 
+    /// `POST /v1/{ns}/_test/evict/all`: the three replicas reset at once,
+    /// so none is left to reseed the others (their memory is gone); fails
+    /// the test unless it is 200.
+    pub async fn evict_all(&self, ns: &str) -> Value {
+        let resp = self.request("POST", &format!("/v1/{}/_test/evict/all", enc(ns)), None, &[]).await;
+        assert_eq!(resp.status, 200, "evict all: {}", resp.text());
+        resp.json()
+    }
+
     /// Saves the namespace's replica traces for trace validation (`cargo
     /// xtask validate`, docs/verification.md 1.6) when `HANDOFF_TRACE_DIR`
     /// is set (`cargo xtask e2e` sets it and has the Worker record): one

@@ -16,8 +16,7 @@ async fn after_all_replicas_are_evicted_the_executing_workers_heartbeat_restores
     accepted(&c.activate("j", "first", 1, "w1", 30_000).await);
     assert_eq!(s.get(&c.ns, "_remora/lease/j").await.status, 200);
 
-    let evicted = s.request("POST", &format!("/v1/{}/_test/evict/all", e2e::enc(&c.ns)), None, &[]).await;
-    assert_eq!(evicted.status, 200, "{}", evicted.text());
+    s.evict_all(&c.ns).await;
     // The store lost the lease.
     s.get(&c.ns, "_remora/lease/j").await.expect_error(404, "key_not_found");
     assert!(c.get("j").await["lease"].is_null());
@@ -48,8 +47,7 @@ async fn a_lease_that_expired_before_the_loss_is_not_restored() {
     assert_eq!(c.create("j", 1, "w1", LONG).await.status, 201);
     accepted(&c.activate("j", "first", 1, "w1", 1500).await);
     tokio::time::sleep(std::time::Duration::from_millis(2000)).await;
-    let evicted = s.request("POST", &format!("/v1/{}/_test/evict/all", e2e::enc(&c.ns)), None, &[]).await;
-    assert_eq!(evicted.status, 200, "{}", evicted.text());
+    s.evict_all(&c.ns).await;
     assert_eq!(outcome(&c.heartbeat("j", 1, "w1", 30_000).await), ("refused".into(), Some("lease_lost".into())));
     s.get(&c.ns, "_remora/lease/j").await.expect_error(404, "key_not_found");
     assert!(c.get("j").await["lease"].is_null());

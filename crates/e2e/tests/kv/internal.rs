@@ -74,6 +74,14 @@ async fn replicas_refuse_requests_without_the_worker_credential() {
     // was the credential check, not a broken endpoint.
     let resp = s.request("POST", &format!("/v1/{ns}/_test/raw/r1?auth=1"), Some(body), &[]).await;
     assert_eq!(resp.status, 200, "{}", resp.text());
+    // The socket between replicas (`GET /link`) is refused the same way,
+    // and opens with the credential.
+    for (r, auth, status) in [("r0", 0, 403), ("r1", 0, 403), ("r2", 0, 403), ("r2", 1, 101)] {
+        let resp = s.request("POST", &format!("/v1/{ns}/_test/link/{r}?auth={auth}"), None, &[]).await;
+        assert_eq!(resp.status, 200, "{}", resp.text());
+        let got = resp.json()["status"].as_u64();
+        assert_eq!(got, Some(status), "{r} auth={auth}: {}", resp.text());
+    }
 }
 
 #[tokio::test]
