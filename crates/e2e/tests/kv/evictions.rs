@@ -146,3 +146,32 @@ async fn evict_hook_errors() {
     s.request("POST", "/v1/a%2Fb/_test/evict/r0", None, &[]).await.expect_error(400, "invalid_namespace");
     s.request("POST", &format!("/v1/{ns}/_test/pause/r1?ms=0"), None, &[]).await.expect_error(400, "bad_request");
 }
+
+/// The hop between replicas carries a batch up to 1 MB as one WebSocket
+/// frame and a bigger one over HTTP (docs/handoff.md section 4): values
+/// on either side of that line replicate, and come back after the
+/// coordinator and then a peer are evicted (the collect's and the
+/// reseed's chunks, up to 1 MiB each, go back as the peers' own
+/// deliveries when they do not fit in an answer frame). Both ways work
+/// here; that a frame stays under the platform's limit is the constant's
+/// job (`socket::MAX_FRAME_BYTES`): the local workerd also took 2 MB.
+#[tokio::test]
+async fn values_either_side_of_the_frame_limit_replicate_and_recover() {
+    let s = Store::from_env();
+    let ns = s.new_ns("evict-frames").await;
+    let mut written = Vec::new();
+    for (k, len) in [("fits", 990_000), ("over", 1_000_000), ("max", 1024 * 1024)] {
+        let value: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+        let ack = s.put_until_ack(&ns, k, &value, &e2e::new_wid(), RECOVER).await.expect("write acknowledged");
+        written.push((k.to_string(), value, ack));
+    }
+    check_all(&s, &ns, &written).await;
+    for r in ["r0", "r1"] {
+        s.evict(&ns, r).await;
+        check_all(&s, &ns, &written).await;
+        let after = s.wait_ready(&ns, RECOVER).await;
+        for name in ["r0", "r1", "r2"] {
+            assert_eq!(replica_field(&after, name, "keys"), 3, "{name} after evicting {r}: {after}");
+        }
+    }
+}
