@@ -6,6 +6,7 @@
 use futures_util::future::join_all;
 use protocol::handoff::WriteId;
 use serde_json::{Value, json};
+use worker::worker_sys::ext::{ResponseExt, WebSocketExt};
 use worker::{Env, Request, Result, Stub};
 
 use crate::baseline;
@@ -219,14 +220,14 @@ pub async fn raw(mut req: Request, env: &Env, ns: &str, r: ReplicaName, auth: bo
 pub async fn link(env: &Env, ns: &str, r: ReplicaName, auth: bool) -> HttpResult {
     let secret = secret(env)?;
     let key = if auth { Some(secret.as_str()) } else { None };
-    let target = Target::new(ReplicaOp::Link, ns, Some(r));
-    let resp = internal::call(&replica_stub(env, ns, r)?, &target, key, None, &[("upgrade", "websocket")]).await?;
-    let status = resp.status_code();
+    let url = Target::new(ReplicaOp::Link, ns, Some(r)).url().map_err(|e| HttpError::internal(e.to_string()))?;
+    let stub = internal::raw_stub(env, REPLICA_BINDING, &r.object_name(ns))?;
+    let resp = internal::upgrade(&stub, &url, key).await?;
     if let Some(socket) = resp.websocket() {
-        socket.accept()?;
-        socket.close(Some(1000), Some("test hook"))?;
+        socket.accept().map_err(worker::Error::from)?;
+        socket.close_with_code_and_reason(1000, "test hook").map_err(worker::Error::from)?;
     }
-    Ok(http::json(&json!({ "status": status }))?)
+    Ok(http::json(&json!({ "status": resp.status() }))?)
 }
 
 /// `/health?deep=1`: one authenticated round trip through a `Replica` stub.

@@ -117,10 +117,11 @@ pub async fn exchange(
 }
 
 /// The upgrade request of a [`crate::socket`] to a prebuilt `url` (the
-/// object's link operation), presenting `key`: the runtime's answer, whose
-/// WebSocket the caller accepts.
-pub async fn upgrade(stub: &RawStub, url: &str, key: &str) -> Result<web_sys::Response> {
-    let req = request("GET", url, Some(key), None, &[("upgrade", "websocket")], None)?;
+/// object's link operation), presenting `key` (`None` only for the test
+/// hook that proves objects refuse it): the runtime's answer, whose
+/// WebSocket, if any, the caller accepts.
+pub async fn upgrade(stub: &RawStub, url: &str, key: Option<&str>) -> Result<web_sys::Response> {
+    let req = request("GET", url, key, None, &[("upgrade", "websocket")], None)?;
     Ok(JsFuture::from(stub.fetch_with_request(&req)?).await?.dyn_into()?)
 }
 

@@ -160,7 +160,7 @@ impl Outgoing {
     /// operation), presenting the internal `key`; `None` if the object
     /// answered with something else (a refusal: 403, 410, 503).
     pub async fn open(stub: &RawStub, url: &str, key: &str) -> Result<Option<Outgoing>> {
-        let resp = internal::upgrade(stub, url, key).await?;
+        let resp = internal::upgrade(stub, url, Some(key)).await?;
         let Some(socket) = resp.websocket() else { return Ok(None) };
         accept(&socket)?;
         let waiting = Rc::new(RefCell::new(Waiting::default()));
