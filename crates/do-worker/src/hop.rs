@@ -8,10 +8,12 @@
 //! way it went.
 
 use std::cell::RefCell;
+use std::pin::pin;
 use std::rc::Rc;
 use std::time::Duration;
 
-use worker::Result;
+use futures_util::future::{self, Either};
+use worker::{Delay, Result};
 
 use crate::http::BINARY;
 use crate::internal::{self, RawStub};
@@ -41,28 +43,34 @@ impl Link {
     }
 
     /// Carries `body` to the object, presenting the internal `key`, and
-    /// returns its answer. `timeout` bounds an HTTP hop; a socket's answers
-    /// are bounded by [`Link::close_if_overdue`].
+    /// returns its answer. `timeout` bounds an HTTP hop and the opening of
+    /// the socket; a socket's answers are bounded by
+    /// [`Link::close_if_overdue`].
     pub async fn exchange(&self, key: &str, body: &[u8], timeout: Duration) -> Result<(u16, Vec<u8>)> {
         if body.len() <= MAX_FRAME_BYTES
-            && let Some(socket) = self.socket(key).await?
+            && let Some(socket) = self.socket(key, timeout).await?
         {
             return socket.exchange(body, internal::now_ms()).await;
         }
         internal::exchange(&self.stub, &self.msg_url, key, body, &[("content-type", BINARY)], timeout).await
     }
 
-    /// The open socket, opening it first if there is none; `None` while
-    /// another hop opens it, or if the object answered the upgrade with
-    /// something else than a socket (the HTTP hop then gets that answer).
-    async fn socket(&self, key: &str) -> Result<Option<Rc<Outgoing>>> {
+    /// The open socket, opening it first if there is none (within
+    /// `timeout`: one timer per opening, not per hop); `None` while another
+    /// hop opens it, or if the object answered the upgrade with something
+    /// else than a socket (the HTTP hop then gets that answer).
+    async fn socket(&self, key: &str, timeout: Duration) -> Result<Option<Rc<Outgoing>>> {
         match &*self.socket.try_borrow().map_err(|_| busy())? {
             Socket::Open(socket) if !socket.is_closed() => return Ok(Some(socket.clone())),
             Socket::Opening => return Ok(None),
             Socket::Open(_) | Socket::Closed => {}
         }
         self.set(Socket::Opening);
-        let opened = Outgoing::open(&self.stub, &self.link_url, key).await.map(|s| s.map(Rc::new));
+        let open = pin!(Outgoing::open(&self.stub, &self.link_url, key));
+        let opened = match future::select(open, pin!(Delay::from(timeout))).await {
+            Either::Left((opened, _)) => opened.map(|s| s.map(Rc::new)),
+            Either::Right(_) => Err(worker::Error::RustError("the socket did not open in time".into())),
+        };
         let socket = opened.as_ref().ok().cloned().flatten();
         self.set(socket.map_or(Socket::Closed, Socket::Open));
         opened
