@@ -13,11 +13,13 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use futures_util::future::{self, Either};
-use worker::{Delay, Result};
+use worker::{Delay, Env, Result};
 
 use crate::http::BINARY;
 use crate::internal::{self, RawStub};
+use crate::names::ReplicaName;
 use crate::socket::{MAX_FRAME_BYTES, Outgoing};
+use crate::wire::{Ops, Target};
 
 /// The socket of a link.
 enum Socket {
@@ -38,8 +40,30 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn new(stub: RawStub, msg_url: String, link_url: String) -> Link {
-        Link { stub, msg_url, link_url, socket: RefCell::new(Socket::Closed) }
+    /// The link to object `object` of `binding`, whose message and link
+    /// operations are `msg` and `link` (of namespace `ns`, replica `r`).
+    pub fn to<O: Ops>(
+        env: &Env,
+        (binding, object): (&str, &str),
+        (ns, r): (&str, Option<ReplicaName>),
+        msg: O,
+        link: O,
+    ) -> Result<Link> {
+        let url = |op| Target::new(op, ns, r).url().map_err(|e| worker::Error::RustError(format!("internal url: {e}")));
+        let stub = internal::raw_stub(env, binding, object)?;
+        Ok(Link { stub, msg_url: url(msg)?, link_url: url(link)?, socket: RefCell::new(Socket::Closed) })
+    }
+
+    /// The link kept in `slot`, unless it is [`Link::lost`]; else a new one
+    /// from `make`, kept there from now on (if the slot can be had).
+    pub fn kept(slot: Option<&mut Option<Rc<Link>>>, make: impl FnOnce() -> Result<Link>) -> Result<Rc<Link>> {
+        let Some(slot) = slot else { return make().map(Rc::new) };
+        if let Some(link) = slot.as_ref().filter(|link| !link.lost()) {
+            return Ok(link.clone());
+        }
+        let link = Rc::new(make()?);
+        *slot = Some(link.clone());
+        Ok(link)
     }
 
     /// Carries `body` to the object, presenting the internal `key`, and

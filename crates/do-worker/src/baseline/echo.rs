@@ -32,7 +32,7 @@ use crate::hop::Link;
 use crate::http::BINARY;
 use crate::internal::{self, ECHO_BINDING, now_ms, random_u64, random_u128};
 use crate::socket::{Accepted, Incoming};
-use crate::wire::{EchoOp, Target};
+use crate::wire::EchoOp;
 
 /// Most bytes the answering object sends back (an acknowledgement of a
 /// push is about 70).
@@ -152,18 +152,10 @@ impl EchoBaseline {
     }
 
     fn link(&self, ns: &str) -> HttpResult<Rc<Link>> {
-        if let Some(Some(link)) = self.link.try_borrow().ok().as_deref()
-            && !link.lost()
-        {
-            return Ok(link.clone());
-        }
-        let stub = internal::raw_stub(&self.env, ECHO_BINDING, &back(ns))?;
-        let url = |op| Target::new(op, ns, None).url().map_err(|e| HttpError::internal(format!("internal url: {e}")));
-        let link = Rc::new(Link::new(stub, url(EchoOp::Msg)?, url(EchoOp::Link)?));
-        if let Ok(mut slot) = self.link.try_borrow_mut() {
-            *slot = Some(link.clone());
-        }
-        Ok(link)
+        let mut slot = self.link.try_borrow_mut().ok();
+        let object = back(ns);
+        let make = || Link::to(&self.env, (ECHO_BINDING, &object), (ns, None), EchoOp::Msg, EchoOp::Link);
+        Ok(Link::kept(slot.as_deref_mut(), make)?)
     }
 }
 

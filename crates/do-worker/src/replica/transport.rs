@@ -23,10 +23,10 @@ use super::{Host, add, bump};
 use crate::error::{HttpError, HttpResult};
 use crate::hop::Link;
 use crate::http::BINARY;
-use crate::internal::{self, REPLICA_BINDING, now_ms};
+use crate::internal::{REPLICA_BINDING, now_ms};
 use crate::names::ReplicaName;
 use crate::socket::{Incoming, MAX_ANSWER_BYTES};
-use crate::wire::{ReplicaOp, Target};
+use crate::wire::ReplicaOp;
 
 /// Lanes: 0 = protocol traffic, 1 = anti-entropy.
 pub(super) const LANES: usize = 2;
@@ -177,21 +177,12 @@ impl Host {
     /// `forget_link`) or its socket closes (the peer was reset: a new link
     /// reaches the new instance at once, not after one failed delivery).
     fn link(&self, ns: &str, to: ReplicaName) -> Result<Rc<Link>> {
-        let i = usize::from(to.index());
-        if let Some(Some(link)) = self.links.try_borrow().ok().as_ref().and_then(|l| l.get(i))
-            && !link.lost()
-        {
-            return Ok(link.clone());
-        }
-        let stub = internal::raw_stub(&self.env, REPLICA_BINDING, &to.object_name(ns))?;
-        let url = |op| {
-            Target::new(op, ns, Some(to)).url().map_err(|e| worker::Error::RustError(format!("internal url: {e}")))
-        };
-        let link = Rc::new(Link::new(stub, url(ReplicaOp::Msg)?, url(ReplicaOp::Link)?));
-        if let Some(slot) = self.links.try_borrow_mut().ok().as_mut().and_then(|l| l.get_mut(i)) {
-            *slot = Some(link.clone());
-        }
-        Ok(link)
+        let mut links = self.links.try_borrow_mut().ok();
+        let slot = links.as_mut().and_then(|l| l.get_mut(usize::from(to.index())));
+        let object = to.object_name(ns);
+        Link::kept(slot, || {
+            Link::to(&self.env, (REPLICA_BINDING, &object), (ns, Some(to)), ReplicaOp::Msg, ReplicaOp::Link)
+        })
     }
 
     fn forget_link(&self, to: ReplicaName) {
