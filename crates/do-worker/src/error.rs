@@ -1,8 +1,12 @@
 //! The one error type of every HTTP answer the Worker and its objects give:
-//! [`HttpError`] -- a status, a code, a message (and the header a 503 or a
-//! 405 needs) -- rendered by one [`HttpError::respond`] as the envelope
-//! `{"error":{"code":"...","message":"..."}}`. Handlers return
-//! [`HttpResult`] and use `?`.
+//! [`HttpError`] -- a [`Code`] (which fixes the status), a message, and the
+//! header a 503, 405 or 401 needs -- rendered by one [`HttpError::respond`]
+//! as the envelope `{"error":{"code":"...","message":"..."}}`. Handlers
+//! return [`HttpResult`] and use `?`.
+//!
+//! Every error code the API can answer is one [`Code`] variant, declared
+//! once below with its status: call sites name the variant, never a string,
+//! and docs/openapi.json is checked against this table (`every_code_is_documented`).
 
 use serde::Serialize;
 use worker::{Headers, Response};
@@ -10,13 +14,113 @@ use worker::{Headers, Response};
 /// What a handler returns.
 pub type HttpResult<T = Response> = std::result::Result<T, HttpError>;
 
+/// Declares the error codes: `Variant = status "wire_code",`.
+macro_rules! codes {
+    ($($(#[$doc:meta])* $variant:ident = $status:literal $code:literal,)*) => {
+        /// A stable, snake_case error code clients may match on, and its status.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Code {
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Code {
+            /// Every code, in declaration order.
+            pub const ALL: &'static [Code] = &[$(Code::$variant,)*];
+
+            /// The HTTP status this code is answered with.
+            pub fn status(self) -> u16 {
+                match self {
+                    $(Code::$variant => $status,)*
+                }
+            }
+
+            /// The code on the wire.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(Code::$variant => $code,)*
+                }
+            }
+        }
+    };
+}
+
+codes! {
+    // 400: the request is malformed.
+    BadRequest = 400 "bad_request",
+    InvalidBody = 400 "invalid_body",
+    InvalidNamespace = 400 "invalid_namespace",
+    InvalidKey = 400 "invalid_key",
+    InvalidReplica = 400 "invalid_replica",
+    InvalidWriteId = 400 "invalid_write_id",
+    InvalidClaim = 400 "invalid_claim",
+    InvalidWorker = 400 "invalid_worker",
+    InvalidIdempotencyKey = 400 "invalid_idempotency_key",
+    MissingIdempotencyKey = 400 "missing_idempotency_key",
+    InvalidTtl = 400 "invalid_ttl",
+    InvalidSetting = 400 "invalid_setting",
+    InvalidRights = 400 "invalid_rights",
+    /// Internal: a replica was sent a batch it cannot decode.
+    BadMessage = 400 "bad_message",
+    /// Internal: the request reached another object than the one it names.
+    WrongObject = 400 "wrong_object",
+    /// Internal: a client request reached a peer, not the coordinator.
+    NotCoordinator = 400 "not_coordinator",
+    // 401, 403, 404, 405.
+    Unauthorized = 401 "unauthorized",
+    Forbidden = 403 "forbidden",
+    ReservedKey = 403 "reserved_key",
+    NotFound = 404 "not_found",
+    NamespaceNotFound = 404 "namespace_not_found",
+    KeyNotFound = 404 "key_not_found",
+    ClaimNotFound = 404 "claim_not_found",
+    MethodNotAllowed = 405 "method_not_allowed",
+    // 409, 410, 413: the request conflicts with the state, or is too big.
+    /// Internal: the protocol refused a client input.
+    Refused = 409 "refused",
+    NamespaceExists = 409 "namespace_exists",
+    NamespaceDeleting = 409 "namespace_deleting",
+    NamespaceLimit = 409 "namespace_limit",
+    ClaimExists = 409 "claim_exists",
+    StaleFence = 409 "stale_fence",
+    IdempotencyKeyReused = 409 "idempotency_key_reused",
+    /// Internal: the namespace's replicas are not running.
+    NamespaceNotRunning = 410 "namespace_not_running",
+    ValueTooLarge = 413 "value_too_large",
+    BodyTooLarge = 413 "body_too_large",
+    // 500: the deployment or the object failed.
+    Internal = 500 "internal",
+    InternalKeyMissing = 500 "internal_key_missing",
+    AdminTokenMissing = 500 "admin_token_missing",
+    Storage = 500 "storage",
+    LeaseStore = 500 "lease_store",
+    /// Test hook: the object survived its reset.
+    EvictFailed = 500 "evict_failed",
+    /// Internal: the object survived its stop.
+    StopFailed = 500 "stop_failed",
+    // 503 (with Retry-After): retry later.
+    Recovering = 503 "recovering",
+    Superseded = 503 "superseded",
+    Overloaded = 503 "overloaded",
+    NotCommitted = 503 "not_committed",
+    NotConfirmed = 503 "not_confirmed",
+    Paused = 503 "paused",
+    ReplicaUnavailable = 503 "replica_unavailable",
+    ReplicaUnreachable = 503 "replica_unreachable",
+    NamespaceStopping = 503 "namespace_stopping",
+    RegistryUnavailable = 503 "registry_unavailable",
+    DeleteIncomplete = 503 "delete_incomplete",
+    ClaimStoreUnavailable = 503 "claim_store_unavailable",
+    LeaseStoreUnavailable = 503 "lease_store_unavailable",
+    ActivationPending = 503 "activation_pending",
+    // 507: no room.
+    NamespaceFull = 507 "namespace_full",
+}
+
 #[derive(Debug)]
 pub enum HttpError {
     /// An answer with an error status.
     Answer {
-        status: u16,
-        /// Stable, snake_case code clients may match on.
-        code: &'static str,
+        code: Code,
         /// Free text for humans; not part of the contract.
         message: String,
         /// `Retry-After` on a 503, `Allow` on a 405, `WWW-Authenticate` on a 401.
@@ -30,30 +134,33 @@ pub enum HttpError {
 }
 
 impl HttpError {
-    pub fn new(status: u16, code: &'static str, message: impl Into<String>) -> HttpError {
-        HttpError::Answer { status, code, message: message.into(), header: None }
+    pub fn new(code: Code, message: impl Into<String>) -> HttpError {
+        HttpError::Answer { code, message: message.into(), header: None }
     }
 
     /// 500 `internal`.
     pub fn internal(message: impl Into<String>) -> HttpError {
-        HttpError::new(500, "internal", message)
+        HttpError::new(Code::Internal, message)
     }
 
-    /// A 503 with `Retry-After` (whole seconds, at least 1).
-    pub fn unavailable(code: &'static str, message: impl Into<String>, retry_after_ms: u64) -> HttpError {
+    /// A 503 `code` with `Retry-After` (whole seconds, at least 1).
+    pub fn unavailable(code: Code, message: impl Into<String>, retry_after_ms: u64) -> HttpError {
         let secs = retry_after_ms.div_ceil(1000).max(1);
-        HttpError::Answer {
-            status: 503,
-            code,
-            message: message.into(),
-            header: Some(("retry-after", secs.to_string())),
-        }
+        HttpError::new(code, message).with_header("retry-after", &secs.to_string())
     }
 
     /// The status of an answer (`None` for a runtime error).
     pub fn status(&self) -> Option<u16> {
         match self {
-            HttpError::Answer { status, .. } => Some(*status),
+            HttpError::Answer { code, .. } => Some(code.status()),
+            HttpError::Runtime(_) => None,
+        }
+    }
+
+    /// The code of an answer (`None` for a runtime error).
+    pub fn code(&self) -> Option<Code> {
+        match self {
+            HttpError::Answer { code, .. } => Some(*code),
             HttpError::Runtime(_) => None,
         }
     }
@@ -61,8 +168,8 @@ impl HttpError {
     /// The same answer with `header` (a 401's `WWW-Authenticate`).
     pub fn with_header(self, name: &'static str, value: &str) -> HttpError {
         match self {
-            HttpError::Answer { status, code, message, .. } => {
-                HttpError::Answer { status, code, message, header: Some((name, value.to_string())) }
+            HttpError::Answer { code, message, .. } => {
+                HttpError::Answer { code, message, header: Some((name, value.to_string())) }
             }
             runtime => runtime,
         }
@@ -70,18 +177,14 @@ impl HttpError {
 
     /// A 405 naming the allowed methods.
     pub fn method_not_allowed(method: &str, path: &str, allow: &'static str) -> HttpError {
-        HttpError::Answer {
-            status: 405,
-            code: "method_not_allowed",
-            message: format!("{method} is not allowed on {path}; use {allow}"),
-            header: Some(("allow", allow.to_string())),
-        }
+        HttpError::new(Code::MethodNotAllowed, format!("{method} is not allowed on {path}; use {allow}"))
+            .with_header("allow", allow)
     }
 
     /// The response (or, for [`HttpError::Runtime`], the runtime's error).
     pub fn respond(self) -> worker::Result<Response> {
-        let (status, code, message, header) = match self {
-            HttpError::Answer { status, code, message, header } => (status, code, message, header),
+        let (code, message, header) = match self {
+            HttpError::Answer { code, message, header } => (code, message, header),
             HttpError::Runtime(e) => return Err(e),
         };
         let headers = Headers::new();
@@ -89,14 +192,16 @@ impl HttpError {
         if let Some((name, value)) = header {
             headers.set(name, &value)?;
         }
-        Ok(Response::from_json(&ErrorBody::new(code, &message))?.with_status(status).with_headers(headers))
+        Ok(Response::from_json(&ErrorBody::new(code.as_str(), &message))?
+            .with_status(code.status())
+            .with_headers(headers))
     }
 }
 
 impl std::fmt::Display for HttpError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            HttpError::Answer { status, code, message, .. } => write!(f, "{status} {code}: {message}"),
+            HttpError::Answer { code, message, .. } => write!(f, "{} {}: {message}", code.status(), code.as_str()),
             HttpError::Runtime(e) => write!(f, "{e}"),
         }
     }
@@ -149,13 +254,46 @@ mod tests {
     #[test]
     fn a_503_suggests_whole_seconds_and_a_405_names_the_methods() {
         let header = |e: HttpError| match e {
-            HttpError::Answer { status, header, .. } => (status, header),
+            HttpError::Answer { code, header, .. } => (code.status(), header),
             HttpError::Runtime(_) => (0, None),
         };
-        assert_eq!(header(HttpError::unavailable("x", "m", 1)), (503, Some(("retry-after", "1".into()))));
-        assert_eq!(header(HttpError::unavailable("x", "m", 0)), (503, Some(("retry-after", "1".into()))));
-        assert_eq!(header(HttpError::unavailable("x", "m", 1_001)), (503, Some(("retry-after", "2".into()))));
+        let busy = |ms| HttpError::unavailable(Code::Overloaded, "m", ms);
+        assert_eq!(header(busy(1)), (503, Some(("retry-after", "1".into()))));
+        assert_eq!(header(busy(0)), (503, Some(("retry-after", "1".into()))));
+        assert_eq!(header(busy(1_001)), (503, Some(("retry-after", "2".into()))));
         assert_eq!(header(HttpError::method_not_allowed("PUT", "/p", "GET")), (405, Some(("allow", "GET".into()))));
-        assert_eq!(header(HttpError::new(404, "not_found", "m")), (404, None));
+        assert_eq!(header(HttpError::new(Code::NotFound, "m")), (404, None));
+    }
+
+    #[test]
+    fn codes_are_unique_snake_case_with_an_error_status() {
+        let mut seen = std::collections::BTreeSet::new();
+        for code in Code::ALL {
+            assert!(seen.insert(code.as_str()), "{code:?} twice");
+            assert!(code.as_str().bytes().all(|b| b.is_ascii_lowercase() || b == b'_'), "{code:?}");
+            assert!((400..600).contains(&code.status()), "{code:?}");
+        }
+    }
+
+    /// The API document names every code a client can get (the internal
+    /// ones and the test hooks' excepted: no public route answers them).
+    #[test]
+    fn every_code_is_documented() {
+        let internal = [
+            Code::BadMessage,
+            Code::WrongObject,
+            Code::NotCoordinator,
+            Code::Refused,
+            Code::NamespaceNotRunning,
+            Code::StopFailed,
+            Code::InvalidReplica,
+            Code::EvictFailed,
+            Code::Paused,
+        ];
+        let doc = include_str!("../../../docs/openapi.json");
+        for code in Code::ALL.iter().filter(|c| !internal.contains(c)) {
+            let named = format!("`{}`", code.as_str());
+            assert!(doc.contains(&named), "docs/openapi.json does not name {named}");
+        }
     }
 }

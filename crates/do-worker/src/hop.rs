@@ -1,42 +1,38 @@
 //! The hop from one object to another (replica to replica, and the echo
-//! baseline's): a cached [`Link`] holding the addressee's stub, the URLs
-//! of its message and link operations, and, once opened, a WebSocket to
-//! it. A body that fits in a frame goes over the socket; a bigger one, or
-//! one sent while the socket is still opening, is an HTTP `POST` to the
-//! message operation. Both ways the answer is (status, body), with the
-//! status the HTTP request would have got, so callers do not know which
-//! way it went.
+//! baseline's): a [`Link`] to the addressee (its stub and the URLs of its
+//! message and link operations) and, in the owner's state, a
+//! [`LinkState`]: the link with its WebSocket, which decides how each body
+//! travels ([`Via`]). A body that fits in a frame goes over the socket; a
+//! bigger one, or one sent while the socket is still opening, is an HTTP
+//! `POST` to the message operation. Both ways the answer is (status,
+//! body), with the status the HTTP request would have got, so callers do
+//! not know which way it went.
+//!
+//! `LinkState` is plain bookkeeping (host-tested): the owner's shell does
+//! the I/O it asks for (send a frame, post, open a socket) and reports back
+//! ([`LinkState::opened`], [`LinkState::answered`], [`LinkState::ended`]).
 
-use std::cell::RefCell;
 use std::pin::pin;
 use std::rc::Rc;
 use std::time::Duration;
 
+use futures_channel::oneshot;
 use futures_util::future::{self, Either};
 use worker::{Delay, Env, Result};
 
 use crate::http::BINARY;
 use crate::internal::{self, RawStub};
 use crate::names::ReplicaName;
-use crate::socket::{MAX_FRAME_BYTES, Outgoing};
+use crate::socket::{MAX_FRAME_BYTES, Outgoing, Waiting};
 use crate::wire::{Ops, Target};
 
-/// The socket of a link.
-enum Socket {
-    Closed,
-    /// An upgrade request is out: meanwhile bodies go over HTTP.
-    Opening,
-    Open(Rc<Outgoing>),
-}
-
-/// A cached route to one object. Drop it when a hop through it fails, or
-/// when it is [`Link::lost`]: the next one makes a new stub and socket (a
-/// stub whose object threw stays broken).
+/// A route to one object: its stub and the URLs of its message and link
+/// operations. Replace it when a hop through it fails, or when its socket
+/// is lost: a stub whose object threw stays broken.
 pub struct Link {
     stub: RawStub,
     msg_url: String,
     link_url: String,
-    socket: RefCell<Socket>,
 }
 
 impl Link {
@@ -51,83 +47,190 @@ impl Link {
     ) -> Result<Link> {
         let url = |op| Target::new(op, ns, r).url().map_err(|e| worker::Error::RustError(format!("internal url: {e}")));
         let stub = internal::raw_stub(env, binding, object)?;
-        Ok(Link { stub, msg_url: url(msg)?, link_url: url(link)?, socket: RefCell::new(Socket::Closed) })
+        Ok(Link { stub, msg_url: url(msg)?, link_url: url(link)? })
     }
 
-    /// The link kept in `slot`, unless it is [`Link::lost`]; else a new one
-    /// from `make`, kept there from now on (if the slot can be had).
-    pub fn kept(slot: Option<&mut Option<Rc<Link>>>, make: impl FnOnce() -> Result<Link>) -> Result<Rc<Link>> {
-        let Some(slot) = slot else { return make().map(Rc::new) };
-        if let Some(link) = slot.as_ref().filter(|link| !link.lost()) {
-            return Ok(link.clone());
-        }
-        let link = Rc::new(make()?);
-        *slot = Some(link.clone());
-        Ok(link)
-    }
-
-    /// Carries `body` to the object, presenting the internal `key`, and
-    /// returns its answer. `timeout` bounds an HTTP hop and the opening of
-    /// the socket; a socket's answers are bounded by
-    /// [`Link::close_if_overdue`].
-    pub async fn exchange(&self, key: &str, body: &[u8], timeout: Duration) -> Result<(u16, Vec<u8>)> {
-        if body.len() <= MAX_FRAME_BYTES
-            && let Some(socket) = self.socket(key, timeout).await?
-        {
-            return socket.exchange(body, internal::now_ms()).await;
-        }
+    /// Carries `body` over HTTP, presenting the internal `key`; the
+    /// runtime aborts it after `timeout`.
+    pub async fn post(&self, key: &str, body: &[u8], timeout: Duration) -> Result<(u16, Vec<u8>)> {
         internal::exchange(&self.stub, &self.msg_url, key, body, &[("content-type", BINARY)], timeout).await
     }
 
-    /// The open socket, opening it first if there is none (within
-    /// `timeout`: one timer per opening, not per hop); `None` while another
-    /// hop opens it, or if the object answered the upgrade with something
-    /// else than a socket (the HTTP hop then gets that answer).
-    async fn socket(&self, key: &str, timeout: Duration) -> Result<Option<Rc<Outgoing>>> {
-        match &*self.socket.try_borrow().map_err(|_| busy())? {
-            Socket::Open(socket) if !socket.is_closed() => return Ok(Some(socket.clone())),
-            Socket::Opening => return Ok(None),
-            Socket::Open(_) | Socket::Closed => {}
-        }
-        self.set(Socket::Opening);
-        let open = pin!(Outgoing::open(&self.stub, &self.link_url, key));
-        let opened = match future::select(open, pin!(Delay::from(timeout))).await {
-            Either::Left((opened, _)) => opened.map(|s| s.map(Rc::new)),
+    /// Opens the socket within `timeout` (one timer per opening, not per
+    /// hop); `None` if the object answered the upgrade with something else
+    /// than a socket.
+    pub async fn open(
+        &self,
+        key: &str,
+        timeout: Duration,
+        on_answer: impl FnMut(Vec<u8>) + 'static,
+        on_end: impl FnMut() + 'static,
+    ) -> Result<Option<Outgoing>> {
+        let open = pin!(Outgoing::open(&self.stub, &self.link_url, key, on_answer, on_end));
+        match future::select(open, pin!(Delay::from(timeout))).await {
+            Either::Left((opened, _)) => opened,
             Either::Right(_) => Err(worker::Error::RustError("the socket did not open in time".into())),
-        };
-        let socket = opened.as_ref().ok().cloned().flatten();
-        self.set(socket.map_or(Socket::Closed, Socket::Open));
-        opened
-    }
-
-    /// Its socket was open and has closed: the object at the other end
-    /// most likely went away (was reset, evicted), and its stub with it.
-    /// Known from the socket's close event, before any hop fails.
-    pub fn lost(&self) -> bool {
-        self.socket.try_borrow().is_ok_and(|slot| matches!(&*slot, Socket::Open(socket) if socket.is_closed()))
-    }
-
-    fn set(&self, socket: Socket) {
-        if let Ok(mut slot) = self.socket.try_borrow_mut() {
-            *slot = socket;
         }
-    }
-
-    /// Closes the socket if an answer on it is overdue by `timeout` at
-    /// `now` (its waiting hops fail); `true` if it did.
-    pub fn close_if_overdue(&self, now: u64, timeout: Duration) -> bool {
-        let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
-        let overdue = self.socket.try_borrow().ok().and_then(|slot| match &*slot {
-            Socket::Open(socket) if socket.overdue(now, ms) => Some(socket.clone()),
-            _ => None,
-        });
-        let Some(socket) = overdue else { return false };
-        socket.close();
-        self.set(Socket::Closed);
-        true
     }
 }
 
-fn busy() -> worker::Error {
-    worker::Error::RustError("link busy".into())
+/// How one body travels, as a [`LinkState`] decided (`L`, `S`: the link
+/// and socket types, [`Link`] and [`Outgoing`] but in host tests).
+pub enum Via<L = Link, S = Outgoing> {
+    /// As a frame on the open socket: the owner's shell sends it at once
+    /// (frames are answered in the order they are sent), and its answer
+    /// frame arrives on `answer` (dropped unanswered if the socket closes).
+    Frame { socket: Rc<S>, answer: oneshot::Receiver<Vec<u8>>, id: u64 },
+    /// As an HTTP request through the link.
+    Http(Rc<L>),
+    /// As an HTTP request through a new link, which the shell makes (the
+    /// owner has none, or lost its last one) and hands back to the owner.
+    NewLink,
+}
+
+/// The socket of a link.
+enum Socket<S> {
+    Closed,
+    /// An upgrade request is out (as opening `id`): meanwhile bodies go
+    /// over HTTP.
+    Opening {
+        id: u64,
+    },
+    Open {
+        id: u64,
+        socket: Rc<S>,
+        waiting: Waiting,
+    },
+    /// It was open and has closed: the object at the other end most likely
+    /// went away (was reset, evicted), and the stub with it.
+    Lost,
+}
+
+/// A link and its socket, as the owner's state keeps them.
+pub struct LinkState<L = Link, S = Outgoing> {
+    link: Rc<L>,
+    socket: Socket<S>,
+    next_id: u64,
+}
+
+impl<L, S> LinkState<L, S> {
+    pub fn new(link: Rc<L>) -> Self {
+        LinkState { link, socket: Socket::Closed, next_id: 0 }
+    }
+
+    /// How a body of `len` bytes travels now, at `now`; and the id of a
+    /// socket to open now (the shell opens it and reports
+    /// [`LinkState::opened`]), if there is none.
+    pub fn route(&mut self, len: usize, now: u64) -> (Via<L, S>, Option<u64>) {
+        let http = Via::Http(self.link.clone());
+        match &mut self.socket {
+            Socket::Open { id, socket, waiting } if len <= MAX_FRAME_BYTES => {
+                (Via::Frame { socket: socket.clone(), answer: waiting.wait(now), id: *id }, None)
+            }
+            Socket::Closed => {
+                self.next_id = self.next_id.wrapping_add(1);
+                self.socket = Socket::Opening { id: self.next_id };
+                (http, Some(self.next_id))
+            }
+            Socket::Open { .. } | Socket::Opening { .. } | Socket::Lost => (http, None),
+        }
+    }
+
+    /// Opening `id` ended: with a socket, or without (refused, failed).
+    pub fn opened(&mut self, id: u64, socket: Option<S>) {
+        if matches!(self.socket, Socket::Opening { id: opening } if opening == id) {
+            self.socket = match socket {
+                Some(socket) => Socket::Open { id, socket: Rc::new(socket), waiting: Waiting::default() },
+                None => Socket::Closed,
+            };
+        }
+    }
+
+    /// An answer frame arrived on socket `id`: the oldest waiting frame's.
+    pub fn answered(&mut self, id: u64, frame: Vec<u8>) {
+        if let Socket::Open { id: open, waiting, .. } = &mut self.socket
+            && *open == id
+        {
+            waiting.answer(frame);
+        }
+    }
+
+    /// Socket `id` closed (or a frame could not be sent on it): its
+    /// waiting frames fail, and the link is lost.
+    pub fn ended(&mut self, id: u64) {
+        if matches!(self.socket, Socket::Open { id: open, .. } if open == id) {
+            self.socket = Socket::Lost;
+        }
+    }
+
+    /// Its socket was open and has closed: replace this link.
+    pub fn lost(&self) -> bool {
+        matches!(self.socket, Socket::Lost)
+    }
+
+    /// Closes the socket if an answer on it is overdue by `timeout_ms` at
+    /// `now` (its waiting frames fail, the link is lost); `true` if it did.
+    pub fn close_if_overdue(&mut self, now: u64, timeout_ms: u64) -> bool {
+        let overdue = matches!(&self.socket, Socket::Open { waiting, .. } if waiting.overdue(now, timeout_ms));
+        if overdue {
+            self.socket = Socket::Lost;
+        }
+        overdue
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type State = LinkState<(), ()>;
+
+    fn is_http(via: &Via<(), ()>) -> bool {
+        matches!(via, Via::Http(_))
+    }
+
+    #[test]
+    fn http_until_the_socket_opens_then_frames_answered_in_order() {
+        let mut state = State::new(Rc::new(()));
+        let (via, open) = state.route(10, 0);
+        assert!(is_http(&via) && open == Some(1), "the first hop opens the socket and goes over HTTP");
+        let (via, open) = state.route(10, 1);
+        assert!(is_http(&via) && open.is_none(), "still opening: HTTP, no second opening");
+        state.opened(1, Some(()));
+        let (Via::Frame { answer: mut first, .. }, None) = state.route(10, 2) else { panic!("a frame") };
+        let (Via::Frame { answer: mut second, .. }, None) = state.route(10, 3) else { panic!("a frame") };
+        assert!(is_http(&state.route(MAX_FRAME_BYTES + 1, 4).0), "too big for a frame");
+        state.answered(1, b"one".to_vec());
+        state.answered(7, b"stray".to_vec());
+        assert_eq!(first.try_recv().ok().flatten(), Some(b"one".to_vec()));
+        assert_eq!(second.try_recv().ok().flatten(), None, "a stray socket's answer is ignored");
+    }
+
+    #[test]
+    fn a_closed_socket_fails_its_frames_and_loses_the_link() {
+        let mut state = State::new(Rc::new(()));
+        let (_, Some(id)) = state.route(1, 0) else { panic!("opens") };
+        state.opened(id, Some(()));
+        let (Via::Frame { mut answer, .. }, _) = state.route(1, 0) else { panic!("a frame") };
+        assert!(!state.lost());
+        state.ended(id + 1);
+        assert!(!state.lost(), "another socket's end");
+        state.ended(id);
+        assert!(state.lost());
+        assert!(answer.try_recv().is_err(), "the waiting frame failed");
+        assert!(is_http(&state.route(1, 0).0), "a lost link opens nothing more");
+    }
+
+    #[test]
+    fn an_overdue_answer_closes_the_socket_and_a_refused_opening_retries() {
+        let mut state = State::new(Rc::new(()));
+        let (_, Some(id)) = state.route(1, 0) else { panic!("opens") };
+        state.opened(id, None);
+        let (_, Some(id)) = state.route(1, 0) else { panic!("refused: opens again") };
+        state.opened(id, Some(()));
+        let _waiting = state.route(1, 100);
+        assert!(!state.close_if_overdue(5_100, 5_000));
+        assert!(state.close_if_overdue(5_101, 5_000));
+        assert!(state.lost());
+    }
 }

@@ -8,7 +8,7 @@ use worker::wasm_bindgen_futures::JsFuture;
 use worker::{Env, Request, Response, Result, Stub, web_sys};
 
 use crate::auth::{self, KeyProblem};
-use crate::error::{HttpError, HttpResult};
+use crate::error::{Code, HttpError, HttpResult};
 use crate::wire::{Ops, Target};
 
 /// Durable Object bindings, declared in wrangler.toml.
@@ -33,7 +33,7 @@ pub fn secret(env: &Env) -> HttpResult<String> {
 
 /// 500 `internal_key_missing`.
 pub fn key_missing(problem: &KeyProblem) -> HttpError {
-    HttpError::new(500, "internal_key_missing", problem.to_string())
+    HttpError::new(Code::InternalKeyMissing, problem.to_string())
 }
 
 /// The stub of object `name` in `binding`.
@@ -134,11 +134,11 @@ pub fn admit<O: Ops>(expected: &std::result::Result<String, KeyProblem>, req: &R
     let expected = expected.as_ref().map_err(key_missing)?;
     let presented = req.headers().get(auth::HEADER).ok().flatten();
     if !auth::matches(expected, presented.as_deref()) {
-        return Err(HttpError::new(403, "forbidden", "internal endpoint: requests must come from the Handoff Worker"));
+        return Err(HttpError::new(Code::Forbidden, "internal endpoint: requests must come from the Handoff Worker"));
     }
-    let url = req.url().map_err(|e| HttpError::new(400, "bad_request", format!("unreadable url: {e}")))?;
+    let url = req.url().map_err(|e| HttpError::new(Code::BadRequest, format!("unreadable url: {e}")))?;
     let Some(target) = Target::<O>::parse(&url) else {
-        return Err(HttpError::new(404, "not_found", format!("no internal endpoint {}", url.path())));
+        return Err(HttpError::new(Code::NotFound, format!("no internal endpoint {}", url.path())));
     };
     if req.method().as_ref() != target.op.method() {
         return Err(HttpError::method_not_allowed(req.method().as_ref(), url.path(), target.op.method()));

@@ -47,6 +47,7 @@
 mod api;
 pub mod auth;
 mod baseline;
+mod body;
 pub mod claims;
 pub mod error;
 mod hop;
@@ -59,7 +60,10 @@ mod replica;
 pub mod route;
 mod socket;
 mod sqlite;
+mod test_hooks;
 pub mod tokens;
+mod vars;
+pub mod vocab;
 pub mod wire;
 
 pub use baseline::{EchoBaseline, MemBaseline, SqlBaseline};
@@ -67,7 +71,7 @@ pub use claims::ClaimStore;
 pub use namespaces::Registry;
 pub use replica::Replica;
 
-use error::{HttpError, HttpResult};
+use error::{Code, HttpError, HttpResult};
 use route::{Access, NsOp, Route};
 use serde::Serialize;
 use tokens::Bearer;
@@ -112,7 +116,7 @@ async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
 async fn handle(req: Request, env: &Env) -> HttpResult {
     let url = req.url()?;
     let method = req.method();
-    let hooks = test_hooks(env);
+    let hooks = vars::test_hooks(env);
     let route = route::route(method.as_ref(), url.path(), url.query(), hooks);
     let (bearer, admin_token) = match route.access() {
         Access::Public => (None, None),
@@ -133,29 +137,16 @@ async fn handle(req: Request, env: &Env) -> HttpResult {
             (Some(bearer), Some(admin)) => namespaces::api::mint(req, &bearer, &admin).await,
             _ => Err(HttpError::internal("minting without a bearer")),
         },
-        Route::Kv { backend, ns, key, op } => api::kv(req, env, backend, &ns, &key, op).await,
+        Route::Kv { ns, key, op } => api::kv(req, env, &ns, &key, op).await,
         Route::Status { ns } => api::status(env, &ns).await,
-        Route::Evict { ns, replica } => api::evict(env, &ns, replica).await,
-        Route::EvictAll { ns } => api::evict_all(env, &ns).await,
-        Route::Migrations { ns } => claims::api::migrations(env, &ns).await,
-        Route::Pause { ns, replica, ms } => api::pause(env, &ns, replica, ms).await,
-        Route::Raw { ns, replica, auth } => api::raw(req, env, &ns, replica, auth).await,
-        Route::Link { ns, replica, auth } => api::link(env, &ns, replica, auth).await,
-        Route::Trace { ns, replica, after } => api::trace(env, &ns, replica, after).await,
         Route::ClaimCreate { ns } => claims::api::create(req, env, &ns).await,
         Route::ClaimGet { ns, claim } => claims::api::get(env, &ns, &claim).await,
-        Route::ClaimActivate { ns, claim, baseline } => claims::api::activate(req, env, &ns, claim, baseline).await,
+        Route::ClaimActivate { ns, claim } => claims::api::activate(req, env, &ns, claim, false).await,
         Route::ClaimHeartbeat { ns, claim } => claims::api::heartbeat(req, env, &ns, claim).await,
-        Route::ClaimReap { ns } => claims::api::reap(env, &ns).await,
-        Route::ClaimBulk { ns, count, reservation_ttl_ms } => {
-            claims::api::bulk(env, &ns, count, reservation_ttl_ms).await
-        }
-        Route::ClaimCount { ns } => claims::api::count(env, &ns).await,
-        Route::Replicas { ns } => api::replicas(env, &ns).await,
-        Route::Forbidden { code, message } => Err(HttpError::new(403, code, message)),
+        Route::Hook(hook) => test_hooks::serve(hook, req, env).await,
+        Route::Forbidden { code, message } | Route::BadRequest { code, message } => Err(HttpError::new(code, message)),
         Route::MethodNotAllowed { allow } => Err(HttpError::method_not_allowed(method.as_ref(), url.path(), allow)),
-        Route::BadRequest { code, message } => Err(HttpError::new(400, code, message)),
-        Route::NotFound => Err(HttpError::new(404, "not_found", format!("no route for {method} {}", url.path()))),
+        Route::NotFound => Err(HttpError::new(Code::NotFound, format!("no route for {method} {}", url.path()))),
     }
 }
 
@@ -164,9 +155,9 @@ async fn handle(req: Request, env: &Env) -> HttpResult {
 fn authenticate(req: &Request, env: &Env) -> HttpResult<(Bearer, String)> {
     let configured = env.var(tokens::ADMIN_BINDING).ok().map(|v| v.to_string());
     let refused = |e: tokens::AuthError| {
-        let (status, code) = e.status();
-        let error = HttpError::new(status, code, e.to_string());
-        if status == 401 { error.with_header("www-authenticate", "Bearer") } else { error }
+        let code = e.code();
+        let error = HttpError::new(code, e.to_string());
+        if code == Code::Unauthorized { error.with_header("www-authenticate", "Bearer") } else { error }
     };
     let admin = tokens::admin_token(configured.as_deref()).map_err(refused)?;
     let header = req.headers().get("authorization").ok().flatten();
@@ -182,7 +173,7 @@ fn authorize(bearer: &Bearer, access: &Access) -> HttpResult<()> {
     }
     let rights: Vec<&str> = any_of.iter().map(|r| r.name()).collect();
     let on = ns.as_deref().map_or("every namespace".to_string(), |ns| format!("namespace {ns:?}"));
-    Err(HttpError::new(403, "forbidden", format!("this token lacks the {} right on {on}", rights.join(" or "))))
+    Err(HttpError::new(Code::Forbidden, format!("this token lacks the {} right on {on}", rights.join(" or "))))
 }
 
 async fn health(env: &Env, deep: bool) -> HttpResult {
@@ -191,7 +182,7 @@ async fn health(env: &Env, deep: bool) -> HttpResult {
             Ok(answer) => Some(answer),
             Err(err) => {
                 let msg = format!("replica {HEALTH_PROBE_REPLICA:?} did not answer: {err}");
-                return Err(HttpError::new(503, "replica_unreachable", msg));
+                return Err(HttpError::new(Code::ReplicaUnreachable, msg));
             }
         }
     } else {
@@ -201,15 +192,9 @@ async fn health(env: &Env, deep: bool) -> HttpResult {
         ok: true,
         service: SERVICE,
         version: env!("CARGO_PKG_VERSION"),
-        test_hooks: test_hooks(env),
+        test_hooks: vars::test_hooks(env),
         internal_key: internal::internal_key(env).is_ok(),
         admin_token: tokens::admin_token(env.var(tokens::ADMIN_BINDING).ok().map(|v| v.to_string()).as_deref()).is_ok(),
         replica,
     })?)
-}
-
-/// `HANDOFF_TEST_HOOKS` is "1" only under `wrangler dev` (set from
-/// `.dev.vars`); deployed workers get "0" from `[vars]`. Missing means off.
-pub(crate) fn test_hooks(env: &Env) -> bool {
-    env.var("HANDOFF_TEST_HOOKS").map(|v| v.to_string() == "1").unwrap_or(false)
 }

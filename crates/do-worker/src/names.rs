@@ -12,6 +12,7 @@
 use std::fmt;
 
 use percent_encoding::percent_decode_str;
+use protocol::claim::ClaimId;
 use protocol::handoff::Key;
 
 /// The path segment of the API document, `GET /v1/openapi.json`.
@@ -99,6 +100,50 @@ fn check(name: &str, max: usize) -> Result<(), NameError> {
 fn decode(raw: &str) -> Result<String, NameError> {
     // The runtime bounds the URL's length, hence the work done here.
     percent_decode_str(raw).decode_utf8().map(|s| s.into_owned()).map_err(|_| NameError::NotUtf8)
+}
+
+/// Longest claim id, worker id or idempotency key, in bytes of UTF-8.
+pub const MAX_ID_BYTES: usize = 256;
+
+/// What is wrong with an id (a claim id, a worker id, an idempotency key).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum IdProblem {
+    #[error("must not be empty (1 to {MAX_ID_BYTES} bytes of UTF-8)")]
+    Empty,
+    #[error("is {0} bytes; at most {MAX_ID_BYTES} bytes of UTF-8 are allowed")]
+    TooLong(usize),
+    #[error("contains a control character at byte {0}")]
+    Control(usize),
+    #[error("must not contain '/' (nor %2F)")]
+    Slash,
+    #[error("is not valid UTF-8 once percent-decoded")]
+    NotUtf8,
+}
+
+/// Checks an id: 1 to [`MAX_ID_BYTES`] bytes of UTF-8, no control characters.
+pub fn check_id(id: &str) -> Result<(), IdProblem> {
+    if id.is_empty() {
+        Err(IdProblem::Empty)
+    } else if id.len() > MAX_ID_BYTES {
+        Err(IdProblem::TooLong(id.len()))
+    } else if let Some((at, _)) = id.char_indices().find(|(_, c)| c.is_control()) {
+        Err(IdProblem::Control(at))
+    } else {
+        Ok(())
+    }
+}
+
+/// Checks a claim id: an id that is also one path segment (no `/`).
+pub fn check_claim(id: &str) -> Result<(), IdProblem> {
+    check_id(id)?;
+    if id.contains('/') { Err(IdProblem::Slash) } else { Ok(()) }
+}
+
+/// A claim id as it arrives in a URL path segment (percent-decoded).
+pub fn claim(raw: &str) -> Result<ClaimId, IdProblem> {
+    let decoded = percent_decode_str(raw).decode_utf8().map_err(|_| IdProblem::NotUtf8)?;
+    check_claim(&decoded)?;
+    Ok(ClaimId(decoded.into_owned()))
 }
 
 /// One of the three replicas of a namespace; `{ns}:r0` is the coordinator.

@@ -15,19 +15,22 @@
 //! Bounds: a frame is at most [`MAX_FRAME_BYTES`] (bigger batches go over
 //! HTTP); the opener's unanswered frames are bounded by its callers (one
 //! delivery in flight per lane) and a socket with an answer overdue is
-//! closed ([`Outgoing::overdue`]); a closed socket fails its waiting
-//! frames at once.
+//! closed ([`Waiting::overdue`]); a closed socket fails its waiting frames
+//! at once.
+//!
+//! Neither end keeps state of its own: the JavaScript events call the
+//! owner back (`on_answer`, `on_end`, `serve`), and the owner's one state
+//! holds the bookkeeping ([`Waiting`], [`Accepted`]). Each callback is an
+//! entry point of the owner.
 
-use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
-use std::rc::Rc;
 
 use futures_channel::oneshot;
 use js_sys::Uint8Array;
 use worker::wasm_bindgen::JsCast;
 use worker::wasm_bindgen::closure::Closure;
 use worker::worker_sys::ext::{ResponseExt, WebSocketExt};
-use worker::{Error, Response, Result, WebSocketPair, web_sys};
+use worker::{Response, Result, WebSocketPair, web_sys};
 
 use crate::internal::{self, RawStub};
 
@@ -53,46 +56,6 @@ pub fn answer_frame(status: u16, body: &[u8]) -> Vec<u8> {
 pub fn parse_answer(frame: &[u8]) -> Option<(u16, &[u8])> {
     let (status, body) = frame.split_first_chunk::<STATUS_BYTES>()?;
     Some((u16::from_le_bytes(*status), body))
-}
-
-/// The opener's frames waiting for their answers, oldest first. Pure
-/// bookkeeping, tested on the host.
-#[derive(Default)]
-struct Waiting {
-    /// (sent at ms, where the answer goes).
-    queue: VecDeque<(u64, oneshot::Sender<Vec<u8>>)>,
-    closed: bool,
-}
-
-impl Waiting {
-    /// A frame sent at `now` waits for its answer; `None` once closed.
-    fn wait(&mut self, now: u64) -> Option<oneshot::Receiver<Vec<u8>>> {
-        if self.closed {
-            return None;
-        }
-        let (tx, rx) = oneshot::channel();
-        self.queue.push_back((now, tx));
-        Some(rx)
-    }
-
-    /// The next answer arrived: it is the oldest waiting frame's.
-    fn answer(&mut self, frame: Vec<u8>) {
-        if let Some((_, tx)) = self.queue.pop_front() {
-            let _ = tx.send(frame);
-        }
-    }
-
-    /// Has the oldest frame waited longer than `timeout_ms`?
-    fn overdue(&self, now: u64, timeout_ms: u64) -> bool {
-        self.queue.front().is_some_and(|(sent, _)| now.saturating_sub(*sent) > timeout_ms)
-    }
-
-    /// No more answers: every waiting frame fails (its receiver sees the
-    /// sender dropped), and so does every later one.
-    fn close(&mut self) {
-        self.closed = true;
-        self.queue.clear();
-    }
 }
 
 type OnMessage = Closure<dyn FnMut(web_sys::MessageEvent)>;
@@ -149,9 +112,10 @@ fn send(socket: &web_sys::WebSocket, frame: &[u8]) -> Result<()> {
     Ok(())
 }
 
-/// The opening side: frames out, answers back.
+/// The opening side: frames out; each answer frame goes to the owner's
+/// `on_answer` (its state matches it with the oldest waiting frame:
+/// [`Waiting`]), the socket's end to `on_end`.
 pub struct Outgoing {
-    waiting: Rc<RefCell<Waiting>>,
     listeners: Listeners,
 }
 
@@ -159,76 +123,42 @@ impl Outgoing {
     /// Opens a socket to the object behind `stub` (`url`: its link
     /// operation), presenting the internal `key`; `None` if the object
     /// answered with something else (a refusal: 403, 410, 503).
-    pub async fn open(stub: &RawStub, url: &str, key: &str) -> Result<Option<Outgoing>> {
+    pub async fn open(
+        stub: &RawStub,
+        url: &str,
+        key: &str,
+        mut on_answer: impl FnMut(Vec<u8>) + 'static,
+        mut on_end: impl FnMut() + 'static,
+    ) -> Result<Option<Outgoing>> {
         let resp = internal::upgrade(stub, url, Some(key)).await?;
         let Some(socket) = resp.websocket() else { return Ok(None) };
         accept(&socket)?;
-        let waiting = Rc::new(RefCell::new(Waiting::default()));
-        let answers = waiting.clone();
-        let on_message = Closure::new(move |event: web_sys::MessageEvent| {
-            if let Ok(mut w) = answers.try_borrow_mut() {
-                w.answer(frame_of(&event));
-            }
-        });
-        let ends = waiting.clone();
-        let on_end = Closure::new(move |_: web_sys::Event| {
-            if let Ok(mut w) = ends.try_borrow_mut() {
-                w.close();
-            }
-        });
-        let listeners = Listeners::attach(socket, on_message, on_end)?;
-        Ok(Some(Outgoing { waiting, listeners }))
+        let on_message = Closure::new(move |event: web_sys::MessageEvent| on_answer(frame_of(&event)));
+        let on_end = Closure::new(move |_: web_sys::Event| on_end());
+        Ok(Some(Outgoing { listeners: Listeners::attach(socket, on_message, on_end)? }))
     }
 
-    /// Sends `frame` (at most [`MAX_FRAME_BYTES`]) at `now` and waits for
-    /// its answer: (status, body). Fails if the socket closes first.
-    pub async fn exchange(&self, frame: &[u8], now: u64) -> Result<(u16, Vec<u8>)> {
-        let closed = || Error::RustError("the socket closed".into());
-        let answer = self.waiting.try_borrow_mut().ok().and_then(|mut w| w.wait(now)).ok_or_else(closed)?;
-        if let Err(e) = send(&self.listeners.socket, frame) {
-            self.close();
-            return Err(e);
-        }
-        let answer = answer.await.map_err(|_| closed())?;
-        let (status, body) = parse_answer(&answer).ok_or_else(|| Error::RustError("a short answer frame".into()))?;
-        Ok((status, body.to_vec()))
-    }
-
-    /// Has an answer been due for longer than `timeout_ms`?
-    pub fn overdue(&self, now: u64, timeout_ms: u64) -> bool {
-        self.waiting.try_borrow().is_ok_and(|w| w.overdue(now, timeout_ms))
-    }
-
-    /// Fails every waiting frame and every later one (the socket itself
-    /// closes when this is dropped).
-    pub fn close(&self) {
-        if let Ok(mut w) = self.waiting.try_borrow_mut() {
-            w.close();
-        }
-    }
-
-    pub fn is_closed(&self) -> bool {
-        self.waiting.try_borrow().map_or(true, |w| w.closed)
-    }
-}
-
-impl Drop for Outgoing {
-    fn drop(&mut self) {
-        self.close();
+    /// Sends `frame` (at most [`MAX_FRAME_BYTES`]); its answer arrives
+    /// through `on_answer`.
+    pub fn send(&self, frame: &[u8]) -> Result<()> {
+        send(&self.listeners.socket, frame)
     }
 }
 
 /// The answering side of one socket; closed when dropped.
 pub struct Incoming {
-    ended: Rc<Cell<bool>>,
     _listeners: Listeners,
 }
 
 impl Incoming {
     /// Accepts a socket whose frames are answered by `serve` (status,
-    /// body), each as it arrives. Returns the `101` answer to the upgrade
-    /// request and the socket, which the caller keeps.
-    pub fn accept(serve: impl Fn(&[u8]) -> (u16, Vec<u8>) + 'static) -> Result<(Response, Incoming)> {
+    /// body), each as it arrives; `on_end` is called when it closes.
+    /// Returns the `101` answer to the upgrade request and the socket,
+    /// which the caller keeps.
+    pub fn accept(
+        serve: impl Fn(&[u8]) -> (u16, Vec<u8>) + 'static,
+        mut on_end: impl FnMut() + 'static,
+    ) -> Result<(Response, Incoming)> {
         let pair = WebSocketPair::new()?;
         let socket: web_sys::WebSocket = pair.server.as_ref().clone();
         accept(&socket)?;
@@ -238,35 +168,69 @@ impl Incoming {
             // A send on a closing socket fails; the opener's wait fails too.
             let _ = send(&answer_to, &answer_frame(status, &body));
         });
-        let ended = Rc::new(Cell::new(false));
-        let ends = ended.clone();
-        let on_end = Closure::new(move |_: web_sys::Event| ends.set(true));
+        let on_end = Closure::new(move |_: web_sys::Event| on_end());
         let listeners = Listeners::attach(socket, on_message, on_end)?;
-        Ok((Response::from_websocket(pair.client)?, Incoming { ended, _listeners: listeners }))
-    }
-
-    pub fn ended(&self) -> bool {
-        self.ended.get()
+        Ok((Response::from_websocket(pair.client)?, Incoming { _listeners: listeners }))
     }
 }
 
-/// The sockets an object accepted and keeps open, at most a bound: beyond
-/// it the oldest closes (an opener that lost its socket opens a new one,
-/// and the runtime may not tell the old one's end at once).
+/// The sockets an object accepted and keeps open, each with the id its
+/// `on_end` names, at most a bound: beyond it the oldest closes (an opener
+/// that lost its socket opens a new one, and the runtime may not tell the
+/// old one's end at once).
 #[derive(Default)]
-pub struct Accepted(VecDeque<Incoming>);
+pub struct Accepted {
+    sockets: VecDeque<(u64, Incoming)>,
+    next_id: u64,
+}
 
 impl Accepted {
-    pub fn keep(&mut self, socket: Incoming, max: usize) {
-        self.0.retain(|s| !s.ended());
-        self.0.push_back(socket);
-        while self.0.len() > max {
-            self.0.pop_front();
+    /// The id the next kept socket will have (its `on_end` names it).
+    pub fn next_id(&mut self) -> u64 {
+        self.next_id = self.next_id.wrapping_add(1);
+        self.next_id
+    }
+
+    pub fn keep(&mut self, id: u64, socket: Incoming, max: usize) {
+        self.sockets.push_back((id, socket));
+        while self.sockets.len() > max {
+            self.sockets.pop_front();
         }
     }
 
-    pub fn clear(&mut self) {
-        self.0.clear();
+    /// Socket `id` closed.
+    pub fn ended(&mut self, id: u64) {
+        self.sockets.retain(|(i, _)| *i != id);
+    }
+}
+
+/// The opener's frames waiting for their answers, oldest first. Dropped
+/// with its socket, it fails every waiting frame (each receiver sees its
+/// sender gone). Pure bookkeeping, tested on the host.
+#[derive(Default)]
+pub struct Waiting {
+    /// (sent at ms, where the answer goes).
+    queue: VecDeque<(u64, oneshot::Sender<Vec<u8>>)>,
+}
+
+impl Waiting {
+    /// A frame sent at `now` waits for its answer.
+    pub fn wait(&mut self, now: u64) -> oneshot::Receiver<Vec<u8>> {
+        let (tx, rx) = oneshot::channel();
+        self.queue.push_back((now, tx));
+        rx
+    }
+
+    /// The next answer arrived: it is the oldest waiting frame's.
+    pub fn answer(&mut self, frame: Vec<u8>) {
+        if let Some((_, tx)) = self.queue.pop_front() {
+            let _ = tx.send(frame);
+        }
+    }
+
+    /// Has the oldest frame waited longer than `timeout_ms`?
+    pub fn overdue(&self, now: u64, timeout_ms: u64) -> bool {
+        self.queue.front().is_some_and(|(sent, _)| now.saturating_sub(*sent) > timeout_ms)
     }
 }
 
@@ -285,8 +249,8 @@ mod tests {
     #[test]
     fn answers_go_to_the_oldest_waiting_frame() {
         let mut w = Waiting::default();
-        let mut first = w.wait(10).unwrap();
-        let mut second = w.wait(20).unwrap();
+        let mut first = w.wait(10);
+        let mut second = w.wait(20);
         w.answer(b"one".to_vec());
         assert_eq!(first.try_recv().ok().flatten(), Some(b"one".to_vec()));
         assert_eq!(second.try_recv().ok().flatten(), None, "not answered yet");
@@ -298,12 +262,10 @@ mod tests {
     }
 
     #[test]
-    fn closing_fails_the_waiting_frames_and_every_later_one() {
+    fn dropping_fails_the_waiting_frames() {
         let mut w = Waiting::default();
-        let mut waiting = w.wait(0).unwrap();
-        w.close();
+        let mut waiting = w.wait(0);
+        drop(w);
         assert!(waiting.try_recv().is_err(), "the sender is gone");
-        assert!(w.wait(1).is_none());
-        w.answer(b"late".to_vec());
     }
 }

@@ -16,6 +16,7 @@
 //!   constant time by the `hmac` crate. Rotating the admin token revokes
 //!   every scoped token.
 
+use crate::error::Code;
 use std::fmt;
 
 use base64::Engine;
@@ -115,11 +116,11 @@ pub enum AuthError {
 }
 
 impl AuthError {
-    /// The HTTP status and error code.
-    pub fn status(&self) -> (u16, &'static str) {
+    /// The error code (and so the status).
+    pub fn code(&self) -> Code {
         match self {
-            AuthError::NoAdminToken => (500, "admin_token_missing"),
-            _ => (401, "unauthorized"),
+            AuthError::NoAdminToken => Code::AdminTokenMissing,
+            _ => Code::Unauthorized,
         }
     }
 }
@@ -301,7 +302,7 @@ mod tests {
         assert_eq!(admin_token(Some("short")), Err(AuthError::NoAdminToken));
         assert_eq!(admin_token(Some(&format!("{ADMIN} x"))), Err(AuthError::NoAdminToken));
         assert_eq!(admin_token(Some(ADMIN)), Ok(ADMIN));
-        assert_eq!(AuthError::NoAdminToken.status(), (500, "admin_token_missing"));
-        assert_eq!(AuthError::Missing.status(), (401, "unauthorized"));
+        assert_eq!(AuthError::NoAdminToken.code(), Code::AdminTokenMissing);
+        assert_eq!(AuthError::Missing.code(), Code::Unauthorized);
     }
 }

@@ -18,7 +18,7 @@ use std::fmt;
 use url::Url;
 
 use crate::names::ReplicaName;
-use crate::route::KvOp;
+use crate::vocab::KvOp;
 
 const BASE: &str = "https://handoff.internal/";
 

@@ -15,7 +15,7 @@
 //! ([`replica_put`]), behind 4 bytes that tell the answering object the
 //! answer's length: that of the peer's `PushAck` batch.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -23,15 +23,17 @@ use protocol::handoff::{
     Batch, Body, DecodeError, Epoch, Generation, Instance, Key, Message, Record, ReplicaId, Stamp, Value, Version,
     WriteId,
 };
+use worker::wasm_bindgen_futures::spawn_local;
 use worker::{DurableObject, Env, Headers, Request, Response, Result, State, durable_object};
 
 use super::{ack, key_and_wid, value};
 use crate::auth::KeyProblem;
-use crate::error::{HttpError, HttpResult};
-use crate::hop::Link;
+use crate::body;
+use crate::error::{Code, HttpError, HttpResult};
+use crate::hop::{Link, LinkState, Via};
 use crate::http::BINARY;
 use crate::internal::{self, ECHO_BINDING, now_ms, random_u64, random_u128};
-use crate::socket::{Accepted, Incoming};
+use crate::socket::{Accepted, Incoming, MAX_FRAME_BYTES, parse_answer};
 use crate::wire::EchoOp;
 
 /// Most bytes the answering object sends back (an acknowledgement of a
@@ -56,37 +58,47 @@ fn back(ns: &str) -> String {
 /// One echo object: `{ns}:front` or `{ns}:back`, by what it is asked.
 #[durable_object]
 pub struct EchoBaseline {
+    shell: Rc<Echo>,
+}
+
+/// The echo's shell: what never changes, and its one state.
+struct Echo {
     env: Env,
     secret: std::result::Result<String, KeyProblem>,
     /// Stand-ins for a coordinator's instance and namespace generation:
     /// drawn the same way, so they encode to the same widths.
     instance: Instance,
     generation: Generation,
+    state: RefCell<EchoState>,
+}
+
+/// The echo's state.
+#[derive(Default)]
+struct EchoState {
     /// Counts writes, as the coordinator's version counter does.
-    ver: Cell<u64>,
+    ver: u64,
     /// The link to the answering object, made on first use and kept until
-    /// a call through it fails (as a replica keeps its peers').
-    link: RefCell<Option<Rc<Link>>>,
+    /// a hop through it fails (as a replica keeps its peers').
+    link: Option<LinkState>,
     /// The answering object: the front's socket.
-    incoming: RefCell<Accepted>,
+    incoming: Accepted,
 }
 
 impl DurableObject for EchoBaseline {
     fn new(_state: State, env: Env) -> Self {
         let now = now_ms();
-        Self {
+        let echo = Echo {
             secret: internal::internal_key(&env),
             env,
             instance: Instance { born: now, nonce: random_u64() },
             generation: Generation { minted_at: now, nonce: random_u64() },
-            ver: Cell::new(0),
-            link: RefCell::new(None),
-            incoming: RefCell::new(Accepted::default()),
-        }
+            state: RefCell::new(EchoState::default()),
+        };
+        Self { shell: Rc::new(echo) }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
-        self.serve(req).await.or_else(HttpError::respond)
+        self.shell.clone().serve(req).await.or_else(HttpError::respond)
     }
 
     async fn alarm(&self) -> Result<Response> {
@@ -94,15 +106,25 @@ impl DurableObject for EchoBaseline {
     }
 }
 
-impl EchoBaseline {
-    async fn serve(&self, mut req: Request) -> HttpResult {
+impl Echo {
+    /// An entry point: the state is borrowed once (a failure is a bug,
+    /// reported).
+    fn enter<R>(&self, f: impl FnOnce(&mut EchoState) -> R) -> HttpResult<R> {
+        let mut state =
+            self.state.try_borrow_mut().map_err(|_| HttpError::internal("bug: echo state borrowed twice"))?;
+        Ok(f(&mut state))
+    }
+
+    async fn serve(self: Rc<Self>, req: Request) -> HttpResult {
         let target = internal::admit::<EchoOp>(&self.secret, &req)?;
         match target.op {
             EchoOp::Put => {
                 let (key, wid) = key_and_wid(target.key, &req)?;
-                let value = value(&mut req).await?;
-                let ver = self.ver.get().saturating_add(1);
-                self.ver.set(ver);
+                let value = value(&req).await?;
+                let ver = self.enter(|state| {
+                    state.ver = state.ver.saturating_add(1);
+                    state.ver
+                })?;
                 let write_id = WriteId::parse(&wid).unwrap_or_else(|| WriteId(random_u128()));
                 let put = ReplicaPut {
                     instance: self.instance,
@@ -111,51 +133,104 @@ impl EchoBaseline {
                     wid: write_id,
                 };
                 let message = replica_put(&put, key.clone(), value).map_err(|e| HttpError::internal(e.to_string()))?;
-                self.send(&target.ns, &message).await?;
+                self.send(&target.ns, message).await?;
                 ack(key.as_str(), ver, wid)
             }
             EchoOp::Msg => {
                 // Read like a replica reads a batch; nothing is decoded.
-                let message = req.bytes().await?;
+                let message = body::read(&req, MAX_FRAME_BYTES, Code::BodyTooLarge).await?;
                 let headers = Headers::new();
                 headers.set("content-type", BINARY)?;
                 Ok(Response::from_bytes(answer(&message))?.with_headers(headers))
             }
             EchoOp::Link => {
-                let (response, socket) = Incoming::accept(|frame| (200, answer(frame)))?;
-                if let Ok(mut incoming) = self.incoming.try_borrow_mut() {
-                    incoming.keep(socket, MAX_INCOMING);
-                }
+                let id = self.enter(|state| state.incoming.next_id())?;
+                let ends = Rc::downgrade(&self);
+                let on_end = move || {
+                    if let Some(echo) = ends.upgrade() {
+                        let _ = echo.enter(|state| state.incoming.ended(id));
+                    }
+                };
+                let (response, socket) = Incoming::accept(|frame| (200, answer(frame)), on_end)?;
+                self.enter(|state| state.incoming.keep(id, socket, MAX_INCOMING))?;
                 Ok(response)
             }
         }
     }
 
-    /// One hop to `{ns}:back` carrying `message`, its answer read whole.
-    async fn send(&self, ns: &str, message: &[u8]) -> HttpResult<()> {
+    /// One hop to `{ns}:back` carrying `message`, its answer read whole:
+    /// routed as a replica routes a delivery (`crate::hop`).
+    async fn send(self: &Rc<Self>, ns: &str, message: Vec<u8>) -> HttpResult<()> {
         let key = self.secret.as_ref().map_err(internal::key_missing)?;
-        let link = self.link(ns)?;
-        let (status, answer) = match link.exchange(key, message, ECHO_TIMEOUT).await {
+        let now = now_ms();
+        let (via, open) = self.enter(|state| match state.link.as_mut() {
+            Some(link) => link.route(message.len(), now),
+            None => (Via::NewLink, None),
+        })?;
+        if let (Some(id), Via::Http(link)) = (open, &via) {
+            self.open_socket(id, link.clone());
+        }
+        let answer = match via {
+            Via::Frame { socket, answer, id } => {
+                socket.send(&message).map_err(|e| {
+                    let _ = self.enter(|state| state.link.as_mut().map(|link| link.ended(id)));
+                    HttpError::from(e)
+                })?;
+                drop(socket);
+                let frame = answer.await.map_err(|_| HttpError::internal("the echo's socket closed"))?;
+                parse_answer(&frame)
+                    .map(|(status, body)| (status, body.to_vec()))
+                    .ok_or_else(|| HttpError::internal("a short answer frame"))
+            }
+            Via::Http(link) => Ok(link.post(key, &message, ECHO_TIMEOUT).await?),
+            Via::NewLink => {
+                let object = back(ns);
+                let link =
+                    Rc::new(Link::to(&self.env, (ECHO_BINDING, &object), (ns, None), EchoOp::Msg, EchoOp::Link)?);
+                let answer = link.post(key, &message, ECHO_TIMEOUT).await?;
+                self.enter(|state| state.link.get_or_insert_with(|| LinkState::new(link)).lost())?;
+                Ok(answer)
+            }
+        };
+        let (status, answer) = match answer {
             Ok(answer) => answer,
             Err(e) => {
-                if let Ok(mut link) = self.link.try_borrow_mut() {
-                    *link = None;
-                }
-                return Err(e.into());
+                self.enter(|state| state.link = None)?;
+                return Err(e);
             }
         };
         if status != 200 {
             let text = String::from_utf8_lossy(&answer);
             return Err(HttpError::internal(format!("the echo answered {status}: {text}")));
         }
+        self.enter(|state| {
+            if state.link.as_ref().is_some_and(LinkState::lost) {
+                state.link = None;
+            }
+        })?;
         Ok(())
     }
 
-    fn link(&self, ns: &str) -> HttpResult<Rc<Link>> {
-        let mut slot = self.link.try_borrow_mut().ok();
-        let object = back(ns);
-        let make = || Link::to(&self.env, (ECHO_BINDING, &object), (ns, None), EchoOp::Msg, EchoOp::Link);
-        Ok(Link::kept(slot.as_deref_mut(), make)?)
+    /// Opens socket `id` of `link`; its answers and end are entry points.
+    fn open_socket(self: &Rc<Self>, id: u64, link: Rc<Link>) {
+        let echo = self.clone();
+        spawn_local(async move {
+            let Ok(key) = echo.secret.as_ref() else { return };
+            let answers = Rc::downgrade(&echo);
+            let on_answer = move |frame| {
+                if let Some(echo) = answers.upgrade() {
+                    let _ = echo.enter(|state| state.link.as_mut().map(|link| link.answered(id, frame)));
+                }
+            };
+            let ends = Rc::downgrade(&echo);
+            let on_end = move || {
+                if let Some(echo) = ends.upgrade() {
+                    let _ = echo.enter(|state| state.link.as_mut().map(|link| link.ended(id)));
+                }
+            };
+            let socket = link.open(key, ECHO_TIMEOUT, on_answer, on_end).await.ok().flatten();
+            let _ = echo.enter(|state| state.link.as_mut().map(|link| link.opened(id, socket)));
+        });
     }
 }
 

@@ -27,12 +27,13 @@ use protocol::handoff::Key;
 use worker::{DurableObject, Env, Request, Response, Result, SqlStorageValue, State, durable_object};
 
 use crate::auth::KeyProblem;
-use crate::error::{HttpError, HttpResult};
+use crate::body;
+use crate::error::{Code, HttpError, HttpResult};
 use crate::http::{self, WRITE_ID_HEADER};
 use crate::internal;
 use crate::names;
 use crate::replica::Committed;
-use crate::route::{KvOp, MAX_VALUE_BYTES};
+use crate::vocab::{KvOp, MAX_VALUE_BYTES};
 
 /// What the map baselines need from a request: op, key, write id, body.
 struct KvRequest {
@@ -42,28 +43,24 @@ struct KvRequest {
     body: Vec<u8>,
 }
 
-async fn admit(secret: &std::result::Result<String, KeyProblem>, mut req: Request) -> HttpResult<KvRequest> {
+async fn admit(secret: &std::result::Result<String, KeyProblem>, req: Request) -> HttpResult<KvRequest> {
     let target = internal::admit::<KvOp>(secret, &req)?;
     let (key, wid) = key_and_wid(target.key, &req)?;
-    let body = if target.op == KvOp::Put { value(&mut req).await? } else { Vec::new() };
+    let body = if target.op == KvOp::Put { value(&req).await? } else { Vec::new() };
     Ok(KvRequest { op: target.op, key, wid, body })
 }
 
 /// The validated key of a client request and its write id (empty if none).
 fn key_and_wid(key: Option<String>, req: &Request) -> HttpResult<(Key, String)> {
-    let key = key.ok_or_else(|| HttpError::new(400, "bad_request", "missing key"))?;
-    let key = names::valid_key(&key).map_err(|e| HttpError::new(400, "invalid_key", format!("the key {e}")))?;
+    let key = key.ok_or_else(|| HttpError::new(Code::BadRequest, "missing key"))?;
+    let key = names::valid_key(&key).map_err(|e| HttpError::new(Code::InvalidKey, format!("the key {e}")))?;
     let wid = req.headers().get(WRITE_ID_HEADER).ok().flatten().unwrap_or_default();
     Ok((key, wid))
 }
 
 /// The value a PUT carries, at most 1 MiB.
-async fn value(req: &mut Request) -> HttpResult<Vec<u8>> {
-    let body = req.bytes().await?;
-    if body.len() > MAX_VALUE_BYTES {
-        return Err(HttpError::new(413, "value_too_large", "value over 1 MiB"));
-    }
-    Ok(body)
+async fn value(req: &Request) -> HttpResult<Vec<u8>> {
+    body::read(req, MAX_VALUE_BYTES, Code::ValueTooLarge).await
 }
 
 fn ack(key: &str, ver: u64, wid: String) -> HttpResult {
@@ -71,7 +68,7 @@ fn ack(key: &str, ver: u64, wid: String) -> HttpResult {
 }
 
 fn absent(key: &str) -> HttpError {
-    HttpError::new(404, "key_not_found", format!("{key} does not exist"))
+    HttpError::new(Code::KeyNotFound, format!("{key} does not exist"))
 }
 
 /// A stored value: (version, write id, bytes).
@@ -108,23 +105,20 @@ pub struct SqlBaseline {
 impl MemBaseline {
     async fn serve(&self, req: Request) -> HttpResult {
         let kv = admit(&self.secret, req).await?;
-        // Every borrow below ends within its statement: no await follows.
+        // The one entry point after the await: the map is borrowed once.
+        let mut map = self.map.try_borrow_mut().map_err(|_| HttpError::internal("bug: the map was borrowed twice"))?;
         match kv.op {
             KvOp::Put => {
-                let ver = {
-                    let mut map = self.map.try_borrow_mut().map_err(|_| HttpError::internal("busy"))?;
-                    let ver = map.get(&kv.key).map_or(0, |(v, _, _)| *v).saturating_add(1);
-                    map.insert(kv.key.clone(), (ver, kv.wid.clone(), kv.body));
-                    ver
-                };
+                let ver = map.get(&kv.key).map_or(0, |(v, _, _)| *v).saturating_add(1);
+                map.insert(kv.key.clone(), (ver, kv.wid.clone(), kv.body));
                 ack(kv.key.as_str(), ver, kv.wid)
             }
             KvOp::Delete => {
-                let removed = self.map.try_borrow_mut().ok().and_then(|mut m| m.remove(&kv.key));
+                let removed = map.remove(&kv.key);
                 ack(kv.key.as_str(), removed.map_or(0, |(v, _, _)| v.saturating_add(1)), kv.wid)
             }
             KvOp::Get => {
-                let found = self.map.try_borrow().ok().and_then(|m| m.get(&kv.key).cloned());
+                let found = map.get(&kv.key).cloned();
                 match found {
                     Some((ver, wid, bytes)) => Ok(http::record(bytes, 0, ver, &wid)?),
                     None => Err(absent(kv.key.as_str())),

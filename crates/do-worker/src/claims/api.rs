@@ -8,7 +8,7 @@ use serde::Serialize;
 use worker::{Env, Request};
 
 use super::request::{self, Activate, Bulk, Create, Heartbeat, IDEMPOTENCY_KEY, MAX_BODY_BYTES};
-use crate::error::{HttpError, HttpResult};
+use crate::error::{Code, HttpError, HttpResult};
 use crate::internal::{self, CLAIMS_BINDING};
 use crate::wire::{ClaimOp, Target};
 
@@ -78,7 +78,7 @@ async fn read_body(mut req: Request) -> HttpResult<Vec<u8>> {
 }
 
 fn too_large(len: u64) -> HttpError {
-    HttpError::new(413, "body_too_large", format!("the body has {len} bytes; at most {MAX_BODY_BYTES} are allowed"))
+    HttpError::new(Code::BodyTooLarge, format!("the body has {len} bytes; at most {MAX_BODY_BYTES} are allowed"))
 }
 
 /// Sends `op` to the namespace's claim store; its answer is passed through.
@@ -99,6 +99,10 @@ async fn forward<T: Serialize>(
     let answer =
         internal::call(&stub, &target, Some(&secret), body.as_deref(), &[("content-type", "application/json")]).await;
     answer.map_err(|e| {
-        HttpError::unavailable("claim_store_unavailable", format!("the claim store did not answer ({e}); retry"), 1000)
+        HttpError::unavailable(
+            Code::ClaimStoreUnavailable,
+            format!("the claim store did not answer ({e}); retry"),
+            1000,
+        )
     })
 }

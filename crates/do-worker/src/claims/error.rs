@@ -6,7 +6,7 @@ use protocol::claim::{AuthorizeRefused, ClaimId, DurableError, ProcedureError};
 use super::leases::LeaseStoreError;
 use super::request::InvalidRequest;
 use super::store::StoreError;
-use crate::error::HttpError;
+use crate::error::{Code, HttpError};
 
 /// `Retry-After` for the 503s below.
 const RETRY_AFTER_MS: u64 = 1000;
@@ -47,16 +47,17 @@ impl From<ClaimError> for HttpError {
     fn from(e: ClaimError) -> Self {
         let message = e.to_string();
         match e {
-            ClaimError::Invalid(e) => HttpError::new(400, e.code(), message),
-            ClaimError::UnknownClaim(_) => HttpError::new(404, "claim_not_found", message),
-            ClaimError::Authorize(e) => HttpError::new(409, e.code(), message),
+            ClaimError::Invalid(e) => HttpError::new(e.code(), message),
+            ClaimError::UnknownClaim(_) => HttpError::new(Code::ClaimNotFound, message),
+            ClaimError::Authorize(AuthorizeRefused::Live { .. }) => HttpError::new(Code::ClaimExists, message),
+            ClaimError::Authorize(AuthorizeRefused::StaleFence { .. }) => HttpError::new(Code::StaleFence, message),
             ClaimError::LeaseStore(LeaseStoreError::Unavailable { .. }) => {
-                HttpError::unavailable("lease_store_unavailable", message, RETRY_AFTER_MS)
+                HttpError::unavailable(Code::LeaseStoreUnavailable, message, RETRY_AFTER_MS)
             }
-            ClaimError::LeaseStore(LeaseStoreError::Key(_)) => HttpError::new(500, "internal_key_missing", message),
-            ClaimError::LeaseStore(_) => HttpError::new(500, "lease_store", message),
-            ClaimError::Pending { .. } => HttpError::unavailable("activation_pending", message, RETRY_AFTER_MS),
-            ClaimError::Store(_) => HttpError::new(500, "storage", message),
+            ClaimError::LeaseStore(LeaseStoreError::Key(_)) => HttpError::new(Code::InternalKeyMissing, message),
+            ClaimError::LeaseStore(_) => HttpError::new(Code::LeaseStore, message),
+            ClaimError::Pending { .. } => HttpError::unavailable(Code::ActivationPending, message, RETRY_AFTER_MS),
+            ClaimError::Store(_) => HttpError::new(Code::Storage, message),
             ClaimError::Procedure(_) => HttpError::internal(message),
         }
     }

@@ -220,9 +220,9 @@ pub fn lease_key(claim: &ClaimId) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claims::request::MAX_ID_BYTES;
     use crate::names;
-    use crate::route::RESERVED_PREFIX;
+    use crate::names::MAX_ID_BYTES;
+    use crate::vocab::RESERVED_PREFIX;
 
     #[test]
     fn every_lease_key_is_a_valid_key_under_the_reserved_prefix() {

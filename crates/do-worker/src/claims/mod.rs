@@ -39,7 +39,7 @@ use wasm_bindgen::JsValue;
 use worker::{DurableObject, Env, Request, Response, Result, ScheduledTime, State, durable_object};
 
 use crate::auth::KeyProblem;
-use crate::error::{HttpError, HttpResult};
+use crate::error::{Code, HttpError, HttpResult};
 use crate::http;
 use crate::internal::{self, now_ms};
 use crate::names;
@@ -114,17 +114,17 @@ impl ClaimStore {
         // the (authenticated) caller's word is taken.
         if self.name.as_ref().is_some_and(|name| *name != target.ns) {
             let message = format!("this is the claim store of another namespace, not {:?}", target.ns);
-            return Err(HttpError::new(400, "wrong_object", message));
+            return Err(HttpError::new(Code::WrongObject, message));
         }
         names::valid_namespace(&target.ns)
-            .map_err(|e| HttpError::new(400, "invalid_namespace", format!("the namespace {e}")))?;
+            .map_err(|e| HttpError::new(Code::InvalidNamespace, format!("the namespace {e}")))?;
         if target.op == ClaimOp::Drop {
             return self.drop_everything().await;
         }
         self.open(&target.ns).await?;
         let body = match target.op.method() {
             "POST" => {
-                req.bytes().await.map_err(|e| HttpError::new(400, "bad_request", format!("unreadable body: {e}")))?
+                req.bytes().await.map_err(|e| HttpError::new(Code::BadRequest, format!("unreadable body: {e}")))?
             }
             _ => Vec::new(),
         };

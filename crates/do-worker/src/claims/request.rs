@@ -3,7 +3,7 @@
 //!
 //! Limits (400 otherwise):
 //!
-//! - claim ids, worker ids and idempotency keys: 1 to [`MAX_ID_BYTES`] bytes of
+//! - claim ids, worker ids and idempotency keys: 1 to [`names::MAX_ID_BYTES`] bytes of
 //!   UTF-8, no control characters; a claim id (a path segment) also no `/`;
 //! - `fence`: any `u64`;
 //! - `reservation_ttl_ms`, `lease_ttl_ms`: 1 ms to [`MAX_TTL_MS`] (24 h);
@@ -14,12 +14,12 @@
 //! reaches it over the internal wire (the same functions), so no request
 //! reaches the protocol unchecked.
 
-use percent_encoding::percent_decode_str;
 use protocol::claim::{ClaimId, Fence, Millis, OperationId, RequestKey, WorkerId};
 use serde::{Deserialize, Serialize};
 
-/// Longest claim id, worker id or idempotency key, in bytes of UTF-8.
-pub const MAX_ID_BYTES: usize = 256;
+use crate::error::Code;
+use crate::names::{self, IdProblem};
+
 /// Longest reservation or lease lifetime: 24 h.
 pub const MAX_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 /// Largest request body; the largest valid one is well under 2 KiB.
@@ -41,59 +41,25 @@ pub enum InvalidRequest {
 }
 
 impl InvalidRequest {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            InvalidRequest::Body(_) => "invalid_body",
-            InvalidRequest::Id { field: "claim", .. } => "invalid_claim",
-            InvalidRequest::Id { field: "worker", .. } => "invalid_worker",
-            InvalidRequest::Id { .. } => "invalid_idempotency_key",
-            InvalidRequest::Ttl { .. } => "invalid_ttl",
-            InvalidRequest::MissingIdempotencyKey => "missing_idempotency_key",
+            InvalidRequest::Body(_) => Code::InvalidBody,
+            InvalidRequest::Id { field: "claim", .. } => Code::InvalidClaim,
+            InvalidRequest::Id { field: "worker", .. } => Code::InvalidWorker,
+            InvalidRequest::Id { .. } => Code::InvalidIdempotencyKey,
+            InvalidRequest::Ttl { .. } => Code::InvalidTtl,
+            InvalidRequest::MissingIdempotencyKey => Code::MissingIdempotencyKey,
         }
     }
 }
 
-/// What is wrong with an id.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum IdProblem {
-    #[error("must not be empty (1 to {MAX_ID_BYTES} bytes of UTF-8)")]
-    Empty,
-    #[error("is {0} bytes; at most {MAX_ID_BYTES} bytes of UTF-8 are allowed")]
-    TooLong(usize),
-    #[error("contains a control character at byte {0}")]
-    Control(usize),
-    #[error("must not contain '/' (nor %2F)")]
-    Slash,
-    #[error("is not valid UTF-8 once percent-decoded")]
-    NotUtf8,
-}
-
 fn check_id(field: &'static str, id: &str) -> Result<(), InvalidRequest> {
-    let problem = if id.is_empty() {
-        IdProblem::Empty
-    } else if id.len() > MAX_ID_BYTES {
-        IdProblem::TooLong(id.len())
-    } else if let Some((at, _)) = id.char_indices().find(|(_, c)| c.is_control()) {
-        IdProblem::Control(at)
-    } else if field == "claim" && id.contains('/') {
-        IdProblem::Slash
-    } else {
-        return Ok(());
-    };
-    Err(InvalidRequest::Id { field, problem })
+    let checked = if field == "claim" { names::check_claim(id) } else { names::check_id(id) };
+    checked.map_err(|problem| InvalidRequest::Id { field, problem })
 }
 
 fn check_ttl(field: &'static str, value: u64) -> Result<Millis, InvalidRequest> {
     if (1..=MAX_TTL_MS).contains(&value) { Ok(value) } else { Err(InvalidRequest::Ttl { field, value }) }
-}
-
-/// A claim id as it arrives in a URL path segment (percent-decoded).
-pub fn claim_from_path(raw: &str) -> Result<ClaimId, InvalidRequest> {
-    let decoded = percent_decode_str(raw)
-        .decode_utf8()
-        .map_err(|_| InvalidRequest::Id { field: "claim", problem: IdProblem::NotUtf8 })?;
-    check_id("claim", &decoded)?;
-    Ok(ClaimId(decoded.into_owned()))
 }
 
 /// An idempotency key from its header (absent → 400).
@@ -215,6 +181,7 @@ pub fn internal<T: for<'a> Deserialize<'a>>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::names::MAX_ID_BYTES;
 
     fn claim(s: &str) -> ClaimId {
         ClaimId::from(s)
@@ -237,12 +204,12 @@ mod tests {
             ("[1,2]", "invalid_body"),
             ("{", "invalid_body"),
         ] {
-            assert_eq!(Create::parse(body.as_bytes()).map_err(|e| e.code()), Err(code), "{body}");
+            assert_eq!(Create::parse(body.as_bytes()).map_err(|e| e.code().as_str()), Err(code), "{body}");
         }
         let long = format!(r#"{{"claim":"{}","fence":1,"worker":"w","reservation_ttl_ms":5}}"#, "c".repeat(257));
-        assert_eq!(Create::parse(long.as_bytes()).map_err(|e| e.code()), Err("invalid_claim"));
+        assert_eq!(Create::parse(long.as_bytes()).map_err(|e| e.code().as_str()), Err("invalid_claim"));
         let huge = vec![b' '; MAX_BODY_BYTES + 1];
-        assert_eq!(Create::parse(&huge).map_err(|e| e.code()), Err("invalid_body"));
+        assert_eq!(Create::parse(&huge).map_err(|e| e.code().as_str()), Err("invalid_body"));
     }
 
     #[test]
@@ -251,20 +218,20 @@ mod tests {
         let op = operation(Some("k1")).unwrap();
         let a = Activate::parse(claim("c"), op.clone(), body).unwrap();
         assert_eq!(a.request, RequestKey { claim: claim("c"), fence: Fence(3), worker: WorkerId::from("w1") });
-        assert_eq!(operation(None).map_err(|e| e.code()), Err("missing_idempotency_key"));
-        assert_eq!(operation(Some("")).map_err(|e| e.code()), Err("invalid_idempotency_key"));
-        assert_eq!(operation(Some(&"k".repeat(257))).map_err(|e| e.code()), Err("invalid_idempotency_key"));
+        assert_eq!(operation(None).map_err(|e| e.code().as_str()), Err("missing_idempotency_key"));
+        assert_eq!(operation(Some("")).map_err(|e| e.code().as_str()), Err("invalid_idempotency_key"));
+        assert_eq!(operation(Some(&"k".repeat(257))).map_err(|e| e.code().as_str()), Err("invalid_idempotency_key"));
         let no_ttl = br#"{"fence":3,"worker":"w1"}"#;
-        assert_eq!(Activate::parse(claim("c"), op, no_ttl).map_err(|e| e.code()), Err("invalid_body"));
+        assert_eq!(Activate::parse(claim("c"), op, no_ttl).map_err(|e| e.code().as_str()), Err("invalid_body"));
     }
 
     #[test]
     fn claim_ids_in_paths_are_decoded_then_checked() {
-        assert_eq!(claim_from_path("caf%C3%A9"), Ok(claim("café")));
-        assert_eq!(claim_from_path("a%2Fb").map_err(|e| e.code()), Err("invalid_claim"));
-        assert_eq!(claim_from_path("%FF").map_err(|e| e.code()), Err("invalid_claim"));
-        assert_eq!(claim_from_path("%00").map_err(|e| e.code()), Err("invalid_claim"));
-        assert!(claim_from_path(&"c".repeat(MAX_ID_BYTES)).is_ok());
+        assert_eq!(names::claim("caf%C3%A9"), Ok(claim("café")));
+        assert_eq!(names::claim("a%2Fb"), Err(IdProblem::Slash));
+        assert_eq!(names::claim("%FF"), Err(IdProblem::NotUtf8));
+        assert_eq!(names::claim("%00"), Err(IdProblem::Control(0)));
+        assert!(names::claim(&"c".repeat(MAX_ID_BYTES)).is_ok());
     }
 
     #[test]
@@ -273,6 +240,6 @@ mod tests {
         let bytes = serde_json::to_vec(&h).unwrap();
         assert_eq!(internal(&bytes, Heartbeat::validated), Ok(h));
         let forged = br#"{"request":{"claim":"c","fence":1,"worker":"w"},"lease_ttl_ms":0}"#;
-        assert_eq!(internal(forged, Heartbeat::validated).map_err(|e| e.code()), Err("invalid_ttl"));
+        assert_eq!(internal(forged, Heartbeat::validated).map_err(|e| e.code().as_str()), Err("invalid_ttl"));
     }
 }

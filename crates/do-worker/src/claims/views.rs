@@ -8,7 +8,7 @@ use serde::Serialize;
 use worker::{Response, Result};
 
 use super::store::state_name;
-use crate::error::HttpError;
+use crate::error::{Code, HttpError};
 use crate::http;
 
 /// `GET /v1/{ns}/claims/{claim}` (and the 201 of a create).
@@ -95,7 +95,7 @@ pub fn activation(operation: &OperationId, request: &RequestKey, answer: &Answer
                 "Idempotency-Key {operation:?} is bound to another request (claim {:?}, fence {}, worker {:?})",
                 bound.claim.0, bound.fence, bound.worker.0
             );
-            return HttpError::new(409, "idempotency_key_reused", message).respond();
+            return HttpError::new(Code::IdempotencyKeyReused, message).respond();
         }
     };
     Ok(http::json(&outcome)?.with_status(status))

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use worker::{Env, Request};
 
 use super::calls;
-use crate::error::{HttpError, HttpResult};
+use crate::error::{Code, HttpError, HttpResult};
 use crate::http;
 use crate::internal::{self, CLAIMS_BINDING, REPLICA_BINDING, now_ms};
 use crate::names::ReplicaName;
@@ -47,7 +47,11 @@ pub async fn delete(env: &Env, ns: &str) -> HttpResult {
         return Ok(deleting);
     }
     let incomplete = |what: String| {
-        HttpError::unavailable("delete_incomplete", format!("{what}; the namespace stays deleting: retry DELETE"), 1000)
+        HttpError::unavailable(
+            Code::DeleteIncomplete,
+            format!("{what}; the namespace stays deleting: retry DELETE"),
+            1000,
+        )
     };
     for r in ReplicaName::ALL {
         stop_replica(env, &secret, ns, r).await.map_err(|e| incomplete(format!("{ns}:{r} did not stop: {e}")))?;
@@ -105,25 +109,21 @@ struct Minted<'a> {
 pub async fn mint(req: Request, bearer: &Bearer, admin_token: &str) -> HttpResult {
     let body = read_body(req).await?;
     let asked: MintRequest = serde_json::from_slice(&body)
-        .map_err(|e| HttpError::new(400, "invalid_body", format!("the body is not a token request: {e}")))?;
+        .map_err(|e| HttpError::new(Code::InvalidBody, format!("the body is not a token request: {e}")))?;
     if let Some(ns) = &asked.namespace {
         crate::names::valid_namespace(ns)
-            .map_err(|e| HttpError::new(400, "invalid_namespace", format!("the namespace {e}")))?;
+            .map_err(|e| HttpError::new(Code::InvalidNamespace, format!("the namespace {e}")))?;
     }
     if asked.rights.is_empty() {
-        return Err(HttpError::new(
-            400,
-            "invalid_rights",
-            "rights must name at least one of read, write, claims, admin",
-        ));
+        return Err(HttpError::new(Code::InvalidRights, "rights must name at least one of read, write, claims, admin"));
     }
     if !(1..=MAX_TTL_SECONDS).contains(&asked.ttl_seconds) {
         let message = format!("ttl_seconds must be 1 to {MAX_TTL_SECONDS}, not {}", asked.ttl_seconds);
-        return Err(HttpError::new(400, "invalid_ttl", message));
+        return Err(HttpError::new(Code::InvalidTtl, message));
     }
     if !bearer.allows(asked.namespace.as_deref(), Right::Admin) {
         let on = asked.namespace.as_deref().map_or("every namespace".to_string(), |ns| format!("namespace {ns:?}"));
-        return Err(HttpError::new(403, "forbidden", format!("minting a token needs the admin right on {on}")));
+        return Err(HttpError::new(Code::Forbidden, format!("minting a token needs the admin right on {on}")));
     }
     let mut rights = asked.rights.clone();
     rights.sort();
@@ -139,7 +139,7 @@ pub async fn mint(req: Request, bearer: &Bearer, admin_token: &str) -> HttpResul
 async fn read_body(mut req: Request) -> HttpResult<Vec<u8>> {
     let declared = req.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
     let too_large =
-        |len: u64| HttpError::new(413, "body_too_large", format!("the body has {len} bytes; at most {MAX_BODY_BYTES}"));
+        |len: u64| HttpError::new(Code::BodyTooLarge, format!("the body has {len} bytes; at most {MAX_BODY_BYTES}"));
     if let Some(len) = declared.filter(|len| *len > MAX_BODY_BYTES as u64) {
         return Err(too_large(len));
     }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 use worker::{Env, Response};
 
 use super::{Boot, Info};
-use crate::error::{HttpError, HttpResult};
+use crate::error::{Code, HttpError, HttpResult};
 use crate::internal::{self, REGISTRY_BINDING};
 use crate::names::ReplicaName;
 use crate::wire::{RegistryOp, Target};
@@ -24,9 +24,9 @@ pub async fn call(
 ) -> HttpResult<Response> {
     let stub = internal::stub(env, REGISTRY_BINDING, REGISTRY_OBJECT)?;
     let target = Target::new(op, ns, replica);
-    internal::call(&stub, &target, Some(secret), body, &[("content-type", "application/json")])
-        .await
-        .map_err(|e| HttpError::unavailable("registry_unavailable", format!("the registry did not answer ({e})"), 1000))
+    internal::call(&stub, &target, Some(secret), body, &[("content-type", "application/json")]).await.map_err(|e| {
+        HttpError::unavailable(Code::RegistryUnavailable, format!("the registry did not answer ({e})"), 1000)
+    })
 }
 
 /// The namespace's info; `None` if it does not exist.

@@ -24,12 +24,12 @@ pub use registry::Registry;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::HttpError;
+use crate::error::{Code, HttpError};
 use settings::Settings;
 
 /// 404 `namespace_not_found`.
 pub fn not_found(ns: &str) -> HttpError {
-    HttpError::new(404, "namespace_not_found", format!("no namespace {ns:?}: create it with PUT /v1/{{ns}}"))
+    HttpError::new(Code::NamespaceNotFound, format!("no namespace {ns:?}: create it with PUT /v1/{{ns}}"))
 }
 
 /// A namespace's life.

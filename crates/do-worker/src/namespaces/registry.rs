@@ -16,7 +16,7 @@ use worker::{
 use super::settings::Settings;
 use super::{Boot, Info, State, not_found};
 use crate::auth::KeyProblem;
-use crate::error::{HttpError, HttpResult};
+use crate::error::{Code, HttpError, HttpResult};
 use crate::http;
 use crate::internal::{self, now_ms};
 use crate::names::{self, ReplicaName};
@@ -75,7 +75,7 @@ impl Registry {
         let target = internal::admit::<RegistryOp>(&self.secret, &req)?;
         if target.op != RegistryOp::List {
             names::valid_namespace(&target.ns)
-                .map_err(|e| HttpError::new(400, "invalid_namespace", format!("the namespace {e}")))?;
+                .map_err(|e| HttpError::new(Code::InvalidNamespace, format!("the namespace {e}")))?;
         }
         let body = match target.op {
             RegistryOp::Create | RegistryOp::Boot => req.bytes().await?,
@@ -95,21 +95,20 @@ impl Registry {
         let now = now_ms();
         match target.op {
             RegistryOp::Create => {
-                let settings = Settings::parse(body).map_err(|e| HttpError::new(400, e.code(), e.to_string()))?;
+                let settings = Settings::parse(body).map_err(|e| HttpError::new(e.code(), e.to_string()))?;
                 if let Some(existing) = info(sql, ns)? {
                     return match existing.state {
                         State::Deleting => Err(deleting(ns)),
                         _ if existing.settings == settings => Ok(http::json(&existing)?),
                         _ => Err(HttpError::new(
-                            409,
-                            "namespace_exists",
+                            Code::NamespaceExists,
                             format!("namespace {ns:?} exists with other settings: {}", settings_text(&existing)),
                         )),
                     };
                 }
                 if count(sql)? >= self.max {
                     let message = format!("this deployment has its limit of {} namespaces; delete one first", self.max);
-                    return Err(HttpError::new(409, "namespace_limit", message));
+                    return Err(HttpError::new(Code::NamespaceLimit, message));
                 }
                 let settings_json = serde_json::to_string(&settings)?;
                 sql.exec(
@@ -142,10 +141,10 @@ impl Registry {
             }
             RegistryOp::Boot => {
                 let client = serde_json::from_slice::<BootBody>(body)
-                    .map_err(|e| HttpError::new(400, "bad_request", format!("boot body: {e}")))?
+                    .map_err(|e| HttpError::new(Code::BadRequest, format!("boot body: {e}")))?
                     .client;
                 let replica =
-                    target.replica.ok_or_else(|| HttpError::new(400, "bad_request", "a boot names its replica"))?;
+                    target.replica.ok_or_else(|| HttpError::new(Code::BadRequest, "a boot names its replica"))?;
                 Ok(http::json(&boot(sql, ns, replica, client, now)?)?)
             }
             RegistryOp::Idle => {
@@ -217,5 +216,5 @@ fn settings_text(info: &Info) -> String {
 }
 
 fn deleting(ns: &str) -> HttpError {
-    HttpError::new(409, "namespace_deleting", format!("namespace {ns:?} is being deleted; retry DELETE to finish"))
+    HttpError::new(Code::NamespaceDeleting, format!("namespace {ns:?} is being deleted; retry DELETE to finish"))
 }

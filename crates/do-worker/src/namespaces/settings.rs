@@ -4,6 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::Code;
+
 const MIB: u64 = 1024 * 1024;
 const DAY: u64 = 24 * 60 * 60;
 
@@ -51,10 +53,10 @@ pub enum SettingsError {
 }
 
 impl SettingsError {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> Code {
         match self {
-            SettingsError::Body(_) => "invalid_body",
-            SettingsError::OutOfRange { .. } => "invalid_setting",
+            SettingsError::Body(_) => Code::InvalidBody,
+            SettingsError::OutOfRange { .. } => Code::InvalidSetting,
         }
     }
 }
@@ -128,11 +130,11 @@ mod tests {
             (r#"{"claim_retention_seconds":0}"#, "claim_retention_seconds"),
         ] {
             let err = Settings::parse(body.as_bytes()).unwrap_err();
-            assert_eq!(err.code(), "invalid_setting", "{body}");
+            assert_eq!(err.code(), Code::InvalidSetting, "{body}");
             assert!(err.to_string().starts_with(field), "{err}");
         }
         for body in [r#"{"idle_expiry_seconds":-1}"#, r#"{"other":1}"#, "[]", "{", r#"{"idle_expiry_seconds":"5"}"#] {
-            assert_eq!(Settings::parse(body.as_bytes()).map_err(|e| e.code()), Err("invalid_body"), "{body}");
+            assert_eq!(Settings::parse(body.as_bytes()).map_err(|e| e.code()), Err(Code::InvalidBody), "{body}");
         }
     }
 }

@@ -13,7 +13,7 @@ use worker::{Delay, console_warn};
 
 use super::client::Answer;
 use super::{Host, lifecycle};
-use crate::error::{HttpError, HttpResult};
+use crate::error::{Code, HttpError, HttpResult};
 use crate::internal::{now_ms, random_u64};
 
 /// Due-now timer steps run before a batch of outputs is done (recovery
@@ -31,9 +31,9 @@ impl From<StepError> for HttpError {
     fn from(e: StepError) -> Self {
         match e {
             StepError::Refused(HandleError::ValueTooLarge { len, max }) => {
-                HttpError::new(413, "value_too_large", format!("the value has {len} bytes; at most {max} are allowed"))
+                HttpError::new(Code::ValueTooLarge, format!("the value has {len} bytes; at most {max} are allowed"))
             }
-            StepError::Refused(e) => HttpError::new(409, "refused", e.to_string()),
+            StepError::Refused(e) => HttpError::new(Code::Refused, e.to_string()),
             StepError::NotBooted => HttpError::internal("replica not booted"),
             StepError::Busy => HttpError::internal("replica state busy (re-entrant call)"),
         }
@@ -56,7 +56,7 @@ impl Host {
         if self.resetting.get() {
             // Its records were dropped for the reset under way (`Host::reset`).
             let message = "this replica is being reset; retry";
-            return Err(HttpError::unavailable("replica_unavailable", message, lifecycle::RETRY_AFTER_MS));
+            return Err(HttpError::unavailable(Code::ReplicaUnavailable, message, lifecycle::RETRY_AFTER_MS));
         }
         let (_, me) = self.me().ok_or_else(|| HttpError::internal("no identity"))?;
         let settings = self.settings.try_borrow().map_err(|_| busy())?.clone();

@@ -1,40 +1,50 @@
 //! `Replica`: the Durable Object class hosting one replica of a namespace
 //! (`{ns}:r0` the coordinator, `{ns}:r1`, `{ns}:r2` the peers). All
-//! protocol decisions are `protocol::handoff::Replica`'s; this is the glue
-//! that feeds it inputs and performs its outputs:
+//! protocol decisions are `protocol::handoff::Replica`'s; this module is
+//! the shell around it, in the shape of quinn's connection: one plain
+//! state ([`ReplicaState`], `state.rs`) behind one `RefCell`, borrowed once
+//! per entry point and never across an `.await`; the state queues
+//! [`Effect`]s and this shell performs them once the borrow has ended.
 //!
-//! | protocol                     | here |
-//! |------------------------------|------|
-//! | `Replica::boot`              | the first request of any kind to a fresh object (client call, peer message, status) |
-//! | `Input::Message`             | `POST /msg` from another replica; replies to the sender ride back in the HTTP response |
-//! | `Input::Put`/`Input::Delete` | `POST /put`, `POST /delete` from the Worker (coordinator only) |
-//! | `Input::Timer`               | a `setTimeout` wake-up (`worker::Delay` in a spawned task) runs the due timers |
-//! | `Output::Send`               | a spawned `fetch` through the addressee's stub; the replies in its response are fed back in |
-//! | `Output::Reply`, `Output::ReadReply` | completes the waiting client request |
-//! | `Output::SetTimer`           | the protocol's `Driver` keeps the deadlines; due-now timers run before returning |
+//! | entry point (the shell)        | the state's method |
+//! |--------------------------------|--------------------|
+//! | an internal request (`fetch`)  | `identify`, `boot` (after the registry admitted it), `on_msg`, `ask` (client requests), `status`, ... |
+//! | a frame on a peer's socket     | `on_frame` |
+//! | a delivery finished            | `delivered` |
+//! | a socket opened, answered, ended | `socket_opened`, `socket_answered`, `socket_ended` |
+//! | the wake-up, the end of a hold | `woke`, `hold_ended` |
 //!
-//! One file per job: this one dispatches the internal HTTP requests
-//! ([`ReplicaOp`]); `driving.rs` drives the protocol (boot, steps, timers,
-//! readiness); `transport.rs` carries messages between replicas (lanes,
-//! deliveries) and `outbox.rs` queues them (bounds, batching, the
-//! coordinator's thrifty sends); `client.rs` serves client reads and writes and
-//! holds every 503 a replica answers; `lifecycle.rs` starts a replica only
-//! when the registry admits it and stops it (idle expiry, deletion);
-//! `wake.rs` is the wake-up bookkeeping.
+//! and after each, `settle` (due protocol timers, the next wake-up,
+//! readiness, idle expiry). Follow a client PUT: [`Shell::client`] steps
+//! `Input::Put` with a waiter (`ask`); the protocol's `Output::Send` queue
+//! in the outbox and leave as an [`Effect::Deliver`]; the peer's answer
+//! comes back through `delivered`, whose `PushAck` makes the protocol
+//! reply; `Output::Reply` becomes an [`Effect::Answer`] that completes the
+//! waiter, and the client gets its 200.
 //!
-//! Memory only: nothing is written to Durable Object storage. The pending
-//! `setTimeout` (heartbeat every `Config::heartbeat_ms`) and the heartbeats
-//! the other replicas send keep the object from hibernating.
+//! Files by job: `state.rs` (the state, the driver, settling),
+//! `transport.rs` (links, queues, batches), `outbox.rs` (the bounded queue
+//! per destination and lane; pure), `client.rs` (client requests and every
+//! 503 a replica answers), `waiters.rs` (deadlines; pure), `wake.rs` (the
+//! wake-up token; pure), `lifecycle.rs` (admission, idle expiry,
+//! stopping), `status.rs` (the status line), `trace.rs` (recorded steps),
+//! `effects.rs` (what the shell performs).
 //!
-//! No panics: no `unwrap`, no indexing on request or peer data, and no
-//! `RefCell` borrow is ever held across an `.await` (every borrow is taken
-//! and released inside a synchronous helper; `try_borrow*` turns a broken
-//! invariant into an error response instead of a panic).
+//! Memory only: nothing is written to Durable Object storage but the trace
+//! of test runs. The pending wake-up (heartbeat every
+//! `Config::heartbeat_ms`) and the heartbeats the other replicas send keep
+//! the object from hibernating.
+//!
+//! No panics: no `unwrap`, no indexing on request or peer data; a borrow
+//! of the state that fails (re-entrance: a bug, impossible as the shell is
+//! written) is reported as one, never silently skipped.
 
 mod client;
-mod driving;
+mod effects;
 mod lifecycle;
 mod outbox;
+mod state;
+mod status;
 mod trace;
 mod transport;
 mod waiters;
@@ -42,48 +52,56 @@ mod wake;
 
 pub(crate) use client::Committed;
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
+use std::pin::pin;
 use std::rc::Rc;
+use std::time::Duration;
 
-use futures_channel::oneshot;
-use protocol::handoff::{Driver, Instance};
-use serde::Serialize;
+use futures_util::future;
+use protocol::handoff::{Input, MAX_MESSAGE_BYTES, WriteId};
 use serde_json::json;
-use worker::{DurableObject, Env, Request, Response, Result, State, durable_object};
+use worker::wasm_bindgen_futures::spawn_local;
+use worker::{
+    Delay, DurableObject, Env, Request, Response, Result, State, console_error, console_warn, durable_object,
+};
 
 use crate::auth::KeyProblem;
-use crate::error::{HttpError, HttpResult};
-use crate::hop::Link;
-use crate::http::{self, NO_WAKE_HEADER};
-use crate::internal::{self, now_ms, random_u64};
+use crate::body;
+use crate::error::{Code, HttpError, HttpResult};
+use crate::hop::{Link, Via};
+use crate::http::{self, BINARY, NO_WAKE_HEADER, WRITE_ID_HEADER};
+use crate::internal::{self, REPLICA_BINDING, now_ms, random_u64, random_u128};
 use crate::names::{self, ReplicaName};
-use crate::namespaces::settings::Settings;
-use crate::route::{KvOp, MAX_PAUSE_MS};
-use crate::socket::Accepted;
+use crate::namespaces::{self, Boot, calls};
+use crate::socket::{Incoming, parse_answer};
+use crate::vars;
+use crate::vocab::{KvOp, MAX_PAUSE_MS, MAX_VALUE_BYTES};
 use crate::wire::{ReplicaOp, Target};
-use outbox::Outbox;
+use effects::{Delivery, Effect};
+use state::ReplicaState;
 use trace::TraceStore;
-use transport::LANES;
-use waiters::Waiters;
-use wake::WakeUp;
+use transport::{DELIVERY_TIMEOUT, Delivered};
 
-/// One replica object. The state lives behind an `Rc` so that spawned
-/// tasks (timer wake-ups, peer sends) can hold it.
+/// Largest batch body `POST /msg` reads: what an outbox sends at most.
+const MAX_BATCH_BODY_BYTES: usize = outbox::MAX_BATCH_BYTES + MAX_MESSAGE_BYTES;
+
+/// One replica object. The shell lives behind an `Rc` so that the tasks it
+/// spawns (deliveries, wake-ups) and the sockets' callbacks can reach it.
 #[durable_object]
 pub struct Replica {
-    host: Rc<Host>,
+    shell: Rc<Shell>,
 }
 
 impl DurableObject for Replica {
     fn new(state: State, env: Env) -> Self {
         let ident =
             state.id().name().and_then(|name| ReplicaName::split_object_name(&name).map(|(ns, r)| (ns.to_string(), r)));
-        Self { host: Rc::new(Host::new(state, env, ident)) }
+        Self { shell: Rc::new(Shell::new(state, env, ident)) }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
-        let served = match internal::admit(&self.host.secret, &req) {
-            Ok(target) => self.host.clone().serve(req, target).await,
+        let served = match internal::admit(&self.shell.secret, &req) {
+            Ok(target) => self.shell.clone().serve(req, target).await,
             Err(e) => Err(e),
         };
         served.or_else(HttpError::respond)
@@ -96,283 +114,394 @@ impl DurableObject for Replica {
     }
 }
 
-/// Counters shown in the status line, for tests and debugging.
-#[derive(Default)]
-struct Counters {
-    msgs_in: Cell<u64>,
-    msgs_out: Cell<u64>,
-    /// Bytes of message batches this replica sent to the others: the
-    /// batches of its deliveries and of the replies it returned (`cargo
-    /// xtask bench scale` reads it for the idle traffic).
-    bytes_out: Cell<u64>,
-    /// Deliveries this replica sent to the others, socket frames or HTTP
-    /// requests (each carries a batch: `msgs_out` / `deliveries_out` is
-    /// the batching).
-    deliveries_out: Cell<u64>,
-    send_failures: Cell<u64>,
-    refused: Cell<u64>,
-}
-
-fn bump(c: &Cell<u64>) {
-    add(c, 1);
-}
-
-fn add(c: &Cell<u64>, n: usize) {
-    c.set(c.get().saturating_add(u64::try_from(n).unwrap_or(u64::MAX)));
-}
-
-pub(crate) struct Host {
-    state: State,
+/// What never changes in the object's life, and the one state.
+pub(crate) struct Shell {
+    object: State,
     env: Env,
     /// The internal secret, read once (see `internal::admit`).
     secret: std::result::Result<String, KeyProblem>,
-    /// (namespace, replica), from the object's name (`{ns}:r1`), or from
-    /// the first request if the runtime does not pass the name.
-    ident: RefCell<Option<(String, ReplicaName)>>,
-    /// Random nonce of this object instance (tells a reset apart).
-    born: u64,
-    born_at: u64,
-    // The namespace (lifecycle.rs).
-    /// The namespace's settings, from the registry when it admitted this
-    /// replica.
-    settings: RefCell<Option<Settings>>,
-    /// The last client request (the coordinator's idle expiry).
-    last_client_at: Cell<u64>,
-    /// This replica is stopping: it serves nothing more.
-    stopping: Cell<bool>,
-    /// Test hook: peer messages in and out are dropped until then.
-    paused_until: Cell<u64>,
-    resetting: Cell<bool>,
-    counters: Counters,
-    // Driving the protocol (driving.rs).
-    driver: RefCell<Option<Driver>>,
     /// Where the driver's steps are recorded, in test runs that validate
-    /// traces (trace.rs).
+    /// traces (`trace.rs`).
     trace: Option<TraceStore>,
-    /// The protocol instance the client waiters belong to.
-    instance: Cell<Option<Instance>>,
-    wake: RefCell<WakeUp>,
-    // Transport (transport.rs).
-    /// By replica index.
-    links: RefCell<[Option<Rc<Link>>; 3]>,
-    /// Sockets the other replicas opened to this one (`transport.rs`).
-    incoming: RefCell<Accepted>,
-    /// By replica index × lane.
-    outboxes: RefCell<[[Outbox; LANES]; 3]>,
-    /// The peer the coordinator waits for (the other one's pushes and
-    /// confirms are held back briefly: `outbox.rs`).
-    preferred: Cell<ReplicaName>,
-    // Clients (client.rs).
-    /// Client requests waiting for their `Output::Reply` or
-    /// `Output::ReadReply`, each until its deadline.
-    waiters: RefCell<Waiters<oneshot::Sender<client::Answer>>>,
-    /// Client requests waiting for the coordinator to become ready.
-    ready_waiters: RefCell<Vec<oneshot::Sender<()>>>,
-    next_req: Cell<u64>,
+    state: RefCell<ReplicaState>,
 }
 
-impl Host {
-    fn new(state: State, env: Env, ident: Option<(String, ReplicaName)>) -> Self {
+/// A borrow of the state failed: re-entrance, which the shell never does.
+fn reentered(at: &str) -> HttpError {
+    console_error!("bug: the replica's state was borrowed twice ({at})");
+    HttpError::internal(format!("bug: the replica's state was borrowed twice ({at})"))
+}
+
+impl Shell {
+    fn new(object: State, env: Env, ident: Option<(String, ReplicaName)>) -> Self {
         let born = random_u64();
-        Host {
-            trace: TraceStore::open(&state, &env, born),
-            state,
-            secret: internal::internal_key(&env),
-            env,
-            ident: RefCell::new(ident),
-            born,
-            born_at: now_ms(),
-            settings: RefCell::new(None),
-            last_client_at: Cell::new(now_ms()),
-            stopping: Cell::new(false),
-            paused_until: Cell::new(0),
-            resetting: Cell::new(false),
-            counters: Counters::default(),
-            driver: RefCell::new(None),
-            instance: Cell::new(None),
-            wake: RefCell::new(WakeUp::default()),
-            links: RefCell::new(Default::default()),
-            incoming: RefCell::new(Accepted::default()),
-            outboxes: RefCell::new(Default::default()),
-            preferred: Cell::new(ReplicaName::R1),
-            waiters: RefCell::new(Waiters::default()),
-            ready_waiters: RefCell::new(Vec::new()),
-            next_req: Cell::new(0),
+        let trace = TraceStore::open(&object, &env, born);
+        let state = ReplicaState::new(ident, born, now_ms(), trace.is_some());
+        Shell { secret: internal::internal_key(&env), trace, object, env, state: RefCell::new(state) }
+    }
+
+    /// An entry point: the state is borrowed once, `f` runs at the current
+    /// time, the state settles, the borrow ends, then the queued effects
+    /// are performed.
+    fn enter<R>(self: &Rc<Self>, at: &str, f: impl FnOnce(&mut ReplicaState, u64) -> R) -> HttpResult<R> {
+        let now = now_ms();
+        let (result, effects) = {
+            let Ok(mut state) = self.state.try_borrow_mut() else { return Err(reentered(at)) };
+            let result = f(&mut state, now);
+            state.settle(now);
+            (result, state.take_effects())
+        };
+        self.perform(effects);
+        Ok(result)
+    }
+
+    /// An entry point with no one to answer (a callback, a task's end): a
+    /// bug is logged by [`Shell::enter`].
+    fn quietly(self: &Rc<Self>, at: &str, f: impl FnOnce(&mut ReplicaState, u64)) {
+        let _ = self.enter(at, f);
+    }
+
+    /// Performs the effects, in order.
+    fn perform(self: &Rc<Self>, effects: Vec<Effect>) {
+        for effect in effects {
+            match effect {
+                Effect::Deliver(delivery) => self.deliver(delivery),
+                Effect::OpenSocket { to, id, link } => self.open_socket(to, id, link),
+                Effect::WakeAt { token, at } => self.after(at, move |state, now| state.woke(token, now)),
+                Effect::HoldUntil { to, lane, at } => self.after(at, move |state, now| state.hold_ended(to, lane, now)),
+                Effect::Answer { tx, answer } => {
+                    // The client request went away meanwhile: nobody to tell.
+                    let _ = tx.send(answer);
+                }
+                Effect::Ready(waiting) => waiting.into_iter().for_each(|tx| {
+                    let _ = tx.send(());
+                }),
+                Effect::Record(rows) => self.record(rows),
+                Effect::Reset { why } => {
+                    if why.starts_with("coordinator fenced") {
+                        console_warn!("{why}: resetting this object");
+                    }
+                    let shell = self.clone();
+                    spawn_local(async move { shell.reset(why).await });
+                }
+                Effect::StopNamespace { ns } => {
+                    let shell = self.clone();
+                    spawn_local(async move {
+                        if let Err(e) = shell.stop_namespace(&ns).await {
+                            console_warn!("idle expiry: the namespace did not stop ({e}); trying again later");
+                            shell.quietly("stop failed", |state, _| state.stop_failed());
+                        }
+                    });
+                }
+            }
+        }
+    }
+
+    /// Calls `f` at `at` (unix ms), as an entry point.
+    fn after(self: &Rc<Self>, at: u64, f: impl FnOnce(&mut ReplicaState, u64) + 'static) {
+        let shell = self.clone();
+        spawn_local(async move {
+            Delay::from(Duration::from_millis(at.saturating_sub(now_ms()))).await;
+            shell.quietly("timer", f);
+        });
+    }
+
+    /// Carries a batch as the state decided, then reports how it went.
+    fn deliver(self: &Rc<Self>, Delivery { to, lane, body, via }: Delivery) {
+        let shell = self.clone();
+        let key = self.secret.clone();
+        match via {
+            Via::Frame { socket, answer, id } => {
+                // Sent now, in the order the state routed it: frames are
+                // answered in order.
+                if let Err(e) = socket.send(&body) {
+                    console_warn!("a frame to {to} could not be sent: {e}");
+                    self.quietly("frame unsent", |state, _| state.socket_ended(to, id));
+                }
+                drop(socket);
+                spawn_local(async move {
+                    let outcome = match answer.await.ok().as_deref().and_then(parse_answer) {
+                        Some((status, body)) => Delivered::Answer { status, body: body.to_vec() },
+                        None => Delivered::Failed("the socket closed before it answered".into()),
+                    };
+                    shell.quietly("delivered", |state, now| state.delivered(to, lane, outcome, None, now));
+                });
+            }
+            Via::Http(link) => spawn_local(async move {
+                let outcome = post(&link, &key, &body).await;
+                shell.quietly("delivered", |state, now| state.delivered(to, lane, outcome, None, now));
+            }),
+            Via::NewLink => spawn_local(async move {
+                let (outcome, made) = match shell.make_link(to) {
+                    Ok(link) => (post(&link, &key, &body).await, Some(link)),
+                    Err(e) => (Delivered::Failed(e.to_string()), None),
+                };
+                shell.quietly("delivered", |state, now| state.delivered(to, lane, outcome, made, now));
+            }),
+        }
+    }
+
+    /// A new link to replica `to` of this namespace.
+    fn make_link(self: &Rc<Self>, to: ReplicaName) -> HttpResult<Rc<Link>> {
+        let ns = self.enter("make link", |state, _| state.ident.clone().map(|(ns, _)| ns))?;
+        let ns = ns.ok_or_else(|| HttpError::internal("no identity"))?;
+        let object = to.object_name(&ns);
+        let link = Link::to(&self.env, (REPLICA_BINDING, &object), (&ns, Some(to)), ReplicaOp::Msg, ReplicaOp::Link)?;
+        Ok(Rc::new(link))
+    }
+
+    /// Opens socket `id` of `link` (to `to`); its answers and end are
+    /// entry points.
+    fn open_socket(self: &Rc<Self>, to: ReplicaName, id: u64, link: Rc<Link>) {
+        let shell = self.clone();
+        let weak = Rc::downgrade(self);
+        spawn_local(async move {
+            let Ok(key) = shell.secret.as_ref() else { return };
+            let answers = weak.clone();
+            let on_answer = move |frame| {
+                if let Some(shell) = answers.upgrade() {
+                    shell.quietly("socket answer", |state, _| state.socket_answered(to, id, frame));
+                }
+            };
+            let on_end = move || {
+                if let Some(shell) = weak.upgrade() {
+                    shell.quietly("socket end", |state, _| state.socket_ended(to, id));
+                }
+            };
+            let opened = link.open(key, DELIVERY_TIMEOUT, on_answer, on_end).await;
+            let socket = opened.unwrap_or_else(|e| {
+                worker::console_debug!("the socket to {to} did not open: {e}");
+                None
+            });
+            shell.quietly("socket opened", |state, _| state.socket_opened(to, id, socket));
+        });
+    }
+
+    /// Appends recorded rows to the trace store; a failed write stops the
+    /// recording (one `Lost` row marks it).
+    fn record(self: &Rc<Self>, rows: Vec<Vec<u8>>) {
+        let Some(trace) = &self.trace else { return };
+        for row in rows {
+            if trace.insert(row).is_err() {
+                if let Ok(Some(lost)) = self.enter("trace failed", |state, _| state.trace_failed()) {
+                    let _ = trace.insert(lost);
+                }
+                return;
+            }
+        }
+    }
+
+    /// `blockConcurrencyWhile` with a failing callback: the runtime resets
+    /// the object (platform notes: the one clean way from Rust). The state
+    /// dropped its records first (`ReplicaState::drop_for_reset`).
+    async fn reset(&self, why: &str) {
+        let why = why.to_string();
+        let _ = self.object.block_concurrency_while(async move { Err::<(), _>(worker::Error::RustError(why)) }).await;
+    }
+
+    /// The idle expiry passed: mark the namespace idle in the registry, so
+    /// that nothing but a client request starts it again; stop the peers;
+    /// stop this replica.
+    async fn stop_namespace(self: &Rc<Self>, ns: &str) -> HttpResult<()> {
+        let secret = self.secret.as_ref().map_err(internal::key_missing)?;
+        calls::idle(&self.env, secret, ns).await?;
+        for peer in [ReplicaName::R1, ReplicaName::R2] {
+            // A peer that does not hear it stops when it next hears from the
+            // coordinator that the namespace is not running.
+            if let Err(e) = namespaces::api::stop_replica(&self.env, secret, ns, peer).await {
+                console_warn!("idle expiry: {ns}:{peer} did not confirm it stopped: {e}");
+            }
+        }
+        self.enter("idle stop", |state, _| state.stop("the namespace went idle"))
+    }
+
+    /// Boots the replica if the registry admits it; a no-op once booted.
+    /// `client`: the request is a client's (it may wake an idle namespace).
+    async fn admit(self: &Rc<Self>, client: bool) -> HttpResult<()> {
+        let ident = self.enter("admit", |state, _| {
+            state.life.refuse_if_stopping()?;
+            if state.booted() {
+                return Ok(None);
+            }
+            state.ident.clone().map(Some).ok_or_else(|| HttpError::internal("no identity"))
+        })??;
+        let Some((ns, me)) = ident else { return Ok(()) };
+        let secret = self.secret.as_ref().map_err(internal::key_missing)?;
+        match calls::boot(&self.env, secret, &ns, me, client).await? {
+            Boot::Admitted { settings } => {
+                let budget = vars::budget_bytes(&self.env);
+                self.enter("boot", |state, now| state.boot(settings, budget, now, random_u64()))?
+            }
+            Boot::Refused { .. } if client => Err(namespaces::not_found(&ns)),
+            Boot::Refused { state } => Err(HttpError::new(
+                Code::NamespaceNotRunning,
+                format!("namespace {ns:?} is not running ({})", state.map_or("unknown", |s| s.name())),
+            )),
         }
     }
 
     /// Dispatches one internal request. Every operation but the health
     /// probe's `Ping` (its object is no replica of any namespace) first
     /// checks that this is the object the caller meant.
-    async fn serve(self: Rc<Self>, mut req: Request, target: Target<ReplicaOp>) -> HttpResult {
-        let identify = || self.identify(&target);
+    async fn serve(self: Rc<Self>, req: Request, target: Target<ReplicaOp>) -> HttpResult {
+        let born = self.state.try_borrow().map(|s| s.born).map_err(|_| reentered("born"))?;
+        if target.op == ReplicaOp::Ping {
+            return Ok(http::json(&json!({ "ok": true, "object": "Replica", "born": format!("{born:016x}") }))?);
+        }
+        let (ns, me) = self.enter("identify", |state, _| state.identify(&target))??;
         match target.op {
-            ReplicaOp::Ping => {
-                Ok(http::json(&json!({ "ok": true, "object": "Replica", "born": format!("{:016x}", self.born) }))?)
-            }
+            ReplicaOp::Ping => Err(HttpError::internal("served above")),
             ReplicaOp::Whoami => {
-                let (_, me) = identify()?;
-                Ok(http::json(&json!({
-                    "name": me.as_str(),
-                    "born": format!("{:016x}", self.born),
-                    "booted": self.booted(),
-                }))?)
+                let booted = self.enter("whoami", |state, _| state.booted())?;
+                Ok(http::json(&json!({ "name": me.as_str(), "born": format!("{born:016x}"), "booted": booted }))?)
             }
             ReplicaOp::Stop => {
-                identify()?;
-                if !self.booted() {
+                let running = self.enter("stop", |state, _| {
+                    let running = state.booted();
+                    if running {
+                        state.life.stopping = true;
+                        state.drop_for_reset();
+                    }
+                    running
+                })?;
+                if !running {
                     return Ok(http::json(&json!({ "stopped": false, "running": false }))?);
                 }
-                self.stop("stopped by the Worker").await;
-                Err(HttpError::new(500, "stop_failed", "the object survived its reset"))
+                self.reset("stopped by the Worker").await;
+                Err(HttpError::new(Code::StopFailed, "the object survived its reset"))
             }
             ReplicaOp::Evict => {
-                identify()?;
-                self.evict().await
+                // The eviction test hook: the object is reset so its memory
+                // is lost, as on a real eviction. The request itself fails
+                // (the object is gone); the Worker confirms the reset by
+                // seeing a new birth nonce.
+                self.enter("evict", |state, _| state.drop_for_reset())?;
+                self.reset("evicted by the test hook").await;
+                Err(HttpError::new(Code::EvictFailed, "the object survived its reset"))
             }
             ReplicaOp::Trace => {
-                identify()?;
-                let (page, next) = TraceStore::page(&self.state, target.ms.unwrap_or(0))?;
+                let (page, next) = TraceStore::page(&self.object, target.ms.unwrap_or(0))?;
                 Ok(http::trace_page(page, next)?)
             }
             ReplicaOp::Pause => {
-                let (_, me) = identify()?;
                 let ms = target.ms.unwrap_or(0).min(MAX_PAUSE_MS);
-                self.paused_until.set(now_ms().saturating_add(ms));
+                self.enter("pause", |state, now| state.paused_until = now.saturating_add(ms))?;
                 Ok(http::json(&json!({ "paused": me.as_str(), "ms": ms }))?)
             }
             ReplicaOp::Status => {
-                let (_, me) = identify()?;
-                if !self.booted() {
-                    return Ok(http::json(&json!({ "name": me.as_str(), "status": "stopped" }))?);
+                let line = self.enter("status", |state, now| state.status(me, now, wasm_memory_bytes()))?;
+                match line {
+                    Some(line) => Ok(http::json(&line)?),
+                    None => Ok(http::json(&json!({ "name": me.as_str(), "status": "stopped" }))?),
                 }
-                self.status_line(me)
             }
             ReplicaOp::Msg => {
-                identify()?;
-                let body = req.bytes().await?;
+                let body = body::read(&req, MAX_BATCH_BODY_BYTES, Code::BodyTooLarge).await?;
                 self.admit(false).await?;
-                self.on_msg(&body)
+                let replies = self.enter("msg", |state, now| state.on_msg(&body, now))??;
+                let headers = worker::Headers::new();
+                headers.set("content-type", BINARY)?;
+                Ok(Response::from_bytes(replies)?.with_headers(headers))
             }
             ReplicaOp::Link => {
-                identify()?;
                 self.admit(false).await?;
-                self.on_link()
+                self.accept_link()
             }
-            ReplicaOp::Put | ReplicaOp::Delete | ReplicaOp::Get => {
-                let me = identify()?;
-                let no_wake = req.headers().get(NO_WAKE_HEADER).ok().flatten().is_some();
-                if no_wake && !self.booted() {
-                    let message = "the namespace's replicas are not running (its records went with them)";
-                    return Err(HttpError::new(410, "namespace_not_running", message));
-                }
-                self.admit(true).await?;
-                self.note_client();
-                let op = match target.op {
-                    ReplicaOp::Put => KvOp::Put,
-                    ReplicaOp::Delete => KvOp::Delete,
-                    _ => KvOp::Get,
-                };
-                self.serve_client(op, me, req, &target).await
-            }
+            ReplicaOp::Put => self.client(KvOp::Put, (ns, me), &req, &target).await,
+            ReplicaOp::Delete => self.client(KvOp::Delete, (ns, me), &req, &target).await,
+            ReplicaOp::Get => self.client(KvOp::Get, (ns, me), &req, &target).await,
         }
     }
 
-    /// This object's (namespace, replica), checked against what the caller
-    /// meant. The runtime passes the object's name; if it ever does not,
-    /// the first caller's claim is adopted (all callers are authenticated).
-    fn identify(&self, target: &Target<ReplicaOp>) -> HttpResult<(String, ReplicaName)> {
-        let wrong = |message: String| HttpError::new(400, "wrong_object", message);
-        let mut ident = self.ident.try_borrow_mut().map_err(|_| wrong("identity busy".into()))?;
-        if ident.is_none() {
-            let r = target.replica.ok_or_else(|| wrong("a replica request must name the replica (r=)".into()))?;
-            names::valid_namespace(&target.ns).map_err(|e| wrong(format!("the namespace {e}")))?;
-            *ident = Some((target.ns.clone(), r));
-        }
-        let Some((ns, me)) = ident.as_ref() else { return Err(wrong("no identity".into())) };
-        if *ns != target.ns || target.replica.is_some_and(|r| r != *me) {
-            let meant = target.replica.map_or("?", |r| r.as_str());
-            return Err(wrong(format!("this is {ns}:{me}, not {}:{meant}", target.ns)));
-        }
-        Ok((ns.clone(), *me))
-    }
-
-    fn me(&self) -> Option<(String, ReplicaName)> {
-        self.ident.try_borrow().ok().and_then(|i| i.clone())
-    }
-
-    fn status_line(&self, me: ReplicaName) -> HttpResult {
-        let report = {
-            let slot = self.driver.try_borrow().map_err(|_| driving::StepError::Busy)?;
-            slot.as_ref().ok_or(driving::StepError::NotBooted)?.replica().status()
+    /// `GET /link`: a socket from another replica (registry admission as
+    /// for `POST /msg`, once), each frame a batch answered as `POST /msg`
+    /// answers one. The socket holds this replica only weakly: it closes
+    /// with the replica, it does not keep it.
+    fn accept_link(self: &Rc<Self>) -> HttpResult {
+        let id = self.enter("link", |state, _| state.transport.next_incoming_id())?;
+        let frames = Rc::downgrade(self);
+        let serve = move |frame: &[u8]| match frames.upgrade() {
+            Some(shell) => shell.frame(frame),
+            None => (503, b"this replica is gone".to_vec()),
         };
-        let now = now_ms();
-        Ok(http::json(&StatusLine {
-            name: me.as_str(),
-            role: report.role,
-            status: report.status.to_string(),
-            epoch: report.epoch.0,
-            known: report.known.0,
-            keys: report.keys,
-            tombstones: report.tombstones,
-            bytes: report.bytes,
-            budget: report.budget,
-            floor: format!("{}.{}", report.floor.ep.0, report.floor.ver.0),
-            pending: report.pending,
-            pending_bytes: report.pending_bytes,
-            generation: report.generation.map(|g| format!("{}-{:016x}", g.minted_at, g.nonce)),
-            instance: self.instance.get().map(|i| format!("{}-{:016x}", i.born, i.nonce)),
-            object: format!("{:016x}", self.born),
-            uptime_ms: now.saturating_sub(self.born_at),
-            wasm_memory_bytes: wasm_memory_bytes(),
-            paused_ms: self.paused_until.get().saturating_sub(now),
-            timers: self.driver.try_borrow().ok().and_then(|d| d.as_ref().map(Driver::armed)).unwrap_or(0),
-            idle_expires_at: self.idle_expires_at(),
-            preferred_peer: (me == ReplicaName::R0).then(|| self.preferred.get().as_str()),
-            memory_budget_bytes: self.settings.try_borrow().ok().and_then(|s| s.as_ref()?.memory_budget_bytes),
-            msgs_in: self.counters.msgs_in.get(),
-            msgs_out: self.counters.msgs_out.get(),
-            bytes_out: self.counters.bytes_out.get(),
-            deliveries_out: self.counters.deliveries_out.get(),
-            send_failures: self.counters.send_failures.get(),
-            refused: self.counters.refused.get(),
-        })?)
+        let ends = Rc::downgrade(self);
+        let on_end = move || {
+            if let Some(shell) = ends.upgrade() {
+                shell.quietly("link end", |state, _| state.transport.incoming_ended(id));
+            }
+        };
+        let (response, socket) = Incoming::accept(serve, on_end)?;
+        self.enter("link", |state, _| state.transport.accepted(id, socket))?;
+        Ok(response)
     }
 
-    /// The eviction test hook: reset this object so its memory is lost, as
-    /// on a real eviction. The request itself fails (the object is gone);
-    /// the Worker confirms the reset by seeing a new birth nonce.
-    async fn evict(self: &Rc<Self>) -> HttpResult {
-        self.resetting.set(true);
-        self.reset("evicted by the test hook").await?;
-        Err(HttpError::new(500, "evict_failed", "the object survived its reset"))
+    /// One frame of a peer's socket: (status, body).
+    fn frame(self: &Rc<Self>, frame: &[u8]) -> (u16, Vec<u8>) {
+        match self.enter("frame", |state, now| state.on_frame(frame, now)) {
+            Ok(answer) => answer,
+            Err(e) => (500, e.to_string().into_bytes()),
+        }
     }
 
-    /// `blockConcurrencyWhile` with a failing callback: the runtime resets
-    /// the object (platform notes: the one clean way from Rust). The
-    /// replica's records and queues are dropped first: the runtime discards
-    /// the object, but this `Host` lives in the isolate's wasm memory until
-    /// V8 happens to collect the object's wrapper (and the tasks holding
-    /// it), so each reset used to keep a whole replica's records there
-    /// (`cargo xtask bench scale` measured +5 to +16 MiB of wasm memory per
-    /// eviction of an 8 MiB replica). `resetting` keeps it from booting
-    /// again meanwhile.
-    async fn reset(&self, why: &str) -> Result<()> {
-        self.resetting.set(true);
-        if let Ok(mut driver) = self.driver.try_borrow_mut() {
-            *driver = None;
+    /// `POST /put`, `POST /delete`, `GET /get`: a client request, which
+    /// only the coordinator `{ns}:r0` serves. It waits (bounded) for the
+    /// coordinator to be ready, is stepped, and waits (bounded) for its
+    /// answer.
+    async fn client(
+        self: &Rc<Self>,
+        op: KvOp,
+        (ns, me): (String, ReplicaName),
+        req: &Request,
+        target: &Target<ReplicaOp>,
+    ) -> HttpResult {
+        if me != ReplicaName::R0 {
+            let message = format!("client requests go to {ns}:r0, not {ns}:{me}");
+            return Err(HttpError::new(Code::NotCoordinator, message));
         }
-        if let Ok(mut outboxes) = self.outboxes.try_borrow_mut() {
-            *outboxes = Default::default();
+        let key = target.key.as_deref().ok_or_else(|| HttpError::new(Code::BadRequest, "missing key"))?;
+        let key = names::valid_key(key).map_err(|e| HttpError::new(Code::InvalidKey, format!("the key {e}")))?;
+        let wid = match req.headers().get(WRITE_ID_HEADER).ok().flatten() {
+            Some(h) => WriteId::parse(h.trim())
+                .ok_or_else(|| HttpError::new(Code::InvalidWriteId, "handoff-write-id must be 32 hex digits"))?,
+            None => WriteId(random_u128()),
+        };
+        let value = match op {
+            KvOp::Put => Some(body::read(req, MAX_VALUE_BYTES, Code::ValueTooLarge).await?),
+            KvOp::Get | KvOp::Delete => None,
+        };
+        if req.headers().get(NO_WAKE_HEADER).ok().flatten().is_some() && !self.enter("no wake", |s, _| s.booted())? {
+            let message = "the namespace's replicas are not running (its records went with them)";
+            return Err(HttpError::new(Code::NamespaceNotRunning, message));
         }
-        if let Ok(mut links) = self.links.try_borrow_mut() {
-            *links = Default::default();
+        self.admit(true).await?;
+        if let Some(ready) = self.enter("client", |state, now| {
+            state.life.note_client(now);
+            state.wait_ready()
+        })? {
+            let _ = future::select(ready, pin!(Delay::from(client::READY_WAIT))).await;
         }
-        if let Ok(mut incoming) = self.incoming.try_borrow_mut() {
-            incoming.clear();
+        let name = key.as_str().to_string();
+        let (input, wait): (Box<dyn FnOnce(_) -> Input>, _) = match (op, value) {
+            (KvOp::Put, Some(value)) => (Box::new(move |req| Input::Put { req, key, value, wid }), client::COMMIT_WAIT),
+            (KvOp::Delete, _) => (Box::new(move |req| Input::Delete { req, key, wid }), client::COMMIT_WAIT),
+            _ => (Box::new(move |req| Input::Read { req, key }), client::CONFIRM_WAIT),
+        };
+        let answer = self.enter("ask", |state, now| state.ask(input, wait, now))??;
+        // Dropped unanswered: the protocol instance it waited on is gone.
+        let answer = answer.await.ok();
+        match op {
+            KvOp::Get => client::read_answer(&name, answer),
+            KvOp::Put | KvOp::Delete => client::write_answer(answer),
         }
-        let why = why.to_string();
-        self.state.block_concurrency_while(async move { Err::<(), _>(worker::Error::RustError(why)) }).await
+    }
+}
+
+/// One HTTP hop of `body` through `link`, presenting `key`.
+async fn post(link: &Link, key: &std::result::Result<String, KeyProblem>, body: &[u8]) -> Delivered {
+    let Ok(key) = key else { return Delivered::Failed("no internal key".into()) };
+    match link.post(key, body, DELIVERY_TIMEOUT).await {
+        Ok((status, body)) => Delivered::Answer { status, body },
+        Err(e) => Delivered::Failed(e.to_string()),
     }
 }
 
@@ -387,52 +516,4 @@ fn wasm_memory_bytes() -> usize {
 #[cfg(not(target_arch = "wasm32"))]
 fn wasm_memory_bytes() -> usize {
     0
-}
-
-/// One replica's entry in `GET /v1/{ns}/status`.
-#[derive(Serialize)]
-struct StatusLine {
-    name: &'static str,
-    role: &'static str,
-    status: String,
-    epoch: u64,
-    known: u64,
-    keys: usize,
-    /// Tombstones not yet collected.
-    tombstones: usize,
-    /// Bytes of keys, values and tombstones this replica holds.
-    bytes: usize,
-    /// The namespace's memory budget (a write beyond it gets a 507).
-    budget: usize,
-    /// The tombstone floor, `ep.ver`.
-    floor: String,
-    pending: usize,
-    /// Bytes of the coordinator's uncommitted writes.
-    pending_bytes: usize,
-    generation: Option<String>,
-    instance: Option<String>,
-    object: String,
-    uptime_ms: u64,
-    /// The wasm linear memory of the isolate this replica runs in (shared
-    /// by every object of the isolate; it only grows, so it is the peak).
-    wasm_memory_bytes: usize,
-    paused_ms: u64,
-    timers: usize,
-    /// The coordinator: when the namespace stops if no client request
-    /// comes first (unix ms).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    idle_expires_at: Option<u64>,
-    /// The coordinator: the peer it waits for (thrifty sends, `outbox.rs`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    preferred_peer: Option<&'static str>,
-    /// The namespace's memory budget (`None`: the protocol's default).
-    memory_budget_bytes: Option<u64>,
-    msgs_in: u64,
-    msgs_out: u64,
-    /// Bytes sent to the other replicas (deliveries and replies).
-    bytes_out: u64,
-    /// Deliveries to the other replicas (each carries a batch).
-    deliveries_out: u64,
-    send_failures: u64,
-    refused: u64,
 }

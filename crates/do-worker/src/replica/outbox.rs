@@ -18,7 +18,7 @@ use protocol::handoff::message::MAX_BATCH;
 const MAX_IN_FLIGHT: usize = 1;
 /// Bytes per batch (a batch holds at least one message, of at most
 /// [`protocol::handoff::message::MAX_MESSAGE_BYTES`]).
-const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
+pub(super) const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
 /// Bytes queued per destination and lane. Beyond it a message is dropped:
 /// the protocol resends what it still needs on its retry timer (with
 /// backoff), so under a slow or paused peer the queues hold at most

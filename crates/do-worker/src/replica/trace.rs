@@ -9,15 +9,10 @@
 //! written, so no replica can receive a message whose sending step was
 //! lost.
 
-use std::cell::Cell;
-
 use protocol::handoff::trace::{self, Row};
 use worker::{Env, SqlStorage, SqlStorageValue, State};
 
-use crate::sqlite;
-
-/// The variable that turns recording on (test hooks only).
-const TRACE_VAR: &str = "HANDOFF_TRACE";
+use crate::{sqlite, vars};
 
 /// Bytes of rows one object records at most.
 const MAX_BYTES: u64 = 256 * 1024 * 1024;
@@ -25,46 +20,62 @@ const MAX_BYTES: u64 = 256 * 1024 * 1024;
 /// Bytes of rows in one page a fetch returns.
 const PAGE_BYTES: usize = 4 * 1024 * 1024;
 
-/// An object's trace store.
+/// What the replica's state keeps of its recording: the bound, and
+/// whether a step was lost.
+#[derive(Default)]
+pub(super) struct TraceLog {
+    bytes: u64,
+    /// A step was not recorded: recording has stopped.
+    lost: bool,
+}
+
+impl TraceLog {
+    /// The rows of a step, encoded for the store. Past the bound one
+    /// `Row::Lost` is written and nothing more: the validator refuses an
+    /// incomplete trace rather than check part of it.
+    pub(super) fn encode(&mut self, rows: Vec<Row>) -> Vec<Vec<u8>> {
+        let mut encoded = Vec::new();
+        for row in rows {
+            if self.lost {
+                break;
+            }
+            let bytes = row.encode();
+            self.bytes = self.bytes.saturating_add(bytes.len() as u64);
+            if matches!(row, Row::Lost { .. }) || self.bytes > MAX_BYTES {
+                encoded.extend(self.lose());
+            } else {
+                encoded.push(bytes);
+            }
+        }
+        encoded
+    }
+
+    /// Recording stops; the one `Row::Lost` to write, if not written yet.
+    pub(super) fn lose(&mut self) -> Option<Vec<u8>> {
+        (!std::mem::replace(&mut self.lost, true)).then(|| Row::Lost { steps: 1 }.encode())
+    }
+}
+
+/// An object's trace store: its SQLite table.
 pub(super) struct TraceStore {
     sql: SqlStorage,
     /// This object instance (its birth nonce): the rows of one driver.
     object: u64,
-    bytes: Cell<u64>,
-    /// A step was not recorded: recording has stopped.
-    lost: Cell<bool>,
 }
 
 impl TraceStore {
     /// The store, when recording is on.
     pub(super) fn open(state: &State, env: &Env, object: u64) -> Option<TraceStore> {
-        let on = crate::test_hooks(env) && env.var(TRACE_VAR).is_ok_and(|v| v.to_string() == "1");
-        if !on {
+        if !vars::trace(env) {
             return None;
         }
         let sql = state.storage().sql();
         create_table(&sql).ok()?;
-        Some(TraceStore { sql, object, bytes: Cell::new(0), lost: Cell::new(false) })
+        Some(TraceStore { sql, object })
     }
 
-    /// Appends a step's rows. Past the bound (or a failed write) one
-    /// `Row::Lost` is written and nothing more: the validator refuses an
-    /// incomplete trace rather than check part of it.
-    pub(super) fn append(&self, rows: Vec<Row>) {
-        for row in rows {
-            if self.lost.get() {
-                return;
-            }
-            let bytes = row.encode();
-            self.bytes.set(self.bytes.get().saturating_add(bytes.len() as u64));
-            if matches!(row, Row::Lost { .. }) || self.bytes.get() > MAX_BYTES || self.insert(bytes).is_err() {
-                self.lost.set(true);
-                let _ = self.insert(Row::Lost { steps: 1 }.encode());
-            }
-        }
-    }
-
-    fn insert(&self, row: Vec<u8>) -> worker::Result<()> {
+    /// Appends an encoded row.
+    pub(super) fn insert(&self, row: Vec<u8>) -> worker::Result<()> {
         self.sql.exec(
             "INSERT INTO trace_steps (object, row) VALUES (?, ?)",
             vec![object(self.object), SqlStorageValue::Blob(row)],

@@ -2,37 +2,22 @@
 //! the test hooks are on, so the decisions (which status for which request)
 //! are unit-tested on the host without a Workers runtime.
 //!
-//! The public surface is exactly what [`route`] returns. The replicas'
-//! internal endpoints (`crate::wire`) are not routes of the public Worker:
-//! nothing here ever produces a request to them from a client's path.
+//! The public surface is exactly what [`route`] returns; the test hooks and
+//! benchmark baselines are [`Hook`]s, parsed in `hooks.rs` and reachable only
+//! with the hooks on. The objects' internal endpoints (`crate::wire`) are not
+//! routes of the public Worker: nothing here ever produces a request to them
+//! from a client's path.
+
+mod hooks;
+
+pub use hooks::{Baseline, Hook};
 
 use protocol::claim::ClaimId;
 
-use crate::claims::request::claim_from_path;
-use crate::names::{self, OPENAPI_SEGMENT, ReplicaName};
+use crate::error::Code;
+use crate::names::{self, OPENAPI_SEGMENT};
 use crate::tokens::Right;
-
-/// Which store serves a KV route.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
-    /// The replicated store: `{ns}:r0`, `{ns}:r1`, `{ns}:r2`.
-    Replicated,
-    /// Benchmark baseline: one Durable Object holding a map in memory.
-    Mem,
-    /// Benchmark baseline: one Durable Object writing to SQLite storage.
-    Sql,
-    /// Benchmark floor of one hop (PUT only): one Durable Object sending a
-    /// replica-sized message to a second, which just answers.
-    Echo,
-}
-
-/// A KV operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KvOp {
-    Get,
-    Put,
-    Delete,
-}
+use crate::vocab::{KvOp, RESERVED_PREFIX};
 
 /// An operation on a namespace itself.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,77 +40,29 @@ pub enum Route {
     Namespace { ns: String, op: NsOp },
     /// `POST /v1/_tokens`: mint a scoped token.
     TokenMint,
-    /// `GET|PUT|DELETE /v1/{ns}/kv/{key}` (and the benchmark baselines'
-    /// `/_bench/{mem|sql|echo}/{ns}/kv/{key}`, test hooks only; the echo
-    /// serves PUT only).
-    Kv { backend: Backend, ns: String, key: String, op: KvOp },
+    /// `GET|PUT|DELETE /v1/{ns}/kv/{key}`.
+    Kv { ns: String, key: String, op: KvOp },
     /// `GET /v1/{ns}/status`.
     Status { ns: String },
-    /// `POST /v1/{ns}/_test/evict/{replica}` (test hooks only).
-    Evict { ns: String, replica: ReplicaName },
-    /// `POST /v1/{ns}/_test/evict/all` (test hooks only): all three at once,
-    /// so that nothing of the namespace's memory survives.
-    EvictAll { ns: String },
-    /// `POST /v1/{ns}/_test/migrations` (test hooks only).
-    Migrations { ns: String },
-    /// `POST /v1/{ns}/_test/pause/{replica}?ms=N` (test hooks only): the
-    /// replica drops every peer message, in and out, for N ms.
-    Pause { ns: String, replica: ReplicaName, ms: u64 },
-    /// `GET /v1/{ns}/_test/trace/{replica}?after=N` (test hooks only): the
-    /// replica object's recorded trace rows after row id N (0: from the
-    /// first), one page; `handoff-trace-next` names the next N.
-    Trace { ns: String, replica: ReplicaName, after: u64 },
-    /// `POST /v1/{ns}/_test/raw/{replica}?auth=0|1` (test hooks only): the
-    /// body is delivered to the replica's peer-message endpoint as is, with
-    /// or without the internal credential, and its answer returned.
-    Raw { ns: String, replica: ReplicaName, auth: bool },
-    /// `POST /v1/{ns}/_test/link/{replica}?auth=0|1` (test hooks only): the
-    /// Worker asks the replica for a socket (`GET /link`, as another replica
-    /// does), with or without the internal credential, and answers the
-    /// status it got (a socket that opened is closed at once).
-    Link { ns: String, replica: ReplicaName, auth: bool },
     /// `POST /v1/{ns}/claims`: authorize an attempt.
     ClaimCreate { ns: String },
     /// `GET /v1/{ns}/claims/{claim}`.
     ClaimGet { ns: String, claim: ClaimId },
-    /// `POST /v1/{ns}/claims/{claim}/activate`; `baseline` for the benchmark
-    /// baseline's `/_bench/claims/{ns}/claims/{claim}/activate` (test hooks only).
-    ClaimActivate { ns: String, claim: ClaimId, baseline: bool },
+    /// `POST /v1/{ns}/claims/{claim}/activate`.
+    ClaimActivate { ns: String, claim: ClaimId },
     /// `POST /v1/{ns}/claims/{claim}/heartbeat`.
     ClaimHeartbeat { ns: String, claim: ClaimId },
-    /// `POST /v1/{ns}/_test/reap` (test hooks only): run the reaper now.
-    ClaimReap { ns: String },
-    /// `POST /v1/{ns}/_test/claims?count=N&reservation_ttl_ms=M` (test
-    /// hooks only): authorize N claims at once.
-    ClaimBulk { ns: String, count: u64, reservation_ttl_ms: u64 },
-    /// `GET /v1/{ns}/_test/claims` (test hooks only): claims by state.
-    ClaimCount { ns: String },
-    /// `GET /v1/{ns}/_test/replicas` (test hooks only): whether each replica
-    /// object is running, asked without starting it.
-    Replicas { ns: String },
+    /// A test hook or benchmark baseline (only with the hooks on).
+    Hook(Hook),
     /// A write to a key the service reserves for itself (403).
-    Forbidden { code: &'static str, message: String },
+    Forbidden { code: Code, message: String },
     /// A known path with a method it does not serve.
     MethodNotAllowed { allow: &'static str },
     /// A known path with a bad name or a malformed query.
-    BadRequest { code: &'static str, message: String },
+    BadRequest { code: Code, message: String },
     /// Anything else.
     NotFound,
 }
-
-/// Largest value a PUT may carry: 1 MiB (larger bodies get 413).
-pub const MAX_VALUE_BYTES: usize = 1024 * 1024;
-
-/// Keys under this prefix belong to the services built on the store (the
-/// claims service keeps its leases there): clients may read them, never
-/// write them (403 `reserved_key`).
-pub const RESERVED_PREFIX: &str = "_remora/";
-
-/// Longest pause the test hook accepts.
-pub const MAX_PAUSE_MS: u64 = 30_000;
-
-/// Most claims the bulk test hook authorizes at once.
-pub const MAX_BULK_CLAIMS: u64 = 20_000;
 
 /// What a request must show to be served ([`Route::access`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,27 +88,14 @@ impl Route {
             Route::NamespaceList => Access::Rights { ns: None, any_of: &[Admin] },
             Route::Namespace { ns, op: NsOp::Get } => on(ns, &[Read]),
             Route::Namespace { ns, op: NsOp::Put | NsOp::Delete } => on(ns, &[Admin]),
-            Route::Kv { backend: Backend::Replicated, ns, op: KvOp::Get, .. } => on(ns, &[Read]),
-            Route::Kv { backend: Backend::Replicated, ns, op: KvOp::Put | KvOp::Delete, .. } => on(ns, &[Write]),
+            Route::Kv { ns, op: KvOp::Get, .. } => on(ns, &[Read]),
+            Route::Kv { ns, op: KvOp::Put | KvOp::Delete, .. } => on(ns, &[Write]),
             Route::Status { ns } => on(ns, &[Read]),
             Route::ClaimGet { ns, .. } => on(ns, &[Read, Claims]),
-            Route::ClaimCreate { ns }
-            | Route::ClaimActivate { ns, baseline: false, .. }
-            | Route::ClaimHeartbeat { ns, .. } => on(ns, &[Claims]),
-            // Test hooks and benchmark baselines (only with the hooks on).
-            Route::Kv { ns, .. }
-            | Route::ClaimActivate { ns, baseline: true, .. }
-            | Route::Evict { ns, .. }
-            | Route::EvictAll { ns }
-            | Route::Migrations { ns }
-            | Route::Pause { ns, .. }
-            | Route::Raw { ns, .. }
-            | Route::Link { ns, .. }
-            | Route::Trace { ns, .. }
-            | Route::ClaimReap { ns }
-            | Route::ClaimBulk { ns, .. }
-            | Route::ClaimCount { ns }
-            | Route::Replicas { ns } => on(ns, &[Admin]),
+            Route::ClaimCreate { ns } | Route::ClaimActivate { ns, .. } | Route::ClaimHeartbeat { ns, .. } => {
+                on(ns, &[Claims])
+            }
+            Route::Hook(hook) => on(hook.ns(), &[Admin]),
             Route::Forbidden { .. } | Route::MethodNotAllowed { .. } | Route::BadRequest { .. } | Route::NotFound => {
                 Access::Token
             }
@@ -204,24 +128,7 @@ pub fn route(method: &str, path: &str, query: Option<&str>, hooks: bool) -> Rout
     if let Some(rest) = path.strip_prefix("/_bench/")
         && hooks
     {
-        let (backend, rest) = match rest.split_once('/') {
-            Some(("claims", rest)) => {
-                let Some((ns, tail)) = rest.split_once('/') else { return Route::NotFound };
-                return match tail.strip_prefix("claims/").and_then(|t| t.strip_suffix("/activate")) {
-                    Some(claim) if !claim.contains('/') => claim_action(method, ns, claim, "activate", true),
-                    _ => Route::NotFound,
-                };
-            }
-            Some(("mem", rest)) => (Backend::Mem, rest),
-            Some(("sql", rest)) => (Backend::Sql, rest),
-            Some(("echo", rest)) => (Backend::Echo, rest),
-            _ => return Route::NotFound,
-        };
-        let Some((ns, tail)) = rest.split_once('/') else { return Route::NotFound };
-        return match tail.strip_prefix("kv/") {
-            Some(key) => kv(method, backend, ns, key),
-            None => Route::NotFound,
-        };
+        return hooks::bench(method, rest);
     }
     Route::NotFound
 }
@@ -230,7 +137,7 @@ pub fn route(method: &str, path: &str, query: Option<&str>, hooks: bool) -> Rout
 fn v1(method: &str, rest: &str, query: Option<&str>, hooks: bool) -> Route {
     let Some((ns_raw, tail)) = rest.split_once('/') else { return v1_segment(method, rest) };
     if let Some(key_raw) = tail.strip_prefix("kv/") {
-        return kv(method, Backend::Replicated, ns_raw, key_raw);
+        return kv(method, ns_raw, key_raw, |ns, key, op| Route::Kv { ns, key, op });
     }
     if tail == "status" {
         if method != "GET" {
@@ -246,26 +153,18 @@ fn v1(method: &str, rest: &str, query: Option<&str>, hooks: bool) -> Route {
     }
     if let Some(rest) = tail.strip_prefix("claims/") {
         return match rest.split_once('/') {
-            None => claim_action(method, ns_raw, rest, "", false),
-            Some((claim, action @ ("activate" | "heartbeat"))) => claim_action(method, ns_raw, claim, action, false),
+            None => claim(method, ns_raw, rest, "GET", |ns, claim| Route::ClaimGet { ns, claim }),
+            Some((raw, "activate")) => {
+                claim(method, ns_raw, raw, "POST", |ns, claim| Route::ClaimActivate { ns, claim })
+            }
+            Some((raw, "heartbeat")) => {
+                claim(method, ns_raw, raw, "POST", |ns, claim| Route::ClaimHeartbeat { ns, claim })
+            }
             Some(_) => Route::NotFound,
         };
     }
     if let Some(hook) = tail.strip_prefix("_test/") {
-        if !hooks {
-            return Route::NotFound;
-        }
-        return match hook {
-            "reap" if method == "POST" => with_ns(ns_raw, |ns| Route::ClaimReap { ns }),
-            "reap" => Route::MethodNotAllowed { allow: "POST" },
-            "replicas" if method == "GET" => with_ns(ns_raw, |ns| Route::Replicas { ns }),
-            "replicas" => Route::MethodNotAllowed { allow: "GET" },
-            "migrations" if method == "POST" => with_ns(ns_raw, |ns| Route::Migrations { ns }),
-            "migrations" => Route::MethodNotAllowed { allow: "POST" },
-            "evict/all" if method == "POST" => with_ns(ns_raw, |ns| Route::EvictAll { ns }),
-            "claims" => claims_hook(method, ns_raw, query),
-            _ => test_hook(method, ns_raw, hook, query),
-        };
+        return if hooks { hooks::test_hook(method, ns_raw, hook, query) } else { Route::NotFound };
     }
     Route::NotFound
 }
@@ -290,46 +189,26 @@ fn v1_segment(method: &str, segment: &str) -> Route {
     }
 }
 
-/// `/v1/{ns}/_test/claims`: bulk-authorize (POST) or count (GET).
-fn claims_hook(method: &str, ns_raw: &str, query: Option<&str>) -> Route {
-    match method {
-        "GET" => with_ns(ns_raw, |ns| Route::ClaimCount { ns }),
-        "POST" => {
-            let number = |name| param(query, name).and_then(|v| v.parse::<u64>().ok());
-            match (number("count"), number("reservation_ttl_ms")) {
-                (Some(count), Some(ttl)) if (1..=MAX_BULK_CLAIMS).contains(&count) && ttl >= 1 => {
-                    with_ns(ns_raw, |ns| Route::ClaimBulk { ns, count, reservation_ttl_ms: ttl })
-                }
-                _ => bad(
-                    "bad_request",
-                    format!("query parameters `count` (1 to {MAX_BULK_CLAIMS}) and `reservation_ttl_ms` are required"),
-                ),
-            }
-        }
-        _ => Route::MethodNotAllowed { allow: "GET, POST" },
-    }
-}
-
-/// `/claims/{claim}` (`action` empty: GET) or `/claims/{claim}/{action}` (POST).
-fn claim_action(method: &str, ns_raw: &str, claim_raw: &str, action: &str, baseline: bool) -> Route {
-    let allow = if action.is_empty() { "GET" } else { "POST" };
+/// A route about claim `claim_raw` (a path segment), served with `allow`.
+fn claim(
+    method: &str,
+    ns_raw: &str,
+    claim_raw: &str,
+    allow: &'static str,
+    then: impl FnOnce(String, ClaimId) -> Route,
+) -> Route {
     if method != allow {
         return Route::MethodNotAllowed { allow };
     }
-    with_ns(ns_raw, |ns| match claim_from_path(claim_raw) {
-        Ok(claim) => match action {
-            "" => Route::ClaimGet { ns, claim },
-            "activate" => Route::ClaimActivate { ns, claim, baseline },
-            _ => Route::ClaimHeartbeat { ns, claim },
-        },
-        Err(e) => bad(e.code(), e.to_string()),
+    with_ns(ns_raw, |ns| match names::claim(claim_raw) {
+        Ok(claim) => then(ns, claim),
+        Err(e) => bad(Code::InvalidClaim, format!("the claim {e}")),
     })
 }
 
-fn kv(method: &str, backend: Backend, ns_raw: &str, key_raw: &str) -> Route {
-    if backend == Backend::Echo && method != "PUT" {
-        return Route::MethodNotAllowed { allow: "PUT" };
-    }
+/// A KV route of key `key_raw`: GET, PUT or DELETE; writes under the
+/// reserved prefix are refused.
+fn kv(method: &str, ns_raw: &str, key_raw: &str, then: impl FnOnce(String, String, KvOp) -> Route) -> Route {
     let op = match method {
         "GET" => KvOp::Get,
         "PUT" => KvOp::Put,
@@ -338,60 +217,24 @@ fn kv(method: &str, backend: Backend, ns_raw: &str, key_raw: &str) -> Route {
     };
     with_ns(ns_raw, |ns| match names::key(key_raw) {
         Ok(key) if op != KvOp::Get && key.starts_with(RESERVED_PREFIX) => Route::Forbidden {
-            code: "reserved_key",
+            code: Code::ReservedKey,
             message: format!(
                 "keys under {RESERVED_PREFIX:?} are reserved for the claims service and cannot be written"
             ),
         },
-        Ok(key) => Route::Kv { backend, ns, key, op },
-        Err(e) => bad("invalid_key", format!("the key {e}")),
-    })
-}
-
-fn test_hook(method: &str, ns_raw: &str, hook: &str, query: Option<&str>) -> Route {
-    let Some((name, replica_raw)) = hook.split_once('/') else { return Route::NotFound };
-    if !matches!(name, "evict" | "pause" | "raw" | "link" | "trace") {
-        return Route::NotFound;
-    }
-    let allow = if name == "trace" { "GET" } else { "POST" };
-    if method != allow {
-        return Route::MethodNotAllowed { allow };
-    }
-    let Some(replica) = ReplicaName::parse(replica_raw) else {
-        return bad("invalid_replica", format!("replica must be r0, r1 or r2, not {replica_raw:?}"));
-    };
-    with_ns(ns_raw, |ns| match name {
-        "evict" => Route::Evict { ns, replica },
-        "trace" => match param(query, "after").map(str::parse::<u64>) {
-            None => Route::Trace { ns, replica, after: 0 },
-            Some(Ok(after)) => Route::Trace { ns, replica, after },
-            Some(Err(_)) => bad("bad_request", "query parameter `after` must be a row id (0 or more)".into()),
-        },
-        "pause" => match param(query, "ms").map(str::parse::<u64>) {
-            Some(Ok(ms)) if (1..=MAX_PAUSE_MS).contains(&ms) => Route::Pause { ns, replica, ms },
-            _ => bad("bad_request", format!("query parameter `ms` must be 1 to {MAX_PAUSE_MS}")),
-        },
-        _ => {
-            let auth = match param(query, "auth") {
-                None | Some("1") => true,
-                Some("0") => false,
-                Some(other) => {
-                    return bad("bad_request", format!("query parameter `auth` must be 0 or 1, not {other:?}"));
-                }
-            };
-            if name == "raw" { Route::Raw { ns, replica, auth } } else { Route::Link { ns, replica, auth } }
-        }
+        Ok(key) => then(ns, key, op),
+        Err(e) => bad(Code::InvalidKey, format!("the key {e}")),
     })
 }
 
 fn with_ns(ns_raw: &str, then: impl FnOnce(String) -> Route) -> Route {
     match names::namespace(ns_raw) {
         Ok(ns) => then(ns),
-        Err(e) => bad("invalid_namespace", format!("the namespace {e}")),
+        Err(e) => bad(Code::InvalidNamespace, format!("the namespace {e}")),
     }
 }
 
-fn bad(code: &'static str, message: String) -> Route {
+fn bad(code: Code, message: String) -> Route {
     Route::BadRequest { code, message }
 }
 
@@ -419,7 +262,7 @@ fn deep_flag(query: Option<&str>) -> Result<bool, Route> {
             "0" | "false" => false,
             other => {
                 return Err(bad(
-                    "bad_request",
+                    Code::BadRequest,
                     format!("query parameter `deep` must be 0, 1, true or false, not {other:?}"),
                 ));
             }
@@ -431,18 +274,19 @@ fn deep_flag(query: Option<&str>) -> Result<bool, Route> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::names::ReplicaName;
 
     fn r(method: &str, path: &str) -> Route {
         route(method, path, None, true)
     }
 
     fn kv_route(ns: &str, key: &str, op: KvOp) -> Route {
-        Route::Kv { backend: Backend::Replicated, ns: ns.into(), key: key.into(), op }
+        Route::Kv { ns: ns.into(), key: key.into(), op }
     }
 
     fn code(route: Route) -> &'static str {
         match route {
-            Route::BadRequest { code, .. } => code,
+            Route::BadRequest { code, .. } => code.as_str(),
             other => panic!("expected a 400, got {other:?}"),
         }
     }
@@ -505,18 +349,21 @@ mod tests {
 
     #[test]
     fn test_hooks_exist_only_when_enabled() {
-        assert_eq!(r("POST", "/v1/s/_test/evict/r1"), Route::Evict { ns: "s".into(), replica: ReplicaName::R1 });
+        assert_eq!(
+            r("POST", "/v1/s/_test/evict/r1"),
+            Route::Hook(Hook::Evict { ns: "s".into(), replica: ReplicaName::R1 })
+        );
         assert_eq!(
             route("POST", "/v1/s/_test/pause/r2", Some("ms=1500"), true),
-            Route::Pause { ns: "s".into(), replica: ReplicaName::R2, ms: 1500 }
+            Route::Hook(Hook::Pause { ns: "s".into(), replica: ReplicaName::R2, ms: 1500 })
         );
         assert_eq!(
             r("POST", "/v1/s/_test/raw/r0"),
-            Route::Raw { ns: "s".into(), replica: ReplicaName::R0, auth: true }
+            Route::Hook(Hook::Raw { ns: "s".into(), replica: ReplicaName::R0, auth: true })
         );
         assert_eq!(
             route("POST", "/v1/s/_test/raw/r0", Some("auth=0"), true),
-            Route::Raw { ns: "s".into(), replica: ReplicaName::R0, auth: false }
+            Route::Hook(Hook::Raw { ns: "s".into(), replica: ReplicaName::R0, auth: false })
         );
         assert_eq!(r("GET", "/v1/s/_test/evict/r1"), Route::MethodNotAllowed { allow: "POST" });
         assert_eq!(code(r("POST", "/v1/s/_test/evict/r3")), "invalid_replica");
@@ -526,7 +373,7 @@ mod tests {
         assert_eq!(code(route("POST", "/v1/s/_test/raw/r1", Some("auth=2"), true)), "bad_request");
         assert_eq!(
             route("POST", "/v1/s/_test/link/r2", Some("auth=0"), true),
-            Route::Link { ns: "s".into(), replica: ReplicaName::R2, auth: false }
+            Route::Hook(Hook::Link { ns: "s".into(), replica: ReplicaName::R2, auth: false })
         );
         assert_eq!(code(route("POST", "/v1/s/_test/link/r1", Some("auth=x"), true)), "bad_request");
         assert_eq!(r("POST", "/v1/s/_test/nope/r1"), Route::NotFound);
@@ -550,15 +397,15 @@ mod tests {
     fn bench_baselines() {
         assert_eq!(
             r("PUT", "/_bench/mem/b/kv/k1"),
-            Route::Kv { backend: Backend::Mem, ns: "b".into(), key: "k1".into(), op: KvOp::Put }
+            Route::Hook(Hook::Bench { baseline: Baseline::Mem, ns: "b".into(), key: "k1".into(), op: KvOp::Put })
         );
         assert_eq!(
             r("GET", "/_bench/sql/b/kv/k1"),
-            Route::Kv { backend: Backend::Sql, ns: "b".into(), key: "k1".into(), op: KvOp::Get }
+            Route::Hook(Hook::Bench { baseline: Baseline::Sql, ns: "b".into(), key: "k1".into(), op: KvOp::Get })
         );
         assert_eq!(
             r("PUT", "/_bench/echo/b/kv/k1"),
-            Route::Kv { backend: Backend::Echo, ns: "b".into(), key: "k1".into(), op: KvOp::Put }
+            Route::Hook(Hook::Bench { baseline: Baseline::Echo, ns: "b".into(), key: "k1".into(), op: KvOp::Put })
         );
         assert_eq!(r("GET", "/_bench/echo/b/kv/k1"), Route::MethodNotAllowed { allow: "PUT" });
         assert_eq!(r("DELETE", "/_bench/echo/b/kv/k1"), Route::MethodNotAllowed { allow: "PUT" });
@@ -574,21 +421,18 @@ mod tests {
         assert_eq!(r("GET", "/v1/s/claims"), Route::MethodNotAllowed { allow: "POST" });
         assert_eq!(r("GET", "/v1/s/claims/job%201"), Route::ClaimGet { ns: "s".into(), claim: c("job 1") });
         assert_eq!(r("POST", "/v1/s/claims/j"), Route::MethodNotAllowed { allow: "GET" });
-        assert_eq!(
-            r("POST", "/v1/s/claims/j/activate"),
-            Route::ClaimActivate { ns: "s".into(), claim: c("j"), baseline: false }
-        );
+        assert_eq!(r("POST", "/v1/s/claims/j/activate"), Route::ClaimActivate { ns: "s".into(), claim: c("j") });
         assert_eq!(r("POST", "/v1/s/claims/j/heartbeat"), Route::ClaimHeartbeat { ns: "s".into(), claim: c("j") });
         assert_eq!(r("GET", "/v1/s/claims/j/activate"), Route::MethodNotAllowed { allow: "POST" });
         assert_eq!(r("POST", "/v1/s/claims/j/other"), Route::NotFound);
         assert_eq!(code(r("GET", "/v1/s/claims/a%2Fb")), "invalid_claim");
         assert_eq!(code(r("GET", &format!("/v1/s/claims/{}", "c".repeat(257)))), "invalid_claim");
         assert_eq!(code(r("POST", "/v1/s%2F/claims")), "invalid_namespace");
-        assert_eq!(r("POST", "/v1/s/_test/reap"), Route::ClaimReap { ns: "s".into() });
+        assert_eq!(r("POST", "/v1/s/_test/reap"), Route::Hook(Hook::Reap { ns: "s".into() }));
         assert_eq!(route("POST", "/v1/s/_test/reap", None, false), Route::NotFound);
         assert_eq!(
             r("POST", "/_bench/claims/s/claims/j/activate"),
-            Route::ClaimActivate { ns: "s".into(), claim: c("j"), baseline: true }
+            Route::Hook(Hook::BenchActivate { ns: "s".into(), claim: c("j") })
         );
         assert_eq!(route("POST", "/_bench/claims/s/claims/j/activate", None, false), Route::NotFound);
     }
@@ -596,7 +440,10 @@ mod tests {
     #[test]
     fn the_reserved_prefix_is_read_only() {
         for m in ["PUT", "DELETE"] {
-            assert!(matches!(r(m, "/v1/s/kv/_remora/lease/c"), Route::Forbidden { code: "reserved_key", .. }), "{m}");
+            assert!(
+                matches!(r(m, "/v1/s/kv/_remora/lease/c"), Route::Forbidden { code: Code::ReservedKey, .. }),
+                "{m}"
+            );
             assert!(matches!(r(m, "/v1/s/kv/_remora%2Fx"), Route::Forbidden { .. }), "{m} encoded");
         }
         assert_eq!(r("GET", "/v1/s/kv/_remora/lease/c"), kv_route("s", "_remora/lease/c", KvOp::Get));
@@ -688,27 +535,27 @@ mod tests {
     fn the_claims_and_replicas_test_hooks() {
         assert_eq!(
             route("POST", "/v1/s/_test/claims", Some("count=3&reservation_ttl_ms=50"), true),
-            Route::ClaimBulk { ns: "s".into(), count: 3, reservation_ttl_ms: 50 }
+            Route::Hook(Hook::Bulk { ns: "s".into(), count: 3, reservation_ttl_ms: 50 })
         );
         assert_eq!(
             code(route("POST", "/v1/s/_test/claims", Some("count=0&reservation_ttl_ms=50"), true)),
             "bad_request"
         );
         assert_eq!(code(route("POST", "/v1/s/_test/claims", Some("count=3"), true)), "bad_request");
-        assert_eq!(r("GET", "/v1/s/_test/claims"), Route::ClaimCount { ns: "s".into() });
-        assert_eq!(r("GET", "/v1/s/_test/replicas"), Route::Replicas { ns: "s".into() });
-        assert_eq!(r("POST", "/v1/s/_test/evict/all"), Route::EvictAll { ns: "s".into() });
+        assert_eq!(r("GET", "/v1/s/_test/claims"), Route::Hook(Hook::Count { ns: "s".into() }));
+        assert_eq!(r("GET", "/v1/s/_test/replicas"), Route::Hook(Hook::Replicas { ns: "s".into() }));
+        assert_eq!(r("POST", "/v1/s/_test/evict/all"), Route::Hook(Hook::EvictAll { ns: "s".into() }));
         assert_eq!(
             route("GET", "/v1/s/_test/trace/r1", Some("after=42"), true),
-            Route::Trace { ns: "s".into(), replica: ReplicaName::R1, after: 42 }
+            Route::Hook(Hook::Trace { ns: "s".into(), replica: ReplicaName::R1, after: 42 })
         );
         assert_eq!(
             r("GET", "/v1/s/_test/trace/r2"),
-            Route::Trace { ns: "s".into(), replica: ReplicaName::R2, after: 0 }
+            Route::Hook(Hook::Trace { ns: "s".into(), replica: ReplicaName::R2, after: 0 })
         );
         assert_eq!(r("POST", "/v1/s/_test/trace/r2"), Route::MethodNotAllowed { allow: "GET" });
         assert_eq!(code(route("GET", "/v1/s/_test/trace/r1", Some("after=x"), true)), "bad_request");
-        assert_eq!(r("POST", "/v1/s/_test/migrations"), Route::Migrations { ns: "s".into() });
+        assert_eq!(r("POST", "/v1/s/_test/migrations"), Route::Hook(Hook::Migrations { ns: "s".into() }));
         for (m, p) in [("GET", "/v1/s/_test/claims"), ("GET", "/v1/s/_test/replicas")] {
             assert_eq!(route(m, p, None, false), Route::NotFound);
         }

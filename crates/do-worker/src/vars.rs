@@ -1,0 +1,31 @@
+//! The deployment's plain variables (`[vars]` in wrangler.toml, `.dev.vars`
+//! and `--var` locally), read in one place.
+
+use worker::Env;
+
+/// "1" turns the test hooks on: only `wrangler dev` sets it (from
+/// `.dev.vars`); deployed workers get "0" from `[vars]`. Missing means off.
+const TEST_HOOKS: &str = "HANDOFF_TEST_HOOKS";
+/// "1" (with the test hooks) makes replicas record their steps.
+const TRACE: &str = "HANDOFF_TRACE";
+/// The default memory budget of a namespace created without one.
+const BUDGET_BYTES: &str = "HANDOFF_BUDGET_BYTES";
+
+fn flag(env: &Env, name: &str) -> bool {
+    env.var(name).is_ok_and(|v| v.to_string() == "1")
+}
+
+/// Whether the test hooks are on.
+pub fn test_hooks(env: &Env) -> bool {
+    flag(env, TEST_HOOKS)
+}
+
+/// Whether replicas record their steps for trace validation (test hooks only).
+pub fn trace(env: &Env) -> bool {
+    test_hooks(env) && flag(env, TRACE)
+}
+
+/// The deployment's default memory budget of a namespace, if set.
+pub fn budget_bytes(env: &Env) -> Option<u64> {
+    env.var(BUDGET_BYTES).ok().and_then(|v| v.to_string().parse().ok())
+}
