@@ -8,13 +8,14 @@ use serde::Serialize;
 use worker::{Env, Request};
 
 use super::request::{self, Activate, Bulk, Create, Heartbeat, IDEMPOTENCY_KEY, MAX_BODY_BYTES};
+use crate::body;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::internal::{self, CLAIMS_BINDING};
 use crate::wire::{ClaimOp, Target};
 
 /// `POST /v1/{ns}/claims`.
 pub async fn create(req: Request, env: &Env, ns: &str) -> HttpResult {
-    let body = read_body(req).await?;
+    let body = body::read(&req, MAX_BODY_BYTES, Code::BodyTooLarge).await?;
     let create = Create::parse(&body)?;
     forward(env, ns, ClaimOp::Create, None, Some(&create)).await
 }
@@ -23,7 +24,7 @@ pub async fn create(req: Request, env: &Env, ns: &str) -> HttpResult {
 pub async fn activate(req: Request, env: &Env, ns: &str, claim: ClaimId, baseline: bool) -> HttpResult {
     let key = req.headers().get(IDEMPOTENCY_KEY).ok().flatten();
     let operation = request::operation(key.as_deref())?;
-    let body = read_body(req).await?;
+    let body = body::read(&req, MAX_BODY_BYTES, Code::BodyTooLarge).await?;
     let op = if baseline { ClaimOp::ActivateBaseline } else { ClaimOp::Activate };
     let call = Activate::parse(claim, operation, &body)?;
     forward(env, ns, op, None, Some(&call)).await
@@ -31,7 +32,7 @@ pub async fn activate(req: Request, env: &Env, ns: &str, claim: ClaimId, baselin
 
 /// `POST /v1/{ns}/claims/{claim}/heartbeat`.
 pub async fn heartbeat(req: Request, env: &Env, ns: &str, claim: ClaimId) -> HttpResult {
-    let body = read_body(req).await?;
+    let body = body::read(&req, MAX_BODY_BYTES, Code::BodyTooLarge).await?;
     let call = Heartbeat::parse(claim, &body)?;
     forward(env, ns, ClaimOp::Heartbeat, None, Some(&call)).await
 }
@@ -61,24 +62,6 @@ pub async fn migrations(env: &Env, ns: &str) -> HttpResult {
 /// `GET /v1/{ns}/_test/claims` (test hooks only): claims by state.
 pub async fn count(env: &Env, ns: &str) -> HttpResult {
     forward::<()>(env, ns, ClaimOp::Count, None, None).await
-}
-
-/// The body, at most [`MAX_BODY_BYTES`] (413 otherwise: checked on
-/// `Content-Length` before reading, and on the bytes read).
-async fn read_body(mut req: Request) -> HttpResult<Vec<u8>> {
-    let declared = req.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
-    if let Some(len) = declared.filter(|len| *len > MAX_BODY_BYTES as u64) {
-        return Err(too_large(len));
-    }
-    let body = req.bytes().await?;
-    if body.len() > MAX_BODY_BYTES {
-        return Err(too_large(body.len() as u64));
-    }
-    Ok(body)
-}
-
-fn too_large(len: u64) -> HttpError {
-    HttpError::new(Code::BodyTooLarge, format!("the body has {len} bytes; at most {MAX_BODY_BYTES} are allowed"))
 }
 
 /// Sends `op` to the namespace's claim store; its answer is passed through.

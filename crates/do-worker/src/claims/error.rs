@@ -20,7 +20,7 @@ pub enum ClaimError {
     #[error(transparent)]
     Authorize(#[from] AuthorizeRefused),
     #[error(transparent)]
-    LeaseStore(#[from] LeaseStoreError),
+    LeaseStore(LeaseStoreError),
     /// The activation waits for something that has not happened within the
     /// request's time (another activation's lock, or recovery of a claim
     /// whose reservation expired). Retrying with the same key is safe.
@@ -32,6 +32,15 @@ pub enum ClaimError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Procedure(ProcedureError),
+}
+
+impl From<LeaseStoreError> for ClaimError {
+    fn from(e: LeaseStoreError) -> Self {
+        match e {
+            LeaseStoreError::Store(e) => ClaimError::Store(e),
+            other => ClaimError::LeaseStore(other),
+        }
+    }
 }
 
 impl From<ProcedureError> for ClaimError {

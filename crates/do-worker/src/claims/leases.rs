@@ -44,6 +44,8 @@
 //! retried with the same write id, so Handoff applies it once. After that the
 //! request fails with [`LeaseStoreError::Unavailable`] (503 + Retry-After).
 
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::Duration;
 
 use protocol::claim::lease;
@@ -51,8 +53,8 @@ use protocol::claim::{ClaimId, ClaimRow, Lease, LeaseReply, LeaseRequest};
 use protocol::handoff::WriteId;
 use worker::{Delay, Env};
 
-use super::error::ClaimError;
-use super::locks::{ClaimLocks, Held};
+use super::locks::{self, Held, Reentered};
+use super::state::ClaimsState;
 use super::store::StoreError;
 use crate::auth::KeyProblem;
 use crate::http::{NO_WAKE_HEADER, WRITE_ID_HEADER};
@@ -78,25 +80,28 @@ pub enum LeaseStoreError {
     Corrupt(String),
     #[error("{0}")]
     Key(KeyProblem),
-    #[error("this object's lease locks are busy (re-entrant call)")]
-    Busy,
+    #[error(transparent)]
+    Reentered(#[from] Reentered),
+    /// The claim's durable row could not be read.
+    #[error(transparent)]
+    Store(#[from] StoreError),
 }
 
 /// The claim object's access to the lease store.
 pub struct LeaseStore {
     env: Env,
     secret: Result<String, KeyProblem>,
-    locks: ClaimLocks,
 }
 
 impl LeaseStore {
     pub fn new(env: Env, secret: Result<String, KeyProblem>) -> LeaseStore {
-        LeaseStore { env, secret, locks: ClaimLocks::default() }
+        LeaseStore { env, secret }
     }
 
-    /// The leases of namespace `ns` (the claim object's own).
-    pub fn of<'a>(&'a self, ns: &'a str) -> Leases<'a> {
-        Leases { store: self, ns }
+    /// The leases of namespace `ns` (the claim object's own), locked in
+    /// the object's `state`.
+    pub fn of<'a>(&'a self, ns: &'a str, state: &'a Rc<RefCell<ClaimsState>>) -> Leases<'a> {
+        Leases { store: self, ns, state }
     }
 }
 
@@ -104,12 +109,16 @@ impl LeaseStore {
 pub struct Leases<'a> {
     store: &'a LeaseStore,
     ns: &'a str,
+    state: &'a Rc<RefCell<ClaimsState>>,
 }
 
+/// A claim's lease lock in the claim object.
+pub type LeaseLock = Held<ClaimsState>;
+
 impl Leases<'_> {
-    /// Waits for `claim`'s lease lock; held until the [`Held`] is dropped.
-    pub async fn lock(&self, claim: &ClaimId) -> Result<Held, LeaseStoreError> {
-        self.store.locks.acquire(claim).await.ok_or(LeaseStoreError::Busy)
+    /// Waits for `claim`'s lease lock; held until the guard is dropped.
+    pub async fn lock(&self, claim: &ClaimId) -> Result<LeaseLock, LeaseStoreError> {
+        Ok(locks::acquire(self.state, claim).await?)
     }
 
     /// Serves one lease request, the claim's lock held by the caller
@@ -119,7 +128,7 @@ impl Leases<'_> {
         &self,
         request: &LeaseRequest,
         authority: impl Fn(&ClaimId) -> Result<Option<ClaimRow>, StoreError>,
-    ) -> Result<LeaseReply, ClaimError> {
+    ) -> Result<LeaseReply, LeaseStoreError> {
         let claim = request.claim();
         let stored = self.read(claim).await?;
         let row = authority(claim)?;

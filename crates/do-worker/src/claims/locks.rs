@@ -4,8 +4,10 @@
 //! Requests for other claims, and durable transitions, do run in between:
 //! only the lease record's read-modify-write must not interleave.
 //!
-//! No `RefCell` borrow is held across an await: the queue is borrowed only
-//! inside the synchronous parts of `acquire` and `Drop`.
+//! [`Locks`] is plain bookkeeping in the object's one state (host-tested);
+//! [`acquire`] takes a claim's lock from that state (or waits for the
+//! hand-over), and the [`Held`] guard gives it back when dropped. Both
+//! borrow the state only in their synchronous parts: each is an entry point.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
@@ -13,72 +15,90 @@ use std::rc::Rc;
 
 use futures_channel::oneshot;
 use protocol::claim::ClaimId;
+use worker::console_error;
 
 /// Waiters per claim; a claim is in the map while someone holds its lock.
 #[derive(Default)]
-pub struct ClaimLocks {
-    queues: Rc<RefCell<BTreeMap<ClaimId, VecDeque<oneshot::Sender<()>>>>>,
+pub struct Locks {
+    queues: BTreeMap<ClaimId, VecDeque<oneshot::Sender<()>>>,
 }
 
-/// Holds a claim's lock until dropped; dropping hands it to the next waiter.
-pub struct Held {
-    queues: Rc<RefCell<BTreeMap<ClaimId, VecDeque<oneshot::Sender<()>>>>>,
-    claim: ClaimId,
-}
-
-impl Held {
-    /// The claim whose lock this is.
-    pub fn claim(&self) -> &ClaimId {
-        &self.claim
-    }
-}
-
-impl ClaimLocks {
-    /// Waits for `claim`'s lock. `None` only if the queue is unusable (a
-    /// re-entrant borrow: a bug), which the caller reports as a 500.
-    pub async fn acquire(&self, claim: &ClaimId) -> Option<Held> {
-        loop {
-            let waiter = {
-                let mut queues = self.queues.try_borrow_mut().ok()?;
-                match queues.get_mut(claim) {
-                    None => {
-                        queues.insert(claim.clone(), VecDeque::new());
-                        None
-                    }
-                    Some(queue) => {
-                        let (tx, rx) = oneshot::channel();
-                        queue.push_back(tx);
-                        Some(rx)
-                    }
-                }
-            };
-            match waiter {
-                None => return Some(Held { queues: self.queues.clone(), claim: claim.clone() }),
-                // Handed over by the previous holder.
-                Some(rx) => {
-                    if rx.await.is_ok() {
-                        return Some(Held { queues: self.queues.clone(), claim: claim.clone() });
-                    }
-                    // The queue was dropped without handing over: try afresh.
-                }
+impl Locks {
+    /// Takes `claim`'s lock if it is free (`None`); else queues for it: the
+    /// lock arrives on the receiver, handed over by its holder.
+    pub fn take(&mut self, claim: &ClaimId) -> Option<oneshot::Receiver<()>> {
+        match self.queues.get_mut(claim) {
+            None => {
+                self.queues.insert(claim.clone(), VecDeque::new());
+                None
+            }
+            Some(queue) => {
+                let (tx, rx) = oneshot::channel();
+                queue.push_back(tx);
+                Some(rx)
             }
         }
     }
-}
 
-impl Drop for Held {
-    fn drop(&mut self) {
-        let Ok(mut queues) = self.queues.try_borrow_mut() else { return };
-        if let Some(queue) = queues.get_mut(&self.claim) {
-            // A waiter whose request went away has dropped its receiver:
-            // skip it.
+    /// The holder of `claim`'s lock gives it up: to the next waiter still
+    /// waiting (one whose request went away dropped its receiver), or free.
+    pub fn release(&mut self, claim: &ClaimId) {
+        if let Some(queue) = self.queues.get_mut(claim) {
             while let Some(next) = queue.pop_front() {
                 if next.send(()).is_ok() {
                     return;
                 }
             }
         }
-        queues.remove(&self.claim);
+        self.queues.remove(claim);
+    }
+}
+
+/// A state that holds [`Locks`].
+pub trait HasLocks: 'static {
+    fn locks(&mut self) -> &mut Locks;
+}
+
+/// The state was borrowed twice: a bug, reported.
+#[derive(Debug, thiserror::Error)]
+#[error("bug: the claim object's state was borrowed twice")]
+pub struct Reentered;
+
+/// Holds a claim's lock until dropped; dropping hands it to the next waiter.
+pub struct Held<S: HasLocks> {
+    state: Rc<RefCell<S>>,
+    claim: ClaimId,
+}
+
+impl<S: HasLocks> Held<S> {
+    /// The claim whose lock this is.
+    pub fn claim(&self) -> &ClaimId {
+        &self.claim
+    }
+}
+
+/// Waits for `claim`'s lock in `state`.
+pub async fn acquire<S: HasLocks>(state: &Rc<RefCell<S>>, claim: &ClaimId) -> Result<Held<S>, Reentered> {
+    loop {
+        let waiter = state.try_borrow_mut().map_err(|_| Reentered)?.locks().take(claim);
+        // `None`: taken now; else handed over by the previous holder (an
+        // error: the queue was dropped without handing over, try afresh).
+        let taken = match waiter {
+            None => true,
+            Some(rx) => rx.await.is_ok(),
+        };
+        if taken {
+            return Ok(Held { state: state.clone(), claim: claim.clone() });
+        }
+    }
+}
+
+impl<S: HasLocks> Drop for Held<S> {
+    fn drop(&mut self) {
+        match self.state.try_borrow_mut() {
+            Ok(mut state) => state.locks().release(&self.claim),
+            Err(_) => console_error!("{Reentered}: the lock of claim {} was not released", self.claim),
+        }
     }
 }
 
@@ -90,40 +110,56 @@ mod tests {
 
     use super::*;
 
+    #[derive(Default)]
+    struct State(Locks);
+
+    impl HasLocks for State {
+        fn locks(&mut self) -> &mut Locks {
+            &mut self.0
+        }
+    }
+
     fn poll<F: Future>(f: std::pin::Pin<&mut F>) -> Poll<F::Output> {
         f.poll(&mut Context::from_waker(Waker::noop()))
     }
 
     #[test]
     fn one_holder_per_claim_handed_over_in_order() {
-        let locks = ClaimLocks::default();
+        let locks = Rc::new(RefCell::new(State::default()));
         let (a, b) = (ClaimId::from("a"), ClaimId::from("b"));
-        let Poll::Ready(Some(first)) = poll(pin!(locks.acquire(&a))) else { panic!("a is free") };
-        let Poll::Ready(Some(other_claim)) = poll(pin!(locks.acquire(&b))) else { panic!("b is free") };
-        let mut second = pin!(locks.acquire(&a));
-        let mut third = pin!(locks.acquire(&a));
+        let Poll::Ready(Ok(first)) = poll(pin!(acquire(&locks, &a))) else { panic!("a is free") };
+        let Poll::Ready(Ok(other_claim)) = poll(pin!(acquire(&locks, &b))) else { panic!("b is free") };
+        let mut second = pin!(acquire(&locks, &a));
+        let mut third = pin!(acquire(&locks, &a));
         assert!(poll(second.as_mut()).is_pending() && poll(third.as_mut()).is_pending());
         drop(other_claim);
         assert!(poll(second.as_mut()).is_pending(), "another claim's release does not hand a over");
         drop(first);
-        let Poll::Ready(Some(held)) = poll(second.as_mut()) else { panic!("handed to the first waiter") };
+        let Poll::Ready(Ok(held)) = poll(second.as_mut()) else { panic!("handed to the first waiter") };
         assert!(poll(third.as_mut()).is_pending());
         drop(held);
-        assert!(matches!(poll(third.as_mut()), Poll::Ready(Some(_))));
+        assert!(matches!(poll(third.as_mut()), Poll::Ready(Ok(_))));
     }
 
     #[test]
     fn a_waiter_that_went_away_is_skipped() {
-        let locks = ClaimLocks::default();
+        let locks = Rc::new(RefCell::new(State::default()));
         let a = ClaimId::from("a");
-        let Poll::Ready(Some(first)) = poll(pin!(locks.acquire(&a))) else { panic!("a is free") };
+        let Poll::Ready(Ok(first)) = poll(pin!(acquire(&locks, &a))) else { panic!("a is free") };
         {
-            let mut gone = pin!(locks.acquire(&a));
+            let mut gone = pin!(acquire(&locks, &a));
             assert!(poll(gone.as_mut()).is_pending());
         }
-        let mut next = pin!(locks.acquire(&a));
+        let mut next = pin!(acquire(&locks, &a));
         assert!(poll(next.as_mut()).is_pending());
         drop(first);
-        assert!(matches!(poll(next.as_mut()), Poll::Ready(Some(_))));
+        assert!(matches!(poll(next.as_mut()), Poll::Ready(Ok(_))));
+    }
+
+    #[test]
+    fn a_borrowed_state_is_reported_not_skipped() {
+        let locks = Rc::new(RefCell::new(State::default()));
+        let _borrowed = locks.borrow_mut();
+        assert!(matches!(poll(pin!(acquire(&locks, &ClaimId::from("a")))), Poll::Ready(Err(Reentered))));
     }
 }

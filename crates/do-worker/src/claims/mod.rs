@@ -26,12 +26,14 @@ mod locks;
 mod procedures;
 pub mod request;
 mod schema;
+mod state;
 mod store;
 mod views;
 
 pub use leases::LEASE_PREFIX;
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use protocol::claim::types::deadline;
 use protocol::claim::{ClaimId, DurableReply, DurableRequest, Fence, Millis, WorkerId};
@@ -39,6 +41,7 @@ use wasm_bindgen::JsValue;
 use worker::{DurableObject, Env, Request, Response, Result, ScheduledTime, State, durable_object};
 
 use crate::auth::KeyProblem;
+use crate::body;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::http;
 use crate::internal::{self, now_ms};
@@ -48,34 +51,32 @@ use crate::wire::{ClaimOp, Ops, Target};
 use error::ClaimError;
 use leases::LeaseStore;
 use request::{Activate, Bulk, Create, Heartbeat};
+use state::ClaimsState;
 use store::DurableStore;
 
 /// Claims one alarm purges at most (each also deletes its lease record).
 const PURGE_BATCH: usize = 50;
 
-/// The claim store of one namespace.
+/// The claim store of one namespace: what never changes in its life, and
+/// its one state (in an `Rc`: the lease locks' guards give their lock back
+/// to it when dropped).
 #[durable_object]
 pub struct ClaimStore {
-    state: State,
+    object: State,
     env: Env,
     secret: std::result::Result<String, KeyProblem>,
     /// The namespace (the object's name), when the runtime tells it.
     name: Option<String>,
-    durable: DurableStore,
     leases: LeaseStore,
-    /// The namespace's settings, once the registry said it exists.
-    settings: RefCell<Option<Settings>>,
-    /// Whether the schema is known to be current in this instance.
-    migrated: Cell<bool>,
+    state: Rc<RefCell<ClaimsState>>,
 }
 
 impl DurableObject for ClaimStore {
-    fn new(state: State, env: Env) -> Self {
+    fn new(object: State, env: Env) -> Self {
         let secret = internal::internal_key(&env);
-        let name = state.id().name();
-        let durable = DurableStore::new(state.storage().sql());
+        let name = object.id().name();
         let leases = LeaseStore::new(env.clone(), secret.clone());
-        Self { state, env, secret, name, durable, leases, settings: RefCell::new(None), migrated: Cell::new(false) }
+        Self { object, env, secret, name, leases, state: Rc::default() }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
@@ -91,14 +92,15 @@ impl DurableObject for ClaimStore {
             Ok(()) => {}
             // The namespace is gone: nothing to reap, and nothing to keep.
             Err(e) if e.status() == Some(404) => {
-                self.state.storage().delete_all().await?;
+                self.object.storage().delete_all().await?;
                 return Response::ok("namespace gone");
             }
             Err(e) => return Err(worker::Error::RustError(e.to_string())),
         }
-        let (reaped, more_reaping) = procedures::reap(&self.durable).map_err(to_worker)?;
-        let (purged, more_purging) = self.purge(&ns).await.map_err(to_worker)?;
-        self.schedule(None, more_reaping || more_purging).await.map_err(to_worker)?;
+        let durable = self.durable().map_err(|e| worker::Error::RustError(e.to_string()))?;
+        let (reaped, more_reaping) = procedures::reap(&durable).map_err(to_worker)?;
+        let (purged, more_purging) = self.purge(&ns, &durable).await.map_err(to_worker)?;
+        self.schedule(&durable, None, more_reaping || more_purging).await.map_err(to_worker)?;
         Response::ok(format!("reaped {}, purged {}", reaped.len(), purged))
     }
 }
@@ -108,7 +110,7 @@ fn to_worker(e: ClaimError) -> worker::Error {
 }
 
 impl ClaimStore {
-    async fn admit_and_serve(&self, mut req: Request) -> HttpResult {
+    async fn admit_and_serve(&self, req: Request) -> HttpResult {
         let target = internal::admit::<ClaimOp>(&self.secret, &req)?;
         // The namespace is the object's name; if the runtime does not say,
         // the (authenticated) caller's word is taken.
@@ -123,34 +125,41 @@ impl ClaimStore {
         }
         self.open(&target.ns).await?;
         let body = match target.op.method() {
-            "POST" => {
-                req.bytes().await.map_err(|e| HttpError::new(Code::BadRequest, format!("unreadable body: {e}")))?
-            }
+            "POST" => body::read(&req, request::MAX_BODY_BYTES, Code::BodyTooLarge).await?,
             _ => Vec::new(),
         };
-        Ok(self.serve(&target, &body).await?)
+        self.serve(&target, &body).await
+    }
+
+    /// The state, borrowed for one synchronous step (an entry point).
+    fn enter<R>(&self, f: impl FnOnce(&mut ClaimsState) -> R) -> HttpResult<R> {
+        let mut state = self.state.try_borrow_mut().map_err(|_| HttpError::internal(locks::Reentered.to_string()))?;
+        Ok(f(&mut state))
+    }
+
+    /// The durable store, with the namespace's retention of finished claims.
+    fn durable(&self) -> HttpResult<DurableStore> {
+        let retention = self.enter(|state| state.settings.as_ref().map(Settings::claim_retention_ms))?;
+        let retention = retention.ok_or_else(|| HttpError::internal("the claim store serves before it opened"))?;
+        Ok(DurableStore::new(self.object.storage().sql(), retention))
     }
 
     /// Makes sure the namespace exists (asking the registry once per object
     /// instance) and the schema is current. A namespace that does not exist
     /// gets a 404, before any table is created.
     async fn open(&self, ns: &str) -> HttpResult<()> {
-        let known = self.settings.try_borrow().map(|s| s.is_some()).unwrap_or(false);
-        if !known {
+        if !self.enter(|state| state.settings.is_some())? {
             let secret = internal::secret(&self.env)?;
             let info = calls::get(&self.env, &secret, ns).await?;
             let settings = match info {
                 Some(info) if info.state != NamespaceState::Deleting => info.settings,
                 _ => return Err(namespaces::not_found(ns)),
             };
-            self.durable.set_retention(settings.claim_retention_ms());
-            if let Ok(mut slot) = self.settings.try_borrow_mut() {
-                *slot = Some(settings);
-            }
+            self.enter(|state| state.settings = Some(settings))?;
         }
-        if !self.migrated.get() {
-            schema::migrate(&self.state.storage()).map_err(store::StoreError::from).map_err(ClaimError::from)?;
-            self.migrated.set(true);
+        if !self.enter(|state| state.migrated)? {
+            schema::migrate(&self.object.storage()).map_err(store::StoreError::from).map_err(ClaimError::from)?;
+            self.enter(|state| state.migrated = true)?;
         }
         Ok(())
     }
@@ -158,50 +167,60 @@ impl ClaimStore {
     /// `Drop`: the namespace is being deleted. Everything goes (rows, alarm);
     /// the next request asks the registry again.
     async fn drop_everything(&self) -> HttpResult {
-        self.state.storage().delete_all().await?;
-        self.state.storage().delete_alarm().await?;
-        if let Ok(mut slot) = self.settings.try_borrow_mut() {
-            *slot = None;
-        }
-        self.migrated.set(false);
+        self.object.storage().delete_all().await?;
+        self.object.storage().delete_alarm().await?;
+        self.enter(|state| {
+            state.settings = None;
+            state.migrated = false;
+        })?;
         Ok(http::json(&serde_json::json!({ "dropped": true }))?)
     }
 
-    async fn serve(&self, target: &Target<ClaimOp>, body: &[u8]) -> std::result::Result<Response, ClaimError> {
-        let leases = self.leases.of(&target.ns);
+    async fn serve(&self, target: &Target<ClaimOp>, body: &[u8]) -> HttpResult {
+        let durable = self.durable()?;
+        Ok(self.serve_claims(target, body, &durable).await?)
+    }
+
+    async fn serve_claims(
+        &self,
+        target: &Target<ClaimOp>,
+        body: &[u8],
+        durable: &DurableStore,
+    ) -> std::result::Result<Response, ClaimError> {
+        let leases = self.leases.of(&target.ns, &self.state);
         match target.op {
             ClaimOp::Create => {
                 let create = request::internal(body, Create::validated)?;
                 let now = now_ms();
-                let row = self.durable.authorize(&create, now)?;
-                self.schedule(row.reservation.as_ref().map(|r| r.expires_at), false).await?;
+                let row = durable.authorize(&create, now)??;
+                self.schedule(durable, row.reservation.as_ref().map(|r| r.expires_at), false).await?;
                 Ok(views::claim(201, &row, None, now)?)
             }
             ClaimOp::Activate => {
                 let call = request::internal(body, Activate::validated)?;
-                let answer = procedures::activate(&self.durable, &leases, &call).await?;
-                self.schedule_purge().await?;
+                let answer = procedures::activate(durable, &leases, &call).await?;
+                self.schedule_purge(durable).await?;
                 Ok(views::activation(&call.operation, &call.request, &answer)?)
             }
             ClaimOp::ActivateBaseline => {
                 let call = request::internal(body, Activate::validated)?;
-                let answer = procedures::activate_without_lease_store(&self.durable, &call).await?;
+                let answer = procedures::activate_without_lease_store(durable, &call).await?;
                 Ok(views::activation(&call.operation, &call.request, &answer)?)
             }
             ClaimOp::Heartbeat => {
                 let call = request::internal(body, Heartbeat::validated)?;
-                let outcome = procedures::heartbeat(&self.durable, &leases, &call).await?;
+                let outcome = procedures::heartbeat(durable, &leases, &call).await?;
                 Ok(views::heartbeat(&call.request, &outcome)?)
             }
             ClaimOp::Get => {
                 let claim = ClaimId(target.key.clone().unwrap_or_default());
-                let row = self.durable.claim(&claim)?.ok_or_else(|| ClaimError::UnknownClaim(claim.clone()))?;
+                let row = durable.claim(&claim)?.ok_or_else(|| ClaimError::UnknownClaim(claim.clone()))?;
                 let lease = leases.read(&claim).await?;
                 Ok(views::claim(200, &row, lease.as_ref(), now_ms())?)
             }
             ClaimOp::Reap => {
-                let (reaped, more) = procedures::reap(&self.durable)?;
-                self.schedule(None, more).await?;
+                let (reaped, more) = procedures::reap(durable)?;
+                self.schedule(durable, None, more).await?;
                 Ok(http::json(&serde_json::json!({ "reaped": reaped }))?)
             }
             ClaimOp::Bulk => {
@@ -215,16 +234,16 @@ impl ClaimStore {
                         worker: WorkerId::from("w"),
                         reservation_expires_at: expires_at,
                     };
-                    if let DurableReply::AuthorizeRefused { refused } = self.durable.transition(&authorize, now)? {
+                    if let DurableReply::AuthorizeRefused { refused } = durable.transition(&authorize, now)? {
                         return Err(refused.into());
                     }
                 }
-                self.schedule(Some(expires_at), false).await?;
+                self.schedule(durable, Some(expires_at), false).await?;
                 Ok(http::json(&serde_json::json!({ "authorized": bulk.count, "reservation_expires_at": expires_at }))?)
             }
-            ClaimOp::Count => Ok(http::json(&self.durable.count_by_state()?)?),
+            ClaimOp::Count => Ok(http::json(&durable.count_by_state()?)?),
             ClaimOp::Migrations => {
-                let (idempotent, rolled_back) = schema::check_migrations(&self.state.storage())?;
+                let (idempotent, rolled_back) = schema::check_migrations(&self.object.storage())?;
                 Ok(http::json(&serde_json::json!({ "idempotent": idempotent, "rolled_back": rolled_back }))?)
             }
             ClaimOp::Drop => Err(ClaimError::Store(store::StoreError::Unexpected {
@@ -238,9 +257,9 @@ impl ClaimStore {
     /// with their operations, then their lease records (without starting
     /// the namespace's replicas if they are not running). How many, and
     /// whether the batch was full.
-    async fn purge(&self, ns: &str) -> std::result::Result<(usize, bool), ClaimError> {
-        let purged = self.durable.purge(now_ms(), PURGE_BATCH)?;
-        let leases = self.leases.of(ns);
+    async fn purge(&self, ns: &str, durable: &DurableStore) -> std::result::Result<(usize, bool), ClaimError> {
+        let purged = durable.purge(now_ms(), PURGE_BATCH)?;
+        let leases = self.leases.of(ns, &self.state);
         for claim in &purged {
             leases.forget(claim).await?;
         }
@@ -250,24 +269,29 @@ impl ClaimStore {
     /// After an activation, the claim may now have a purge time earlier
     /// than the alarm (a first one, for a claim whose acceptance recorded
     /// its lease).
-    async fn schedule_purge(&self) -> std::result::Result<(), ClaimError> {
-        let (_, purge) = self.durable.next_deadlines()?;
-        self.schedule(purge, false).await
+    async fn schedule_purge(&self, durable: &DurableStore) -> std::result::Result<(), ClaimError> {
+        let (_, purge) = durable.next_deadlines()?;
+        self.schedule(durable, purge, false).await
     }
 
     /// Arms the alarm: at `deadline` if that is earlier than the alarm
     /// already set; or (`None`) recomputed from the store: at once if a
     /// batch left work (`more`), else the earliest reservation deadline or
     /// purge (cleared if there is none).
-    async fn schedule(&self, deadline: Option<Millis>, more: bool) -> std::result::Result<(), ClaimError> {
-        let storage = self.state.storage();
+    async fn schedule(
+        &self,
+        durable: &DurableStore,
+        deadline: Option<Millis>,
+        more: bool,
+    ) -> std::result::Result<(), ClaimError> {
+        let storage = self.object.storage();
         let at = match deadline {
             Some(at) => match storage.get_alarm().await? {
                 Some(current) if u64::try_from(current).is_ok_and(|c| c <= at) => return Ok(()),
                 _ => Some(at),
             },
             None => {
-                let (due, purge) = self.durable.next_deadlines()?;
+                let (due, purge) = durable.next_deadlines()?;
                 procedures::next_alarm(due, purge, now_ms(), more)
             }
         };

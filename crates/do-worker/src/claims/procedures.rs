@@ -19,8 +19,7 @@ use protocol::claim::{
 use worker::Delay;
 
 use super::error::ClaimError;
-use super::leases::Leases;
-use super::locks::Held;
+use super::leases::{LeaseLock, Leases};
 use super::request::{self, Activate};
 use super::store::DurableStore;
 use crate::internal::now_ms;
@@ -71,25 +70,25 @@ impl Pause {
 /// durable row, read in the same step as the decision.
 trait LeaseBackend {
     /// The claim's lease lock (`None` where there is nothing to lock).
-    async fn lock(&mut self, claim: &ClaimId) -> Result<Option<Held>, ClaimError>;
+    async fn lock(&mut self, claim: &ClaimId) -> Result<Option<LeaseLock>, ClaimError>;
     async fn lease(&mut self, request: &LeaseRequest, durable: &DurableStore) -> Result<LeaseReply, ClaimError>;
 }
 
 /// The lease store: every call awaits, and lets other requests and the
 /// alarm into this object.
 impl LeaseBackend for &Leases<'_> {
-    async fn lock(&mut self, claim: &ClaimId) -> Result<Option<Held>, ClaimError> {
+    async fn lock(&mut self, claim: &ClaimId) -> Result<Option<LeaseLock>, ClaimError> {
         Ok(Some(Leases::lock(self, claim).await?))
     }
 
     async fn lease(&mut self, request: &LeaseRequest, durable: &DurableStore) -> Result<LeaseReply, ClaimError> {
-        self.apply(request, |claim| durable.claim(claim)).await
+        Ok(self.apply(request, |claim| durable.claim(claim)).await?)
     }
 }
 
 /// The benchmark baseline's leases: in memory, for one call.
 impl LeaseBackend for MemoryLeases {
-    async fn lock(&mut self, _: &ClaimId) -> Result<Option<Held>, ClaimError> {
+    async fn lock(&mut self, _: &ClaimId) -> Result<Option<LeaseLock>, ClaimError> {
         Ok(None)
     }
 
@@ -114,7 +113,7 @@ impl LeaseBackend for MemoryLeases {
 struct ObjectHost<'a, L> {
     durable: &'a DurableStore,
     leases: L,
-    held: Option<Held>,
+    held: Option<LeaseLock>,
     pause: Pause,
 }
 

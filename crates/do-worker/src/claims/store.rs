@@ -29,7 +29,7 @@
 //! recorded for it (every acceptance and heartbeat records one), so a claim
 //! whose worker still heartbeats is never deleted.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 
 use protocol::claim::durable::apply;
@@ -40,7 +40,8 @@ use protocol::claim::{
 use serde::de::DeserializeOwned;
 use worker::{SqlStorage, SqlStorageValue};
 
-use super::error::ClaimError;
+use protocol::claim::AuthorizeRefused;
+
 use super::request::Create;
 use crate::sqlite;
 
@@ -68,26 +69,22 @@ pub fn state_name(state: ClaimState) -> &'static str {
     state.name()
 }
 
-/// The durable store of one namespace.
+/// The durable store of one namespace: its SQLite storage, and how long a
+/// finished claim is kept there (the namespace's setting). A handle, made
+/// for each request.
 pub struct DurableStore {
     sql: SqlStorage,
-    /// How long a finished claim is kept (the namespace's setting).
-    retention_ms: Cell<Millis>,
+    retention_ms: Millis,
 }
 
 impl DurableStore {
-    pub fn new(sql: SqlStorage) -> DurableStore {
-        DurableStore { sql, retention_ms: Cell::new(0) }
-    }
-
-    /// The namespace's retention of finished claims.
-    pub fn set_retention(&self, retention_ms: Millis) {
-        self.retention_ms.set(retention_ms);
+    pub fn new(sql: SqlStorage, retention_ms: Millis) -> DurableStore {
+        DurableStore { sql, retention_ms }
     }
 
     /// Serves one protocol request at `now` as one transaction (module docs).
     pub fn transition(&self, request: &DurableRequest, now: Millis) -> Result<DurableReply, StoreError> {
-        let mut rows = SqlRows::new(&self.sql, now, self.retention_ms.get());
+        let mut rows = SqlRows::new(&self.sql, now, self.retention_ms);
         let reply = apply(&mut rows, request, now);
         rows.commit()?;
         Ok(reply)
@@ -96,7 +93,7 @@ impl DurableStore {
     /// Authorizes the attempt `create` asks for, reserved from `now` for
     /// its `reservation_ttl_ms` (the protocol's `Authorize`, one
     /// transaction): the claim's new row, or why it is refused.
-    pub fn authorize(&self, create: &Create, now: Millis) -> Result<ClaimRow, ClaimError> {
+    pub fn authorize(&self, create: &Create, now: Millis) -> Result<Result<ClaimRow, AuthorizeRefused>, StoreError> {
         let request = DurableRequest::Authorize {
             claim: create.claim.clone(),
             fence: create.fence,
@@ -104,11 +101,9 @@ impl DurableStore {
             reservation_expires_at: deadline(now, create.reservation_ttl_ms),
         };
         match self.transition(&request, now)? {
-            DurableReply::Authorized { row } => Ok(row),
-            DurableReply::AuthorizeRefused { refused } => Err(ClaimError::Authorize(refused)),
-            reply => {
-                Err(StoreError::Unexpected { request: format!("{request:?}"), reply: format!("{reply:?}") }.into())
-            }
+            DurableReply::Authorized { row } => Ok(Ok(row)),
+            DurableReply::AuthorizeRefused { refused } => Ok(Err(refused)),
+            reply => Err(StoreError::Unexpected { request: format!("{request:?}"), reply: format!("{reply:?}") }),
         }
     }
 
@@ -137,7 +132,7 @@ impl DurableStore {
         self.sql.exec(
             "UPDATE claims SET purge_at = ? WHERE claim IN \
              (SELECT claim FROM claims WHERE purge_at IS NULL AND state != 'authorized' LIMIT ?)",
-            vec![sqlite::int(now.saturating_add(self.retention_ms.get())), limit.clone()],
+            vec![sqlite::int(now.saturating_add(self.retention_ms)), limit.clone()],
         )?;
         let due = sqlite::texts(
             &self.sql,
@@ -186,7 +181,9 @@ pub struct SqlRows<'a> {
     claims: BTreeMap<ClaimId, ClaimRow>,
     operations: BTreeMap<(ClaimId, OperationId), OperationRow>,
     writes: Vec<Write>,
-    error: RefCell<Option<StoreError>>,
+    /// The first error, kept by the reads (`DurableRows` reads take
+    /// `&self`); a transaction's own adapter, not object state.
+    error: Cell<Option<StoreError>>,
 }
 
 impl<'a> SqlRows<'a> {
@@ -198,7 +195,7 @@ impl<'a> SqlRows<'a> {
             claims: BTreeMap::new(),
             operations: BTreeMap::new(),
             writes: Vec::new(),
-            error: RefCell::new(None),
+            error: Cell::new(None),
         }
     }
 
@@ -215,11 +212,8 @@ impl<'a> SqlRows<'a> {
     }
 
     fn fail(&self, e: StoreError) {
-        if let Ok(mut slot) = self.error.try_borrow_mut()
-            && slot.is_none()
-        {
-            *slot = Some(e);
-        }
+        let first = self.error.take().unwrap_or(e);
+        self.error.set(Some(first));
     }
 
     fn check(self) -> Result<(), StoreError> {

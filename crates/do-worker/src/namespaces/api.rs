@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use worker::{Env, Request};
 
-use super::calls;
+use super::{MAX_BODY_BYTES, calls};
+use crate::body;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::http;
 use crate::internal::{self, CLAIMS_BINDING, REPLICA_BINDING, now_ms};
@@ -14,13 +15,10 @@ use crate::names::ReplicaName;
 use crate::tokens::{self, Bearer, Grant, MAX_TTL_SECONDS, Right};
 use crate::wire::{ClaimOp, RegistryOp, ReplicaOp, Target};
 
-/// Largest body of `PUT /v1/{ns}` and `POST /v1/_tokens`.
-const MAX_BODY_BYTES: usize = 16 * 1024;
-
 /// `PUT /v1/{ns}`: 201 created, 200 if it exists with the same settings.
 pub async fn put(req: Request, env: &Env, ns: &str) -> HttpResult {
     let secret = internal::secret(env)?;
-    let body = read_body(req).await?;
+    let body = body::read(&req, MAX_BODY_BYTES, Code::BodyTooLarge).await?;
     calls::call(env, &secret, RegistryOp::Create, ns, None, Some(&body)).await
 }
 
@@ -107,7 +105,7 @@ struct Minted<'a> {
 /// minted by a bearer with `admin` there; it expires no later than the
 /// bearer's own token.
 pub async fn mint(req: Request, bearer: &Bearer, admin_token: &str) -> HttpResult {
-    let body = read_body(req).await?;
+    let body = body::read(&req, MAX_BODY_BYTES, Code::BodyTooLarge).await?;
     let asked: MintRequest = serde_json::from_slice(&body)
         .map_err(|e| HttpError::new(Code::InvalidBody, format!("the body is not a token request: {e}")))?;
     if let Some(ns) = &asked.namespace {
@@ -133,19 +131,4 @@ pub async fn mint(req: Request, bearer: &Bearer, admin_token: &str) -> HttpResul
     let token = tokens::mint(admin_token, &grant);
     let minted = Minted { token, namespace: grant.ns.as_deref(), rights: &grant.rights, expires_at: grant.exp };
     Ok(http::json(&minted)?.with_status(201))
-}
-
-/// The body, at most [`MAX_BODY_BYTES`] (413 otherwise).
-async fn read_body(mut req: Request) -> HttpResult<Vec<u8>> {
-    let declared = req.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
-    let too_large =
-        |len: u64| HttpError::new(Code::BodyTooLarge, format!("the body has {len} bytes; at most {MAX_BODY_BYTES}"));
-    if let Some(len) = declared.filter(|len| *len > MAX_BODY_BYTES as u64) {
-        return Err(too_large(len));
-    }
-    let body = req.bytes().await?;
-    if body.len() > MAX_BODY_BYTES {
-        return Err(too_large(body.len() as u64));
-    }
-    Ok(body)
 }

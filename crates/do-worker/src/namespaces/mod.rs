@@ -27,6 +27,10 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Code, HttpError};
 use settings::Settings;
 
+/// Largest body of `PUT /v1/{ns}` and `POST /v1/_tokens` (and of the
+/// registry's own requests).
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
 /// 404 `namespace_not_found`.
 pub fn not_found(ns: &str) -> HttpError {
     HttpError::new(Code::NamespaceNotFound, format!("no namespace {ns:?}: create it with PUT /v1/{{ns}}"))

@@ -5,7 +5,7 @@
 //! `claims/store.rs`), its schema migrated in one transaction
 //! (`crate::sqlite`).
 
-use std::cell::Cell;
+use std::cell::RefCell;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -14,8 +14,9 @@ use worker::{
 };
 
 use super::settings::Settings;
-use super::{Boot, Info, State, not_found};
+use super::{Boot, Info, MAX_BODY_BYTES, State, not_found};
 use crate::auth::KeyProblem;
+use crate::body;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::http;
 use crate::internal::{self, now_ms};
@@ -44,10 +45,17 @@ fn v1(sql: &SqlStorage) -> Result<()> {
 
 #[durable_object]
 pub struct Registry {
-    state: DoState,
+    object: DoState,
     secret: std::result::Result<String, KeyProblem>,
     max: u64,
-    migrated: Cell<bool>,
+    state: RefCell<RegistryState>,
+}
+
+/// The registry object's state (its data is in SQLite).
+#[derive(Default)]
+struct RegistryState {
+    /// The schema is known to be current in this instance.
+    migrated: bool,
 }
 
 impl DurableObject for Registry {
@@ -57,7 +65,7 @@ impl DurableObject for Registry {
             .ok()
             .and_then(|v| v.to_string().trim().parse().ok())
             .unwrap_or(DEFAULT_MAX_NAMESPACES);
-        Self { state, secret: internal::internal_key(&env), max, migrated: Cell::new(false) }
+        Self { object: state, secret: internal::internal_key(&env), max, state: RefCell::default() }
     }
 
     async fn fetch(&self, req: Request) -> Result<Response> {
@@ -71,21 +79,24 @@ struct BootBody {
 }
 
 impl Registry {
-    async fn serve(&self, mut req: Request) -> HttpResult {
+    async fn serve(&self, req: Request) -> HttpResult {
         let target = internal::admit::<RegistryOp>(&self.secret, &req)?;
         if target.op != RegistryOp::List {
             names::valid_namespace(&target.ns)
                 .map_err(|e| HttpError::new(Code::InvalidNamespace, format!("the namespace {e}")))?;
         }
         let body = match target.op {
-            RegistryOp::Create | RegistryOp::Boot => req.bytes().await?,
+            RegistryOp::Create | RegistryOp::Boot => body::read(&req, MAX_BODY_BYTES, Code::BodyTooLarge).await?,
             _ => Vec::new(),
         };
-        if !self.migrated.get() {
-            sqlite::migrate(&self.state.storage(), "registry", MIGRATIONS)?;
-            self.migrated.set(true);
+        // The one entry point after the await: the state is borrowed once.
+        let mut state =
+            self.state.try_borrow_mut().map_err(|_| HttpError::internal("bug: registry state borrowed twice"))?;
+        if !state.migrated {
+            sqlite::migrate(&self.object.storage(), "registry", MIGRATIONS)?;
+            state.migrated = true;
         }
-        let sql = self.state.storage().sql();
+        let sql = self.object.storage().sql();
         self.answer(&sql, &target, &body)
     }
 

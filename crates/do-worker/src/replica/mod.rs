@@ -120,6 +120,8 @@ pub(crate) struct Shell {
     env: Env,
     /// The internal secret, read once (see `internal::admit`).
     secret: std::result::Result<String, KeyProblem>,
+    /// Random nonce of this object instance (tells a reset apart).
+    born: u64,
     /// Where the driver's steps are recorded, in test runs that validate
     /// traces (`trace.rs`).
     trace: Option<TraceStore>,
@@ -137,7 +139,7 @@ impl Shell {
         let born = random_u64();
         let trace = TraceStore::open(&object, &env, born);
         let state = ReplicaState::new(ident, born, now_ms(), trace.is_some());
-        Shell { secret: internal::internal_key(&env), trace, object, env, state: RefCell::new(state) }
+        Shell { secret: internal::internal_key(&env), born, trace, object, env, state: RefCell::new(state) }
     }
 
     /// An entry point: the state is borrowed once, `f` runs at the current
@@ -344,7 +346,7 @@ impl Shell {
     /// probe's `Ping` (its object is no replica of any namespace) first
     /// checks that this is the object the caller meant.
     async fn serve(self: Rc<Self>, req: Request, target: Target<ReplicaOp>) -> HttpResult {
-        let born = self.state.try_borrow().map(|s| s.born).map_err(|_| reentered("born"))?;
+        let born = self.born;
         if target.op == ReplicaOp::Ping {
             return Ok(http::json(&json!({ "ok": true, "object": "Replica", "born": format!("{born:016x}") }))?);
         }

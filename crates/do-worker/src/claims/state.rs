@@ -1,0 +1,21 @@
+//! The claim object's one state (its data is in SQLite): what it learned
+//! from the registry, whether its schema is current, and the claims' lease
+//! locks.
+
+use super::locks::{HasLocks, Locks};
+use crate::namespaces::settings::Settings;
+
+#[derive(Default)]
+pub struct ClaimsState {
+    /// The namespace's settings, once the registry said it exists.
+    pub settings: Option<Settings>,
+    /// The schema is known to be current in this instance.
+    pub migrated: bool,
+    pub locks: Locks,
+}
+
+impl HasLocks for ClaimsState {
+    fn locks(&mut self) -> &mut Locks {
+        &mut self.locks
+    }
+}
