@@ -270,7 +270,6 @@ pub fn e2e(root: &Path) -> Result<bool> {
         println!("worker: do-worker unit tests FAILED");
         return Ok(false);
     }
-    let parallel = e2e_suites(root)?;
     // The replicas record their steps; the eviction and burst tests save
     // their namespaces' traces here, validated after the suites.
     let traces = root.join(crate::validate::TRACE_DIR);
@@ -279,15 +278,17 @@ pub fn e2e(root: &Path) -> Result<bool> {
     }
     let mut server =
         serve_for_tests_with(root, "worker-e2e", "end-to-end tests", Inspector::On, &[("HANDOFF_TRACE", "1")])?;
-    let run_suites = |suites: &[String], threads: &str| -> Result<bool> {
+    let run_suites = |filter: &[&str], threads: &str| -> Result<bool> {
         let mut cmd = crate::cargo::command();
-        cmd.current_dir(root).args(["test", "-p", "e2e", "--no-fail-fast"]);
-        for suite in suites {
-            cmd.args(["--test", suite]);
-        }
-        println!("worker: cargo test -p e2e --test {} with HANDOFF_URL={}", suites.join(" --test "), server.base);
+        cmd.current_dir(root).args(["test", "-p", "e2e", "--no-fail-fast", "--test", E2E_BINARY, "--"]);
+        cmd.args(filter);
+        println!(
+            "worker: cargo test -p e2e --test {E2E_BINARY} -- {} with HANDOFF_URL={}",
+            filter.join(" "),
+            server.base
+        );
         let status = cmd
-            .args(["--", "--test-threads", threads])
+            .args(["--test-threads", threads])
             .env("HANDOFF_URL", &server.base)
             .env("HANDOFF_TOKEN", &server.token)
             .env("HANDOFF_TRACE_DIR", &traces)
@@ -296,8 +297,8 @@ pub fn e2e(root: &Path) -> Result<bool> {
         Ok(status.success())
     };
     // The serial suite runs after the others, alone and one test at a time.
-    let status = run_suites(&parallel, E2E_THREADS)
-        .and_then(|passed| Ok(run_suites(&[SERIAL_SUITE.to_string()], "1")? && passed));
+    let status = run_suites(&["--skip", SERIAL_SUITE], E2E_THREADS)
+        .and_then(|passed| Ok(run_suites(&[SERIAL_SUITE], "1")? && passed));
     let panics = server.log_matches(&["panicked at", "RuntimeError: unreachable"]);
     server.stop()?;
     ensure!(!wrangler::interrupted(), "interrupted");
@@ -310,25 +311,12 @@ pub fn e2e(root: &Path) -> Result<bool> {
     Ok(passed && panics.is_empty() && validated)
 }
 
-/// The e2e suite whose tests must run alone (crates/e2e/tests/serial): it
-/// fills the deployment's namespace limit and measures latencies.
-const SERIAL_SUITE: &str = "serial";
+/// The one end-to-end test binary (crates/e2e/tests/it).
+const E2E_BINARY: &str = "it";
 
-/// The e2e test binaries (crates/e2e/tests/*/main.rs) but the serial one.
-fn e2e_suites(root: &Path) -> Result<Vec<String>> {
-    let dir = root.join("crates/e2e/tests");
-    let mut suites = Vec::new();
-    for entry in fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if entry.path().join("main.rs").is_file() && name != SERIAL_SUITE {
-            suites.push(name);
-        }
-    }
-    suites.sort();
-    ensure!(!suites.is_empty(), "no end-to-end suites in {}", dir.display());
-    Ok(suites)
-}
+/// Its module of tests that must run alone (crates/e2e/tests/it/serial): it
+/// fills the deployment's namespace limit and measures latencies.
+const SERIAL_SUITE: &str = "serial::";
 
 /// Tests run in parallel (each in its own namespace); the idle test sleeps
 /// 25 s, so more threads than cores keeps the stage short.

@@ -218,7 +218,7 @@ impl Host for RecoveryHost<'_> {
 
 /// The claims one recovery pass takes on: a pass runs without an await, so
 /// every other request to the object waits for it; 50 claims are two
-/// transactions each (measured on workerd, crates/e2e/tests/serial/reaper.rs:
+/// transactions each (measured on workerd, crates/e2e/tests/it/serial/reaper.rs:
 /// 10,000 expired claims reaped in 200 passes in 6.1 s, GETs of other
 /// claims answered in between, p50 20 ms; batches of 10 took 31 s, the
 /// fixed cost of a pass dominating).
