@@ -26,7 +26,7 @@ use protocol::handoff::{
 use worker::wasm_bindgen_futures::spawn_local;
 use worker::{DurableObject, Env, Headers, Request, Response, Result, State, durable_object};
 
-use super::{ack, key_and_wid, value};
+use super::request::{ack, key_and_wid, value};
 use crate::auth::KeyProblem;
 use crate::body;
 use crate::error::{Code, HttpError, HttpResult};

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use worker::{Env, Request};
 
-use super::{MAX_BODY_BYTES, calls};
+use super::calls;
+use super::info::MAX_BODY_BYTES;
 use crate::body;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::http;

@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 use worker::{Env, Response};
 
-use super::{Boot, Info};
+use super::info::{Boot, Info};
 use crate::error::{Code, HttpError, HttpResult};
 use crate::internal::{self, REGISTRY_BINDING};
 use crate::names::ReplicaName;

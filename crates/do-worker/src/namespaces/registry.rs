@@ -13,8 +13,8 @@ use worker::{
     DurableObject, Env, Request, Response, Result, SqlStorage, SqlStorageValue, State as DoState, durable_object,
 };
 
+use super::info::{Boot, Info, MAX_BODY_BYTES, State, not_found};
 use super::settings::Settings;
-use super::{Boot, Info, MAX_BODY_BYTES, State, not_found};
 use crate::auth::KeyProblem;
 use crate::body;
 use crate::error::{Code, HttpError, HttpResult};

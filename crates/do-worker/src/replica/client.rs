@@ -1,17 +1,14 @@
-//! Client reads and writes at the coordinator, the state's side: a request
-//! waits (bounded) for the coordinator to be ready, is stepped into the
-//! protocol with a deadline, and is answered when the protocol replies or
-//! the deadline passes; the protocol's answers become HTTP ones here.
-//! [`Unavailable`] is every 503 a replica answers, in one place.
+//! Client reads and writes at the coordinator: the requests waiting for
+//! readiness and for their answers (each with a deadline), and how the
+//! protocol's answers become HTTP ones. [`Unavailable`] is every 503 a
+//! replica answers, in one place.
 
 use std::time::Duration;
 
 use futures_channel::oneshot;
-use protocol::handoff::{ClientRequestId, Input, Read, Status, Value, WriteReply};
+use protocol::handoff::{Read, Status, Value, WriteReply};
 use serde::Serialize;
 
-use super::effects::Effect;
-use super::state::ReplicaState;
 use super::waiters::Waiters;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::http;
@@ -28,7 +25,7 @@ pub(super) const CONFIRM_WAIT: Duration = Duration::from_secs(5);
 /// `handoff-write-id` is answered from it rather than written twice.
 pub(super) const COMMIT_WAIT: Duration = Duration::from_secs(10);
 /// `Retry-After` for the 503s whose wait the protocol does not suggest.
-const RETRY_AFTER_MS: u64 = 1000;
+pub(super) const RETRY_AFTER_MS: u64 = 1000;
 
 /// What a waiting client request gets.
 pub(super) enum Answer {
@@ -43,61 +40,57 @@ pub(super) enum Answer {
 pub(super) struct Clients {
     /// Waiting for their `Output::Reply` or `Output::ReadReply`, each until
     /// its deadline.
-    pub(super) waiters: Waiters<oneshot::Sender<Answer>>,
+    waiters: Waiters<oneshot::Sender<Answer>>,
     /// Waiting for the coordinator to become ready.
-    pub(super) ready: Vec<oneshot::Sender<()>>,
+    ready: Vec<oneshot::Sender<()>>,
     next_req: u64,
 }
 
-impl ReplicaState {
-    /// `None` if the coordinator is ready; else where to wait for it.
-    pub(super) fn wait_ready(&mut self) -> Option<oneshot::Receiver<()>> {
-        if self.phase() == Some(Status::Ready) {
+impl Clients {
+    /// `None` if the coordinator is `ready`; else where to wait for it.
+    pub(super) fn wait_ready(&mut self, ready: bool) -> Option<oneshot::Receiver<()>> {
+        if ready {
             return None;
         }
         let (tx, rx) = oneshot::channel();
-        self.clients.ready.push(tx);
+        self.ready.push(tx);
         Some(rx)
     }
 
-    /// Steps the client request `input(req)` at `now` if the coordinator is
-    /// ready; its answer arrives on the receiver by `now + wait` at the
-    /// latest ([`Answer::Expired`], by the replica's wake-up).
-    pub(super) fn ask(
-        &mut self,
-        input: impl FnOnce(ClientRequestId) -> Input,
-        wait: Duration,
-        now: u64,
-    ) -> HttpResult<oneshot::Receiver<Answer>> {
-        match self.phase() {
-            Some(Status::Ready) => {}
-            Some(Status::Fenced) => return Err(Unavailable::Superseded.into()),
-            status => return Err(Unavailable::Recovering { status, retry_after_ms: RETRY_AFTER_MS }.into()),
-        }
-        self.clients.next_req = self.clients.next_req.wrapping_add(1);
-        let req = self.clients.next_req;
+    /// The requests waiting for readiness, to wake.
+    pub(super) fn take_ready(&mut self) -> Vec<oneshot::Sender<()>> {
+        std::mem::take(&mut self.ready)
+    }
+
+    /// A new request, waiting at most `wait` from `now`: its id, and where
+    /// its answer arrives.
+    pub(super) fn register(&mut self, wait: Duration, now: u64) -> (u64, oneshot::Receiver<Answer>) {
+        self.next_req = self.next_req.wrapping_add(1);
         let (tx, rx) = oneshot::channel();
         let deadline = now.saturating_add(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX));
-        self.clients.waiters.insert(req, deadline, tx);
-        if let Err(e) = self.step(now, input(ClientRequestId(req)), None) {
-            self.clients.waiters.remove(req);
-            return Err(e.into());
-        }
-        Ok(rx)
+        self.waiters.insert(self.next_req, deadline, tx);
+        (self.next_req, rx)
     }
 
-    /// Completes the client request `req` waiting for `answer`.
-    pub(super) fn answer(&mut self, req: u64, answer: Answer) {
-        if let Some(tx) = self.clients.waiters.remove(req) {
-            self.effect(Effect::Answer { tx, answer });
-        }
+    /// Where request `req`'s answer goes, taken (it is answered once).
+    pub(super) fn take(&mut self, req: u64) -> Option<oneshot::Sender<Answer>> {
+        self.waiters.remove(req)
     }
 
-    /// Answers the client requests whose deadline passed.
-    pub(super) fn expire_clients(&mut self, now: u64) {
-        for tx in self.clients.waiters.expire(now) {
-            self.effect(Effect::Answer { tx, answer: Answer::Expired });
-        }
+    /// The requests whose deadline passed at `now`, taken.
+    pub(super) fn expire(&mut self, now: u64) -> Vec<oneshot::Sender<Answer>> {
+        self.waiters.expire(now)
+    }
+
+    /// The earliest deadline of a waiting request.
+    pub(super) fn earliest(&self) -> Option<u64> {
+        self.waiters.earliest()
+    }
+
+    /// Every waiting request goes unanswered (its protocol instance is
+    /// gone: dropped, it answers "restarted").
+    pub(super) fn drop_waiting(&mut self) {
+        self.waiters.clear();
     }
 }
 

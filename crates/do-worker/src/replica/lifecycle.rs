@@ -4,15 +4,12 @@
 //! namespace's settings then; the coordinator stops the namespace after its
 //! idle expiry; any replica stops when told to, or when a peer says the
 //! namespace is not running. Stopping resets the object: its memory goes.
-//! (docs/handoff.md section 4, "Namespaces".) The shell asks the registry
-//! and the peers (`mod.rs`).
+//! (docs/handoff.md section 4, "Namespaces".) The state decides when
+//! (`state.rs`); the shell asks the registry and the peers (`mod.rs`).
 
 use protocol::handoff::{Config, ConfigError, ReplicaId};
 
-use super::effects::Effect;
-use super::state::ReplicaState;
 use crate::error::{Code, HttpError, HttpResult};
-use crate::names::ReplicaName;
 use crate::namespaces::settings::Settings;
 
 /// `Retry-After` while a replica is stopping or resetting.
@@ -70,51 +67,17 @@ impl Life {
         Ok(())
     }
 
+    /// When the coordinator stops the namespace if no client request comes
+    /// first (unix ms), if it runs (`coordinator`: this is the booted
+    /// coordinator).
+    pub(super) fn idle_expires_at(&self, coordinator: bool) -> Option<u64> {
+        let settings = self.settings.as_ref()?;
+        coordinator.then(|| self.last_client_at.saturating_add(settings.idle_expiry_ms()))
+    }
+
     /// The 503 of a replica whose records went for a reset under way (or
     /// that is not booted yet).
     pub(super) fn unavailable_while_resetting(&self) -> HttpError {
         HttpError::unavailable(Code::ReplicaUnavailable, "this replica is being reset; retry", RETRY_AFTER_MS)
-    }
-}
-
-impl ReplicaState {
-    /// When the coordinator stops the namespace if no client request comes
-    /// first (unix ms); `None` for a peer or a replica not running.
-    pub(super) fn idle_expires_at(&self) -> Option<u64> {
-        let settings = self.life.settings.as_ref()?;
-        (self.me() == Some(ReplicaName::R0) && self.booted())
-            .then(|| self.life.last_client_at.saturating_add(settings.idle_expiry_ms()))
-    }
-
-    /// Past the idle expiry the coordinator stops the namespace (marks it
-    /// idle in the registry, so that nothing but a client request starts it
-    /// again; stops the peers; stops itself).
-    pub(super) fn check_idle(&mut self, now: u64) {
-        let Some(expires_at) = self.idle_expires_at() else { return };
-        let Some((ns, _)) = &self.ident else { return };
-        if now < expires_at || self.life.stopping {
-            return;
-        }
-        self.life.stopping = true;
-        let ns = ns.clone();
-        self.effect(Effect::StopNamespace { ns });
-    }
-
-    /// The idle stop did not complete: it is tried again at a later wake-up.
-    pub(super) fn stop_failed(&mut self) {
-        self.life.stopping = false;
-    }
-
-    /// Stops this replica: its records go, then the object is reset.
-    pub(super) fn stop(&mut self, why: &'static str) {
-        self.life.stopping = true;
-        self.reset(why);
-    }
-
-    /// A peer answered that the namespace is not running: stop too.
-    pub(super) fn stop_soon(&mut self, why: &'static str) {
-        if !self.life.stopping {
-            self.stop(why);
-        }
     }
 }

@@ -226,19 +226,19 @@ impl Shell {
                         Some((status, body)) => Delivered::Answer { status, body: body.to_vec() },
                         None => Delivered::Failed("the socket closed before it answered".into()),
                     };
-                    shell.quietly("delivered", |state, now| state.delivered(to, lane, outcome, None, now));
+                    shell.quietly("delivered", |state, now| state.delivered((to, lane), outcome, None, now));
                 });
             }
             Via::Http(link) => spawn_local(async move {
                 let outcome = post(&link, &key, &body).await;
-                shell.quietly("delivered", |state, now| state.delivered(to, lane, outcome, None, now));
+                shell.quietly("delivered", |state, now| state.delivered((to, lane), outcome, None, now));
             }),
             Via::NewLink => spawn_local(async move {
                 let (outcome, made) = match shell.make_link(to) {
                     Ok(link) => (post(&link, &key, &body).await, Some(link)),
                     Err(e) => (Delivered::Failed(e.to_string()), None),
                 };
-                shell.quietly("delivered", |state, now| state.delivered(to, lane, outcome, made, now));
+                shell.quietly("delivered", |state, now| state.delivered((to, lane), outcome, made, now));
             }),
         }
     }
@@ -387,7 +387,7 @@ impl Shell {
             }
             ReplicaOp::Pause => {
                 let ms = target.ms.unwrap_or(0).min(MAX_PAUSE_MS);
-                self.enter("pause", |state, now| state.paused_until = now.saturating_add(ms))?;
+                self.enter("pause", |state, now| state.pause(ms, now))?;
                 Ok(http::json(&json!({ "paused": me.as_str(), "ms": ms }))?)
             }
             ReplicaOp::Status => {
@@ -420,7 +420,7 @@ impl Shell {
     /// answers one. The socket holds this replica only weakly: it closes
     /// with the replica, it does not keep it.
     fn accept_link(self: &Rc<Self>) -> HttpResult {
-        let id = self.enter("link", |state, _| state.transport.next_incoming_id())?;
+        let id = self.enter("link", |state, _| state.next_incoming_id())?;
         let frames = Rc::downgrade(self);
         let serve = move |frame: &[u8]| match frames.upgrade() {
             Some(shell) => shell.frame(frame),
@@ -429,11 +429,11 @@ impl Shell {
         let ends = Rc::downgrade(self);
         let on_end = move || {
             if let Some(shell) = ends.upgrade() {
-                shell.quietly("link end", |state, _| state.transport.incoming_ended(id));
+                shell.quietly("link end", |state, _| state.incoming_ended(id));
             }
         };
         let (response, socket) = Incoming::accept(serve, on_end)?;
-        self.enter("link", |state, _| state.transport.accepted(id, socket))?;
+        self.enter("link", |state, _| state.accepted(id, socket))?;
         Ok(response)
     }
 
@@ -476,10 +476,7 @@ impl Shell {
             return Err(HttpError::new(Code::NamespaceNotRunning, message));
         }
         self.admit(true).await?;
-        if let Some(ready) = self.enter("client", |state, now| {
-            state.life.note_client(now);
-            state.wait_ready()
-        })? {
+        if let Some(ready) = self.enter("client", |state, now| state.wait_ready(now))? {
             let _ = future::select(ready, pin!(Delay::from(client::READY_WAIT))).await;
         }
         let name = key.as_str().to_string();

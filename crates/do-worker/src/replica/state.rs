@@ -1,26 +1,36 @@
 //! The replica object's one state: a plain value, no interior mutability,
 //! changed only by `&mut self` methods that take the time (and randomness)
-//! as arguments and queue [`Effect`]s for the shell. Its parts, each in its
-//! own file: the protocol's [`Driver`] (here), the links and queues to the
-//! other replicas ([`Transport`]), the waiting clients ([`Clients`]), the
-//! replica's life in its namespace ([`Life`]).
+//! as arguments and queue [`Effect`]s for the shell. It holds the protocol's
+//! [`Driver`] and its parts, each in its own file and none of which knows
+//! this one: the links and queues to the other replicas ([`Transport`]),
+//! the waiting clients ([`Clients`]), the replica's life in its namespace
+//! ([`Life`]). Every method the shell calls is here, so one file shows
+//! what each entry point does.
 //!
 //! After every entry point the shell calls [`ReplicaState::settle`]: due
 //! protocol timers run, the next wake-up is planned, readiness waiters are
 //! woken, a fenced coordinator resets, an idle namespace stops.
 
-use protocol::handoff::{Driver, HandleError, Input, Instance, Message, Millis, Output, ReplicaId, Status};
+use std::rc::Rc;
+use std::time::Duration;
 
-use super::client::{Answer, Clients};
+use futures_channel::oneshot;
+use protocol::handoff::{
+    ClientRequestId, Driver, HandleError, Input, Instance, Message, Millis, Output, ReplicaId, Status,
+};
+
+use super::client::{Answer, Clients, RETRY_AFTER_MS, Unavailable};
 use super::effects::Effect;
-use super::lifecycle::Life;
-use super::status::{Counters, StatusLine};
+use super::lifecycle::{self, Life};
+use super::status::{self, Shown, StatusLine};
 use super::trace::TraceLog;
-use super::transport::Transport;
+use super::transport::{Arrived, Delivered, Transport, add};
 use super::wake::WakeUp;
 use crate::error::{Code, HttpError, HttpResult};
+use crate::hop::Link;
 use crate::names::{self, ReplicaName};
 use crate::namespaces::settings::Settings;
+use crate::socket::{Incoming, MAX_ANSWER_BYTES, Outgoing};
 use crate::wire::{ReplicaOp, Target};
 
 /// Due-now timer steps run before a batch of outputs is done (recovery
@@ -55,15 +65,14 @@ pub(super) struct ReplicaState {
     pub(super) born_at: u64,
     pub(super) life: Life,
     /// Test hook: peer messages in and out are dropped until then.
-    pub(super) paused_until: u64,
-    pub(super) counters: Counters,
+    paused_until: u64,
     /// The protocol replica, once admitted and booted.
-    pub(super) driver: Option<Driver>,
+    driver: Option<Driver>,
     /// The protocol instance the client waiters belong to.
     instance: Option<Instance>,
     wake: WakeUp,
-    pub(super) transport: Transport,
-    pub(super) clients: Clients,
+    transport: Transport,
+    clients: Clients,
     /// Recording the driver's steps (trace validation runs only).
     trace: Option<TraceLog>,
     effects: Vec<Effect>,
@@ -77,7 +86,6 @@ impl ReplicaState {
             born_at: now,
             life: Life::new(now),
             paused_until: 0,
-            counters: Counters::default(),
             driver: None,
             instance: None,
             wake: WakeUp::default(),
@@ -86,11 +94,6 @@ impl ReplicaState {
             trace: trace.then(TraceLog::default),
             effects: Vec::new(),
         }
-    }
-
-    /// Queues an effect for the shell.
-    pub(super) fn effect(&mut self, effect: Effect) {
-        self.effects.push(effect);
     }
 
     /// The effects queued so far, in order.
@@ -146,8 +149,8 @@ impl ReplicaState {
             return Err(self.life.unavailable_while_resetting());
         }
         let me = self.me().ok_or_else(|| HttpError::internal("no identity"))?;
-        let config = super::lifecycle::replica_config(&settings, default_budget)
-            .map_err(|e| HttpError::internal(e.to_string()))?;
+        let config =
+            lifecycle::replica_config(&settings, default_budget).map_err(|e| HttpError::internal(e.to_string()))?;
         let boot = if self.trace.is_some() { Driver::boot_traced } else { Driver::boot };
         let (driver, outputs) =
             boot(config, ReplicaId(me.index()), Millis(now), seed).map_err(|e| HttpError::internal(e.to_string()))?;
@@ -176,7 +179,7 @@ impl ReplicaState {
             // The replica rebooted itself (it learned that its namespace
             // generation died): the waiting clients' writes died with it
             // (dropped, their requests answer "restarted").
-            self.clients.waiters.clear();
+            self.clients.drop_waiting();
         }
         Ok(self.apply(outputs, reply_to, now))
     }
@@ -226,7 +229,7 @@ impl ReplicaState {
         self.plan_wake();
         let phase = self.phase();
         if phase == Some(Status::Ready) {
-            let ready = std::mem::take(&mut self.clients.ready);
+            let ready = self.clients.take_ready();
             if !ready.is_empty() {
                 self.effects.push(Effect::Ready(ready));
             }
@@ -247,14 +250,15 @@ impl ReplicaState {
     /// already in flight.
     fn plan_wake(&mut self) {
         let timers = self.driver.as_ref().and_then(Driver::next_deadline).map(|at| at.0);
-        let earliest = timers.into_iter().chain(self.clients.waiters.earliest()).min();
+        let earliest = timers.into_iter().chain(self.clients.earliest()).min();
         if let Some((token, at)) = self.wake.plan(earliest) {
             self.effects.push(Effect::WakeAt { token, at });
         }
     }
 
     /// The wake-up `token` fired at `now`: if it is the current one,
-    /// overdue clients and socket answers expire (the shell settles next).
+    /// overdue clients and socket answers expire (and `settle` runs the due
+    /// protocol timers).
     pub(super) fn woke(&mut self, token: u64, now: u64) {
         if self.wake.woke(token) {
             self.expire_clients(now);
@@ -279,12 +283,249 @@ impl ReplicaState {
         self.life.resetting = true;
         self.driver = None;
         self.transport = Transport::default();
-        self.clients.waiters.clear();
+        self.clients.drop_waiting();
     }
 
     /// The status line (`GET /v1/{ns}/status`), `None` before boot.
     pub(super) fn status(&self, me: ReplicaName, now: u64, wasm_memory_bytes: usize) -> Option<StatusLine> {
         let driver = self.driver.as_ref()?;
-        Some(super::status::line(self, driver, me, now, wasm_memory_bytes, self.instance))
+        Some(status::line(
+            driver,
+            Shown {
+                me,
+                object: self.born,
+                born_at: self.born_at,
+                now,
+                wasm_memory_bytes,
+                instance: self.instance,
+                paused_until: self.paused_until,
+                idle_expires_at: self.idle_expires_at(),
+                preferred: self.transport.preferred,
+                memory_budget_bytes: self.life.settings.as_ref().and_then(|s| s.memory_budget_bytes),
+                counters: &self.transport.counters,
+            },
+        ))
+    }
+
+    /// The pause test hook: peer messages in and out are dropped for `ms`.
+    pub(super) fn pause(&mut self, ms: u64, now: u64) {
+        self.paused_until = now.saturating_add(ms);
+    }
+
+    fn paused(&self, now: u64) -> bool {
+        now < self.paused_until
+    }
+
+    fn coordinator(&self) -> bool {
+        self.me() == Some(ReplicaName::R0)
+    }
+
+    // Client requests (`client.rs` keeps them).
+
+    /// `None` if the coordinator is ready; else where to wait for it.
+    pub(super) fn wait_ready(&mut self, now: u64) -> Option<oneshot::Receiver<()>> {
+        self.life.note_client(now);
+        self.clients.wait_ready(self.phase() == Some(Status::Ready))
+    }
+
+    /// Steps the client request `input(req)` at `now` if the coordinator is
+    /// ready; its answer arrives on the receiver by `now + wait` at the
+    /// latest ([`Answer::Expired`], by the replica's wake-up).
+    pub(super) fn ask(
+        &mut self,
+        input: impl FnOnce(ClientRequestId) -> Input,
+        wait: Duration,
+        now: u64,
+    ) -> HttpResult<oneshot::Receiver<Answer>> {
+        match self.phase() {
+            Some(Status::Ready) => {}
+            Some(Status::Fenced) => return Err(Unavailable::Superseded.into()),
+            status => return Err(Unavailable::Recovering { status, retry_after_ms: RETRY_AFTER_MS }.into()),
+        }
+        let (req, answer) = self.clients.register(wait, now);
+        if let Err(e) = self.step(now, input(ClientRequestId(req)), None) {
+            self.clients.take(req);
+            return Err(e.into());
+        }
+        Ok(answer)
+    }
+
+    /// Completes the client request `req` waiting for `answer`.
+    fn answer(&mut self, req: u64, answer: Answer) {
+        if let Some(tx) = self.clients.take(req) {
+            self.effects.push(Effect::Answer { tx, answer });
+        }
+    }
+
+    /// Answers the client requests whose deadline passed.
+    fn expire_clients(&mut self, now: u64) {
+        for tx in self.clients.expire(now) {
+            self.effects.push(Effect::Answer { tx, answer: Answer::Expired });
+        }
+    }
+
+    // Messages between replicas (`transport.rs` carries them).
+
+    /// Queues `msg` for its addressee.
+    fn send(&mut self, msg: Message, now: u64) {
+        if !self.paused(now) {
+            let coordinator = self.coordinator();
+            self.transport.send(msg, coordinator, now, &mut self.effects);
+        }
+    }
+
+    /// A delivery to `to` on `lane` came to `outcome` (`made`: the link the
+    /// shell made for it); the replies in its answer are fed in.
+    pub(super) fn delivered(
+        &mut self,
+        (to, lane): (ReplicaName, usize),
+        outcome: Delivered,
+        made: Option<Rc<Link>>,
+        now: u64,
+    ) {
+        if self.life.resetting {
+            return;
+        }
+        let at = (self.coordinator(), now);
+        match self.transport.delivered((to, lane), outcome, made, at, &mut self.effects) {
+            Arrived::Replies(replies) => {
+                for reply in replies {
+                    self.receive(reply, now);
+                }
+            }
+            Arrived::Refused { not_running: true } => self.stop_soon("a peer says the namespace is not running"),
+            Arrived::Refused { not_running: false } | Arrived::Failed => {}
+        }
+    }
+
+    /// A message that arrived as a reply to one of ours.
+    fn receive(&mut self, msg: Message, now: u64) {
+        if self.paused(now) {
+            return;
+        }
+        add(&mut self.transport.counters.msgs_in, 1);
+        if self.step(now, Input::Message(msg), None).is_err() {
+            add(&mut self.transport.counters.refused, 1);
+        }
+    }
+
+    /// The end of a hold on `to`'s `lane`.
+    pub(super) fn hold_ended(&mut self, to: ReplicaName, lane: usize, now: u64) {
+        let coordinator = self.coordinator();
+        self.transport.hold_ended(to, lane, coordinator, now, &mut self.effects);
+    }
+
+    pub(super) fn socket_opened(&mut self, to: ReplicaName, id: u64, socket: Option<Outgoing>) {
+        self.transport.socket_opened(to, id, socket);
+    }
+
+    pub(super) fn socket_answered(&mut self, to: ReplicaName, id: u64, frame: Vec<u8>) {
+        self.transport.socket_answered(to, id, frame);
+    }
+
+    pub(super) fn socket_ended(&mut self, to: ReplicaName, id: u64) {
+        self.transport.socket_ended(to, id);
+    }
+
+    /// The id the next socket another replica opens will have.
+    pub(super) fn next_incoming_id(&mut self) -> u64 {
+        self.transport.next_incoming_id()
+    }
+
+    /// Keeps a socket another replica opened.
+    pub(super) fn accepted(&mut self, id: u64, socket: Incoming) {
+        self.transport.accepted(id, socket);
+    }
+
+    pub(super) fn incoming_ended(&mut self, id: u64) {
+        self.transport.incoming_ended(id);
+    }
+
+    /// A batch of messages from another replica, stepped one by one (a
+    /// refused one is counted and skipped). Returns the replies to the
+    /// sender.
+    fn on_batch(&mut self, body: &[u8], now: u64) -> HttpResult<Vec<Message>> {
+        self.life.refuse_if_stopping()?;
+        if self.paused(now) {
+            return Err(Unavailable::Paused.into());
+        }
+        let messages = self.transport.decode_batch(body)?;
+        if !self.booted() {
+            return Err(self.life.unavailable_while_resetting());
+        }
+        let mut replies = Vec::new();
+        for msg in messages {
+            let from = msg.from;
+            match self.step(now, Input::Message(msg), Some(from)) {
+                Ok(inline) => replies.extend(inline),
+                Err(_) => add(&mut self.transport.counters.refused, 1),
+            }
+        }
+        Ok(replies)
+    }
+
+    /// `POST /msg`: a batch, answered with the encoded replies.
+    pub(super) fn on_msg(&mut self, body: &[u8], now: u64) -> HttpResult<Vec<u8>> {
+        let replies = self.on_batch(body, now)?;
+        self.transport.reply(&replies)
+    }
+
+    /// One frame of a socket: (status, body) as `POST /msg` would answer.
+    /// If the replies do not fit in a frame, they leave as this replica's
+    /// own messages instead (the protocol does not care which way a reply
+    /// travels) and the answer is an empty batch.
+    pub(super) fn on_frame(&mut self, frame: &[u8], now: u64) -> (u16, Vec<u8>) {
+        let answer = self.on_batch(frame, now).and_then(|replies| {
+            let body = self.transport.reply(&replies)?;
+            if body.len() <= MAX_ANSWER_BYTES {
+                return Ok(body);
+            }
+            replies.into_iter().for_each(|reply| self.send(reply, now));
+            self.transport.reply(&[])
+        });
+        match answer {
+            Ok(body) => (200, body),
+            Err(e) => (e.status().unwrap_or(500), e.to_string().into_bytes()),
+        }
+    }
+
+    // The replica's life in its namespace (`lifecycle.rs`).
+
+    /// When the coordinator stops the namespace if no client request comes
+    /// first (unix ms); `None` for a peer or a replica not running.
+    fn idle_expires_at(&self) -> Option<u64> {
+        self.life.idle_expires_at(self.coordinator() && self.booted())
+    }
+
+    /// Past the idle expiry the coordinator stops the namespace (marks it
+    /// idle in the registry, so that nothing but a client request starts it
+    /// again; stops the peers; stops itself).
+    fn check_idle(&mut self, now: u64) {
+        let Some(expires_at) = self.idle_expires_at() else { return };
+        let Some((ns, _)) = &self.ident else { return };
+        if now < expires_at || self.life.stopping {
+            return;
+        }
+        self.life.stopping = true;
+        let ns = ns.clone();
+        self.effects.push(Effect::StopNamespace { ns });
+    }
+
+    /// The idle stop did not complete: it is tried again at a later wake-up.
+    pub(super) fn stop_failed(&mut self) {
+        self.life.stopping = false;
+    }
+
+    /// Stops this replica: its records go, then the object is reset.
+    pub(super) fn stop(&mut self, why: &'static str) {
+        self.life.stopping = true;
+        self.reset(why);
+    }
+
+    /// A peer answered that the namespace is not running: stop too.
+    fn stop_soon(&mut self, why: &'static str) {
+        if !self.life.stopping {
+            self.stop(why);
+        }
     }
 }

@@ -1,33 +1,11 @@
-//! The replica's status line (`GET /v1/{ns}/status` shows the three) and
-//! the counters it reports, for tests and debugging.
+//! The replica's status line (`GET /v1/{ns}/status` shows the three), for
+//! tests and debugging.
 
 use protocol::handoff::{Driver, Instance};
 use serde::Serialize;
 
-use super::state::ReplicaState;
+use super::transport::Counters;
 use crate::names::ReplicaName;
-
-/// Counters shown in the status line.
-#[derive(Default)]
-pub(super) struct Counters {
-    pub(super) msgs_in: u64,
-    pub(super) msgs_out: u64,
-    /// Bytes of message batches this replica sent to the others: the
-    /// batches of its deliveries and of the replies it returned (`cargo
-    /// xtask bench scale` reads it for the idle traffic).
-    pub(super) bytes_out: u64,
-    /// Deliveries this replica sent to the others, socket frames or HTTP
-    /// requests (each carries a batch: `msgs_out` / `deliveries_out` is
-    /// the batching).
-    pub(super) deliveries_out: u64,
-    pub(super) send_failures: u64,
-    pub(super) refused: u64,
-}
-
-/// Adds `n` to a counter, saturating.
-pub(super) fn add(counter: &mut u64, n: usize) {
-    *counter = counter.saturating_add(u64::try_from(n).unwrap_or(u64::MAX));
-}
 
 /// One replica's entry in `GET /v1/{ns}/status`.
 #[derive(Serialize)]
@@ -77,19 +55,27 @@ pub(super) struct StatusLine {
     refused: u64,
 }
 
-/// The status line of `state`, whose driver is `driver`.
-pub(super) fn line(
-    state: &ReplicaState,
-    driver: &Driver,
-    me: ReplicaName,
-    now: u64,
-    wasm_memory_bytes: usize,
-    instance: Option<Instance>,
-) -> StatusLine {
+/// What the status line shows besides the protocol's report.
+pub(super) struct Shown<'a> {
+    pub(super) me: ReplicaName,
+    pub(super) object: u64,
+    pub(super) born_at: u64,
+    pub(super) now: u64,
+    pub(super) wasm_memory_bytes: usize,
+    pub(super) instance: Option<Instance>,
+    pub(super) paused_until: u64,
+    pub(super) idle_expires_at: Option<u64>,
+    pub(super) preferred: ReplicaName,
+    pub(super) memory_budget_bytes: Option<u64>,
+    pub(super) counters: &'a Counters,
+}
+
+/// The status line of the replica `driver` runs.
+pub(super) fn line(driver: &Driver, shown: Shown<'_>) -> StatusLine {
     let report = driver.replica().status();
-    let c = &state.counters;
+    let c = shown.counters;
     StatusLine {
-        name: me.as_str(),
+        name: shown.me.as_str(),
         role: report.role,
         status: report.status.to_string(),
         epoch: report.epoch.0,
@@ -102,15 +88,15 @@ pub(super) fn line(
         pending: report.pending,
         pending_bytes: report.pending_bytes,
         generation: report.generation.map(|g| format!("{}-{:016x}", g.minted_at, g.nonce)),
-        instance: instance.map(|i| format!("{}-{:016x}", i.born, i.nonce)),
-        object: format!("{:016x}", state.born),
-        uptime_ms: now.saturating_sub(state.born_at),
-        wasm_memory_bytes,
-        paused_ms: state.paused_until.saturating_sub(now),
+        instance: shown.instance.map(|i| format!("{}-{:016x}", i.born, i.nonce)),
+        object: format!("{:016x}", shown.object),
+        uptime_ms: shown.now.saturating_sub(shown.born_at),
+        wasm_memory_bytes: shown.wasm_memory_bytes,
+        paused_ms: shown.paused_until.saturating_sub(shown.now),
         timers: driver.armed(),
-        idle_expires_at: state.idle_expires_at(),
-        preferred_peer: (me == ReplicaName::R0).then(|| state.transport.preferred.as_str()),
-        memory_budget_bytes: state.life.settings.as_ref().and_then(|s| s.memory_budget_bytes),
+        idle_expires_at: shown.idle_expires_at,
+        preferred_peer: (shown.me == ReplicaName::R0).then(|| shown.preferred.as_str()),
+        memory_budget_bytes: shown.memory_budget_bytes,
         msgs_in: c.msgs_in,
         msgs_out: c.msgs_out,
         bytes_out: c.bytes_out,

@@ -1,27 +1,25 @@
-//! Messages between replicas, the state's side: outgoing ones queue per
+//! Messages between replicas: outgoing ones queue per
 //! destination and lane (bounded in bytes, at most one copy of a message
 //! queued: `outbox.rs`) and leave in batches, one delivery in flight per
 //! lane, through the link to the addressee (a WebSocket frame for a batch
 //! that fits, else HTTP: `crate::hop`); the replies in each answer are fed
-//! back in. Incoming ones (a binary [`Batch`] in a frame of `GET /link`'s
-//! socket or in a `POST /msg`) are stepped one by one, and the replies to
-//! their sender ride back in the answer, as a batch too.
+//! back in (by the state, which steps them). Incoming ones (a binary
+//! [`Batch`] in a frame of `GET /link`'s socket or in a `POST /msg`) are
+//! decoded here and stepped one by one by the state; the replies to their
+//! sender ride back in the answer, as a batch too.
 
 use std::rc::Rc;
 use std::time::Duration;
 
 use protocol::handoff::message::Batch;
-use protocol::handoff::{Body, Input, Message};
+use protocol::handoff::{Body, Message};
 
-use super::client::Unavailable;
 use super::effects::{Delivery, Effect};
 use super::outbox::{Next, Outbox};
-use super::state::ReplicaState;
-use super::status::add;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::hop::{Link, LinkState, Via};
 use crate::names::ReplicaName;
-use crate::socket::{Accepted, Incoming, MAX_ANSWER_BYTES, Outgoing};
+use crate::socket::{Accepted, Incoming, Outgoing};
 
 /// Lanes: 0 = protocol traffic, 1 = anti-entropy.
 pub(super) const LANES: usize = 2;
@@ -33,6 +31,39 @@ pub(super) const DELIVERY_TIMEOUT: Duration = Duration::from_secs(5);
 /// Sockets from other replicas a replica keeps (two peers, and a new one
 /// from a peer that lost its old one); beyond it the oldest closes.
 const MAX_INCOMING: usize = 4;
+
+/// What arrived with the answer to a delivery.
+pub(super) enum Arrived {
+    /// The replies to feed in.
+    Replies(Vec<Message>),
+    /// The addressee refused the batch (`not_running`: the namespace went
+    /// idle or is being deleted).
+    Refused { not_running: bool },
+    /// No answer.
+    Failed,
+}
+
+/// Counters shown in the status line, for tests and debugging.
+#[derive(Default)]
+pub(super) struct Counters {
+    pub(super) msgs_in: u64,
+    pub(super) msgs_out: u64,
+    /// Bytes of message batches this replica sent to the others: the
+    /// batches of its deliveries and of the replies it returned (`cargo
+    /// xtask bench scale` reads it for the idle traffic).
+    pub(super) bytes_out: u64,
+    /// Deliveries this replica sent to the others, socket frames or HTTP
+    /// requests (each carries a batch: `msgs_out` / `deliveries_out` is
+    /// the batching).
+    pub(super) deliveries_out: u64,
+    pub(super) send_failures: u64,
+    pub(super) refused: u64,
+}
+
+/// Adds `n` to a counter, saturating.
+pub(super) fn add(counter: &mut u64, n: usize) {
+    *counter = counter.saturating_add(u64::try_from(n).unwrap_or(u64::MAX));
+}
 
 /// What a delivery came to.
 pub(super) enum Delivered {
@@ -54,6 +85,7 @@ pub(super) struct Transport {
     /// The peer the coordinator waits for (the other one's pushes and
     /// confirms are held back briefly: `outbox.rs`).
     pub(super) preferred: ReplicaName,
+    pub(super) counters: Counters,
 }
 
 impl Default for Transport {
@@ -63,6 +95,7 @@ impl Default for Transport {
             incoming: Accepted::default(),
             outboxes: Default::default(),
             preferred: ReplicaName::R1,
+            counters: Counters::default(),
         }
     }
 }
@@ -102,39 +135,33 @@ impl Transport {
     }
 }
 
-impl ReplicaState {
-    pub(super) fn paused(&self, now: u64) -> bool {
-        now < self.paused_until
-    }
-
-    /// Queues `msg` for its addressee and pumps that outbox.
-    pub(super) fn send(&mut self, msg: Message, now: u64) {
-        if self.paused(now) {
-            return;
-        }
+impl Transport {
+    /// Queues `msg` for its addressee and pumps that outbox (`coordinator`:
+    /// this replica is the coordinator, whose second copies wait).
+    pub(super) fn send(&mut self, msg: Message, coordinator: bool, now: u64, fx: &mut Vec<Effect>) {
         let Some(to) = ReplicaName::from_index(msg.to.0) else { return };
         let lane = usize::from(matches!(msg.body, Body::Digest { .. } | Body::Records { .. }));
         let holdable = matches!(msg.body, Body::Push { .. } | Body::Confirm { .. });
         let Ok(bytes) = msg.encode() else { return };
         add(&mut self.counters.msgs_out, 1);
-        if !self.transport.outbox(to, lane).is_some_and(|outbox| outbox.offer(bytes, holdable, now)) {
+        if !self.outbox(to, lane).is_some_and(|outbox| outbox.offer(bytes, holdable, now)) {
             add(&mut self.counters.send_failures, 1);
         }
-        self.pump(to, lane, now);
+        self.pump(to, lane, coordinator, now, fx);
     }
 
     /// Starts deliveries to `to` while slots are free and nothing is held:
     /// each takes what is queued (up to the batch limits, `outbox.rs`) as
     /// one delivery. A held queue gets one wake-up for the end of its hold.
-    fn pump(&mut self, to: ReplicaName, lane: usize, now: u64) {
-        let hold = lane == 0 && self.second_peer(to);
+    fn pump(&mut self, to: ReplicaName, lane: usize, coordinator: bool, now: u64, fx: &mut Vec<Effect>) {
+        let hold = lane == 0 && self.second_peer(to, coordinator);
         loop {
-            let Some(outbox) = self.transport.outbox(to, lane) else { return };
+            let Some(outbox) = self.outbox(to, lane) else { return };
             match outbox.next(hold, now) {
-                Next::Send(batch) => self.deliver(to, lane, &batch, now),
+                Next::Send(batch) => self.deliver(to, lane, &batch, now, fx),
                 Next::HeldUntil(at) => {
                     if outbox.arm_wake() {
-                        self.effect(Effect::HoldUntil { to, lane, at });
+                        fx.push(Effect::HoldUntil { to, lane, at });
                     }
                     return;
                 }
@@ -144,149 +171,135 @@ impl ReplicaState {
     }
 
     /// One delivery of `batch` to `to`: over the link's socket, or HTTP.
-    fn deliver(&mut self, to: ReplicaName, lane: usize, batch: &[Vec<u8>], now: u64) {
-        let body = match Batch::encode(batch) {
-            Ok(body) => body,
-            Err(_) => {
-                // Unreachable for messages this replica encoded; the slot is freed.
-                add(&mut self.counters.send_failures, 1);
-                if let Some(outbox) = self.transport.outbox(to, lane) {
-                    outbox.delivered();
-                }
-                return;
+    fn deliver(&mut self, to: ReplicaName, lane: usize, batch: &[Vec<u8>], now: u64, fx: &mut Vec<Effect>) {
+        let Ok(body) = Batch::encode(batch) else {
+            // Unreachable for messages this replica encoded; the slot is freed.
+            add(&mut self.counters.send_failures, 1);
+            if let Some(outbox) = self.outbox(to, lane) {
+                outbox.delivered();
             }
+            return;
         };
         add(&mut self.counters.bytes_out, body.len());
         add(&mut self.counters.deliveries_out, 1);
-        let slot = self.transport.link(to);
-        let (via, open) = match slot.and_then(|slot| slot.as_mut()) {
+        let (via, open) = match self.link(to).and_then(|slot| slot.as_mut()) {
             Some(link) => link.route(body.len(), now),
             None => (Via::NewLink, None),
         };
         if let (Some(id), Via::Http(link)) = (open, &via) {
-            self.effect(Effect::OpenSocket { to, id, link: link.clone() });
+            fx.push(Effect::OpenSocket { to, id, link: link.clone() });
         }
-        self.effect(Effect::Deliver(Delivery { to, lane, body, via }));
+        fx.push(Effect::Deliver(Delivery { to, lane, body, via }));
     }
 
     /// Thrifty sends: the coordinator waits for one peer, the preferred one
     /// (r1 until a delivery to it fails); is `to` the other?
-    fn second_peer(&self, to: ReplicaName) -> bool {
-        self.me() == Some(ReplicaName::R0) && to != ReplicaName::R0 && to != self.transport.preferred
+    fn second_peer(&self, to: ReplicaName, coordinator: bool) -> bool {
+        coordinator && to != ReplicaName::R0 && to != self.preferred
     }
 
     /// A delivery to `to` failed: if it was the preferred peer, the other
     /// one is preferred from now on, and what was held for it leaves.
-    fn prefer_other_than(&mut self, to: ReplicaName, now: u64) {
+    fn prefer_other_than(&mut self, to: ReplicaName, coordinator: bool, now: u64, fx: &mut Vec<Effect>) {
         let other = match to {
             ReplicaName::R1 => ReplicaName::R2,
             ReplicaName::R2 => ReplicaName::R1,
             ReplicaName::R0 => return,
         };
-        if self.transport.preferred == to {
-            self.transport.preferred = other;
-            self.pump(other, 0, now);
+        if self.preferred == to {
+            self.preferred = other;
+            self.pump(other, 0, coordinator, now, fx);
         }
     }
 
     /// The delivery to `to` on `lane` came to `outcome`; `made` is the link
-    /// the shell made for it (kept if none is kept yet). The replies in the
-    /// answer are fed back in; the lane's next batch leaves.
+    /// the shell made for it (kept if none is kept yet). Returns what
+    /// arrived (the replies to feed in); the lane's next batch leaves.
     pub(super) fn delivered(
         &mut self,
-        to: ReplicaName,
-        lane: usize,
+        (to, lane): (ReplicaName, usize),
         outcome: Delivered,
         made: Option<Rc<Link>>,
-        now: u64,
-    ) {
-        if let Some(outbox) = self.transport.outbox(to, lane) {
+        (coordinator, now): (bool, u64),
+        fx: &mut Vec<Effect>,
+    ) -> Arrived {
+        if let Some(outbox) = self.outbox(to, lane) {
             outbox.delivered();
         }
-        if self.life.resetting {
-            return;
-        }
-        match outcome {
+        let arrived = match outcome {
             Delivered::Answer { status, body } => {
-                if let (Some(slot), Some(link)) = (self.transport.link(to), made)
+                if let (Some(slot), Some(link)) = (self.link(to), made)
                     && slot.is_none()
                 {
                     *slot = Some(LinkState::new(link));
                 }
-                self.answered(to, status, &body, now);
+                self.answered(to, status, &body)
             }
             Delivered::Failed(e) => {
                 // Expected while a peer is being reset; the protocol retries.
                 worker::console_debug!("delivery to {to} failed: {e}");
-                add(&mut self.counters.send_failures, 1);
                 // A stub whose object threw (was reset, evicted) stays
                 // broken, and so does its socket: forget both, the next
                 // delivery makes new ones.
-                if let Some(slot) = self.transport.link(to) {
+                if let Some(slot) = self.link(to) {
                     *slot = None;
                 }
-                self.prefer_other_than(to, now);
+                Arrived::Failed
             }
+        };
+        if matches!(arrived, Arrived::Failed | Arrived::Refused { .. }) {
+            add(&mut self.counters.send_failures, 1);
+            self.prefer_other_than(to, coordinator, now, fx);
         }
-        self.pump(to, lane, now);
+        self.pump(to, lane, coordinator, now, fx);
+        arrived
     }
 
-    /// `to` answered a delivery with `status` and `body`.
-    fn answered(&mut self, to: ReplicaName, status: u16, body: &[u8], now: u64) {
+    /// What `to`'s answer `status`, `body` to a delivery brings.
+    fn answered(&mut self, to: ReplicaName, status: u16, body: &[u8]) -> Arrived {
         if status != 200 {
-            add(&mut self.counters.send_failures, 1);
             if status == Code::Refused.status() {
                 add(&mut self.counters.refused, 1);
             }
-            if status == Code::NamespaceNotRunning.status() {
-                // The namespace went idle or is being deleted.
-                self.stop_soon("a peer says the namespace is not running");
-            }
             worker::console_debug!("{to} answered {status}: {}", String::from_utf8_lossy(body));
-            self.prefer_other_than(to, now);
-            return;
+            return Arrived::Refused { not_running: status == Code::NamespaceNotRunning.status() };
         }
         let Ok(replies) = Batch::decode(body) else {
             worker::console_warn!("bad replies from {to}");
-            return;
+            return Arrived::Replies(Vec::new());
         };
-        for raw in replies {
-            match Message::decode(raw) {
-                Ok(reply) => self.receive(reply, now),
-                Err(e) => worker::console_warn!("bad reply from {to}: {e}"),
-            }
-        }
-    }
-
-    /// A message that arrived as a reply to one of ours.
-    fn receive(&mut self, msg: Message, now: u64) {
-        if self.paused(now) {
-            return;
-        }
-        add(&mut self.counters.msgs_in, 1);
-        if self.step(now, Input::Message(msg), None).is_err() {
-            add(&mut self.counters.refused, 1);
-        }
+        let replies = replies
+            .into_iter()
+            .filter_map(|raw| Message::decode(raw).map_err(|e| worker::console_warn!("bad reply from {to}: {e}")).ok())
+            .collect();
+        Arrived::Replies(replies)
     }
 
     /// The end of a hold on `to`'s `lane`.
-    pub(super) fn hold_ended(&mut self, to: ReplicaName, lane: usize, now: u64) {
-        if let Some(outbox) = self.transport.outbox(to, lane) {
+    pub(super) fn hold_ended(
+        &mut self,
+        to: ReplicaName,
+        lane: usize,
+        coordinator: bool,
+        now: u64,
+        fx: &mut Vec<Effect>,
+    ) {
+        if let Some(outbox) = self.outbox(to, lane) {
             outbox.woke();
         }
-        self.pump(to, lane, now);
+        self.pump(to, lane, coordinator, now, fx);
     }
 
     /// Opening socket `id` of the link to `to` ended.
     pub(super) fn socket_opened(&mut self, to: ReplicaName, id: u64, socket: Option<Outgoing>) {
-        if let Some(Some(link)) = self.transport.link(to) {
+        if let Some(Some(link)) = self.link(to) {
             link.opened(id, socket);
         }
     }
 
     /// An answer frame on socket `id` to `to`.
     pub(super) fn socket_answered(&mut self, to: ReplicaName, id: u64, frame: Vec<u8>) {
-        if let Some(Some(link)) = self.transport.link(to) {
+        if let Some(Some(link)) = self.link(to) {
             link.answered(id, frame);
         }
     }
@@ -294,7 +307,7 @@ impl ReplicaState {
     /// Socket `id` to `to` closed: the link is lost (its object most likely
     /// went away), replaced by the next delivery.
     pub(super) fn socket_ended(&mut self, to: ReplicaName, id: u64) {
-        if let Some(slot) = self.transport.link(to) {
+        if let Some(slot) = self.link(to) {
             if let Some(link) = slot.as_mut() {
                 link.ended(id);
             }
@@ -304,62 +317,29 @@ impl ReplicaState {
         }
     }
 
-    /// A batch of messages from another replica: a malformed batch is a
-    /// 400; inside it each message stands alone (bad or refused ones are
-    /// counted and skipped). Returns the replies to the sender.
-    pub(super) fn on_batch(&mut self, body: &[u8], now: u64) -> HttpResult<Vec<Message>> {
-        self.life.refuse_if_stopping()?;
-        if self.paused(now) {
-            return Err(Unavailable::Paused.into());
-        }
+    /// The messages of a batch from another replica: a malformed batch is
+    /// a 400; inside it each message stands alone (bad ones are counted and
+    /// skipped).
+    pub(super) fn decode_batch(&mut self, body: &[u8]) -> HttpResult<Vec<Message>> {
         let raws = Batch::decode(body).map_err(|e| HttpError::new(Code::BadMessage, e.to_string()))?;
-        if !self.booted() {
-            return Err(self.life.unavailable_while_resetting());
-        }
-        let mut replies = Vec::new();
+        let mut messages = Vec::with_capacity(raws.len());
         for raw in raws {
-            let Ok(msg) = Message::decode(raw) else {
-                add(&mut self.counters.refused, 1);
-                continue;
-            };
-            add(&mut self.counters.msgs_in, 1);
-            let from = msg.from;
-            match self.step(now, Input::Message(msg), Some(from)) {
-                Ok(inline) => replies.extend(inline),
+            match Message::decode(raw) {
+                Ok(msg) => {
+                    add(&mut self.counters.msgs_in, 1);
+                    messages.push(msg);
+                }
                 Err(_) => add(&mut self.counters.refused, 1),
             }
         }
-        Ok(replies)
+        Ok(messages)
     }
 
-    /// `POST /msg`'s answer to a batch: the encoded replies.
-    pub(super) fn on_msg(&mut self, body: &[u8], now: u64) -> HttpResult<Vec<u8>> {
-        let replies = self.on_batch(body, now)?;
-        let body = encode_replies(&replies)?;
+    /// The answer to a batch: its replies, encoded and counted.
+    pub(super) fn reply(&mut self, replies: &[Message]) -> HttpResult<Vec<u8>> {
+        let body = encode_replies(replies)?;
         add(&mut self.counters.bytes_out, body.len());
         Ok(body)
-    }
-
-    /// One frame of a socket: (status, body) as `POST /msg` would answer.
-    /// If the replies do not fit in a frame, they leave as this replica's
-    /// own messages instead (the protocol does not care which way a reply
-    /// travels) and the answer is an empty batch.
-    pub(super) fn on_frame(&mut self, frame: &[u8], now: u64) -> (u16, Vec<u8>) {
-        let answer = self.on_batch(frame, now).and_then(|replies| {
-            let body = encode_replies(&replies)?;
-            if body.len() <= MAX_ANSWER_BYTES {
-                return Ok(body);
-            }
-            replies.into_iter().for_each(|reply| self.send(reply, now));
-            encode_replies(&[])
-        });
-        match answer {
-            Ok(body) => {
-                add(&mut self.counters.bytes_out, body.len());
-                (200, body)
-            }
-            Err(e) => (e.status().unwrap_or(500), e.to_string().into_bytes()),
-        }
     }
 }
 

@@ -2,90 +2,11 @@
 //! `/_bench/...`): reachable only with `HANDOFF_TEST_HOOKS=1`, and each
 //! needs the admin right on its namespace.
 
-use protocol::claim::ClaimId;
-
-use super::{Route, bad, claim, kv, param, with_ns};
+use super::parse::{bad, claim, kv, param, with_ns};
+use super::routes::{Baseline, Hook, Route};
 use crate::error::Code;
 use crate::names::ReplicaName;
-use crate::vocab::{KvOp, MAX_BULK_CLAIMS, MAX_PAUSE_MS};
-
-/// A benchmark baseline `cargo xtask bench kv` compares the store with.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Baseline {
-    /// One Durable Object holding a map in memory.
-    Mem,
-    /// One Durable Object writing to SQLite storage.
-    Sql,
-    /// The floor of one hop (PUT only): one Durable Object sending a
-    /// replica-sized message to a second, which just answers.
-    Echo,
-}
-
-/// A test hook.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Hook {
-    /// `POST /v1/{ns}/_test/evict/{replica}`: reset that replica object.
-    Evict { ns: String, replica: ReplicaName },
-    /// `POST /v1/{ns}/_test/evict/all`: all three at once, so that nothing
-    /// of the namespace's memory survives.
-    EvictAll { ns: String },
-    /// `POST /v1/{ns}/_test/migrations`: the claim store's migrations are
-    /// idempotent and atomic.
-    Migrations { ns: String },
-    /// `POST /v1/{ns}/_test/pause/{replica}?ms=N`: the replica drops every
-    /// peer message, in and out, for N ms.
-    Pause { ns: String, replica: ReplicaName, ms: u64 },
-    /// `GET /v1/{ns}/_test/trace/{replica}?after=N`: the replica object's
-    /// recorded trace rows after row id N (0: from the first), one page;
-    /// `handoff-trace-next` names the next N.
-    Trace { ns: String, replica: ReplicaName, after: u64 },
-    /// `POST /v1/{ns}/_test/raw/{replica}?auth=0|1`: the body is delivered
-    /// to the replica's peer-message endpoint as is, with or without the
-    /// internal credential, and its answer returned.
-    Raw { ns: String, replica: ReplicaName, auth: bool },
-    /// `POST /v1/{ns}/_test/link/{replica}?auth=0|1`: the Worker asks the
-    /// replica for a socket (`GET /link`, as another replica does), with or
-    /// without the internal credential, and answers the status it got (a
-    /// socket that opened is closed at once).
-    Link { ns: String, replica: ReplicaName, auth: bool },
-    /// `POST /v1/{ns}/_test/reap`: run the claims reaper now.
-    Reap { ns: String },
-    /// `POST /v1/{ns}/_test/claims?count=N&reservation_ttl_ms=M`: authorize
-    /// N claims at once.
-    Bulk { ns: String, count: u64, reservation_ttl_ms: u64 },
-    /// `GET /v1/{ns}/_test/claims`: claims by state.
-    Count { ns: String },
-    /// `GET /v1/{ns}/_test/replicas`: whether each replica object is
-    /// running, asked without starting it.
-    Replicas { ns: String },
-    /// `/_bench/{mem|sql|echo}/{ns}/kv/{key}`: a KV operation on a baseline
-    /// (the echo serves PUT only).
-    Bench { baseline: Baseline, ns: String, key: String, op: KvOp },
-    /// `POST /_bench/claims/{ns}/claims/{claim}/activate`: the same
-    /// activation in one SQLite transaction, without the lease store.
-    BenchActivate { ns: String, claim: ClaimId },
-}
-
-impl Hook {
-    /// The namespace the hook acts on.
-    pub fn ns(&self) -> &String {
-        match self {
-            Hook::Evict { ns, .. }
-            | Hook::EvictAll { ns }
-            | Hook::Migrations { ns }
-            | Hook::Pause { ns, .. }
-            | Hook::Trace { ns, .. }
-            | Hook::Raw { ns, .. }
-            | Hook::Link { ns, .. }
-            | Hook::Reap { ns }
-            | Hook::Bulk { ns, .. }
-            | Hook::Count { ns }
-            | Hook::Replicas { ns }
-            | Hook::Bench { ns, .. }
-            | Hook::BenchActivate { ns, .. } => ns,
-        }
-    }
-}
+use crate::vocab::{MAX_BULK_CLAIMS, MAX_PAUSE_MS};
 
 /// `/_bench/...` with the prefix stripped.
 pub(super) fn bench(method: &str, rest: &str) -> Route {

@@ -9,99 +9,15 @@
 //! from a client's path.
 
 mod hooks;
+mod parse;
+mod routes;
 
-pub use hooks::{Baseline, Hook};
-
-use protocol::claim::ClaimId;
+pub use routes::{Access, Baseline, Hook, NsOp, Route};
 
 use crate::error::Code;
-use crate::names::{self, OPENAPI_SEGMENT};
-use crate::tokens::Right;
-use crate::vocab::{KvOp, RESERVED_PREFIX};
+use crate::names::OPENAPI_SEGMENT;
 
-/// An operation on a namespace itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NsOp {
-    Put,
-    Get,
-    Delete,
-}
-
-/// What the worker should do with a request.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Route {
-    /// `GET /health`; `deep` also pings a `Replica` Durable Object.
-    Health { deep: bool },
-    /// `GET /v1/openapi.json`: the API's OpenAPI document.
-    OpenApi,
-    /// `GET /v1`: every namespace.
-    NamespaceList,
-    /// `PUT|GET|DELETE /v1/{ns}`.
-    Namespace { ns: String, op: NsOp },
-    /// `POST /v1/_tokens`: mint a scoped token.
-    TokenMint,
-    /// `GET|PUT|DELETE /v1/{ns}/kv/{key}`.
-    Kv { ns: String, key: String, op: KvOp },
-    /// `GET /v1/{ns}/status`.
-    Status { ns: String },
-    /// `POST /v1/{ns}/claims`: authorize an attempt.
-    ClaimCreate { ns: String },
-    /// `GET /v1/{ns}/claims/{claim}`.
-    ClaimGet { ns: String, claim: ClaimId },
-    /// `POST /v1/{ns}/claims/{claim}/activate`.
-    ClaimActivate { ns: String, claim: ClaimId },
-    /// `POST /v1/{ns}/claims/{claim}/heartbeat`.
-    ClaimHeartbeat { ns: String, claim: ClaimId },
-    /// A test hook or benchmark baseline (only with the hooks on).
-    Hook(Hook),
-    /// A write to a key the service reserves for itself (403).
-    Forbidden { code: Code, message: String },
-    /// A known path with a method it does not serve.
-    MethodNotAllowed { allow: &'static str },
-    /// A known path with a bad name or a malformed query.
-    BadRequest { code: Code, message: String },
-    /// Anything else.
-    NotFound,
-}
-
-/// What a request must show to be served ([`Route::access`]).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Access {
-    /// Nothing: `GET /health` (the shallow liveness check) only.
-    Public,
-    /// Any valid token (the handler may ask more, as minting does).
-    Token,
-    /// One of `any_of` on namespace `ns` (`None`: on every namespace).
-    Rights { ns: Option<String>, any_of: &'static [Right] },
-}
-
-impl Route {
-    /// What the request must show. Requests the router refuses (404, 405,
-    /// 400, 403 for a reserved key) still need a valid token: an
-    /// unauthenticated client learns nothing but 401.
-    pub fn access(&self) -> Access {
-        use Right::*;
-        let on = |ns: &String, any_of: &'static [Right]| Access::Rights { ns: Some(ns.clone()), any_of };
-        match self {
-            Route::Health { deep: false } => Access::Public,
-            Route::Health { deep: true } | Route::OpenApi | Route::TokenMint => Access::Token,
-            Route::NamespaceList => Access::Rights { ns: None, any_of: &[Admin] },
-            Route::Namespace { ns, op: NsOp::Get } => on(ns, &[Read]),
-            Route::Namespace { ns, op: NsOp::Put | NsOp::Delete } => on(ns, &[Admin]),
-            Route::Kv { ns, op: KvOp::Get, .. } => on(ns, &[Read]),
-            Route::Kv { ns, op: KvOp::Put | KvOp::Delete, .. } => on(ns, &[Write]),
-            Route::Status { ns } => on(ns, &[Read]),
-            Route::ClaimGet { ns, .. } => on(ns, &[Read, Claims]),
-            Route::ClaimCreate { ns } | Route::ClaimActivate { ns, .. } | Route::ClaimHeartbeat { ns, .. } => {
-                on(ns, &[Claims])
-            }
-            Route::Hook(hook) => on(hook.ns(), &[Admin]),
-            Route::Forbidden { .. } | Route::MethodNotAllowed { .. } | Route::BadRequest { .. } | Route::NotFound => {
-                Access::Token
-            }
-        }
-    }
-}
+use parse::{bad, claim, kv, with_ns};
 
 /// Decides the route. `query` is the raw query string without `?`; `hooks`
 /// is whether `HANDOFF_TEST_HOOKS` is "1" (otherwise every test-only path
@@ -189,65 +105,6 @@ fn v1_segment(method: &str, segment: &str) -> Route {
     }
 }
 
-/// A route about claim `claim_raw` (a path segment), served with `allow`.
-fn claim(
-    method: &str,
-    ns_raw: &str,
-    claim_raw: &str,
-    allow: &'static str,
-    then: impl FnOnce(String, ClaimId) -> Route,
-) -> Route {
-    if method != allow {
-        return Route::MethodNotAllowed { allow };
-    }
-    with_ns(ns_raw, |ns| match names::claim(claim_raw) {
-        Ok(claim) => then(ns, claim),
-        Err(e) => bad(Code::InvalidClaim, format!("the claim {e}")),
-    })
-}
-
-/// A KV route of key `key_raw`: GET, PUT or DELETE; writes under the
-/// reserved prefix are refused.
-fn kv(method: &str, ns_raw: &str, key_raw: &str, then: impl FnOnce(String, String, KvOp) -> Route) -> Route {
-    let op = match method {
-        "GET" => KvOp::Get,
-        "PUT" => KvOp::Put,
-        "DELETE" => KvOp::Delete,
-        _ => return Route::MethodNotAllowed { allow: "GET, PUT, DELETE" },
-    };
-    with_ns(ns_raw, |ns| match names::key(key_raw) {
-        Ok(key) if op != KvOp::Get && key.starts_with(RESERVED_PREFIX) => Route::Forbidden {
-            code: Code::ReservedKey,
-            message: format!(
-                "keys under {RESERVED_PREFIX:?} are reserved for the claims service and cannot be written"
-            ),
-        },
-        Ok(key) => then(ns, key, op),
-        Err(e) => bad(Code::InvalidKey, format!("the key {e}")),
-    })
-}
-
-fn with_ns(ns_raw: &str, then: impl FnOnce(String) -> Route) -> Route {
-    match names::namespace(ns_raw) {
-        Ok(ns) => then(ns),
-        Err(e) => bad(Code::InvalidNamespace, format!("the namespace {e}")),
-    }
-}
-
-fn bad(code: Code, message: String) -> Route {
-    Route::BadRequest { code, message }
-}
-
-/// The raw value of the last `name=` parameter.
-fn param<'a>(query: Option<&'a str>, name: &str) -> Option<&'a str> {
-    query
-        .unwrap_or("")
-        .split('&')
-        .filter_map(|pair| pair.split_once('=').or(Some((pair, ""))))
-        .rfind(|(k, _)| *k == name)
-        .map(|(_, v)| v)
-}
-
 /// Reads `deep` from the query. Strict on purpose: a typo such as `deep=yes`
 /// gets a 400 rather than silently running the shallow check.
 fn deep_flag(query: Option<&str>) -> Result<bool, Route> {
@@ -273,8 +130,12 @@ fn deep_flag(query: Option<&str>) -> Result<bool, Route> {
 
 #[cfg(test)]
 mod tests {
+    use protocol::claim::ClaimId;
+
     use super::*;
     use crate::names::ReplicaName;
+    use crate::tokens::Right;
+    use crate::vocab::KvOp;
 
     fn r(method: &str, path: &str) -> Route {
         route(method, path, None, true)
