@@ -12,7 +12,12 @@
 //! Rust checker explores it (breadth-first without one), so that every way
 //! of running a cfg explores it the same way. A line `\* UNFIRED Action:
 //! why` declares that an action cannot fire at these bounds; an exhaustive
-//! run fails any other action that never fires (see `run::Report::judge_coverage`).
+//! run fails any other action that never fires (see `run::Report::judge_coverage`);
+//! `\* UNFIRED Action (reduced): why` declares it only for runs with the
+//! model's reductions on (a reduction can make a step a self-loop). A line
+//! `\* EXPECT violated Name` makes the cfg a counterexample: both checkers
+//! must report `Name` violated (`cargo xtask check` fails the cfg if one
+//! passes or reports something else).
 //! Anything else (`SYMMETRY`, `VIEW`, `CONSTRAINT`, `<-` substitutions) is
 //! refused with an error rather than silently ignored, because it would
 //! change the state count that the mirrors must reproduce.
@@ -105,6 +110,28 @@ pub struct TlcConfig {
     /// The actions its `\* UNFIRED Action: why` lines declare unable to
     /// fire at these bounds.
     pub unfired: Vec<String>,
+    /// Those its `\* UNFIRED Action (reduced): why` lines declare unable to
+    /// fire while the model's reductions are on.
+    pub unfired_reduced: Vec<String>,
+    /// The property its `\* EXPECT violated Name` line says a check must
+    /// find violated: a counterexample cfg.
+    pub expect_violated: Option<String>,
+    /// Whether a model of the implementation may use its reductions
+    /// (`checker check --no-reduction` turns them off). Not part of the
+    /// cfg's text: set by whoever runs it.
+    pub reduction: Reduction,
+}
+
+/// Whether a model's reductions (state-space savings that rest on an
+/// argument, such as dropping messages whose delivery changes nothing) are
+/// used. Off, the model keeps everything and checks every such argument on
+/// the states it reaches (docs/verification.md 1.8). Mirrors have none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Reduction {
+    #[default]
+    On,
+    Off,
 }
 
 impl TlcConfig {
@@ -119,7 +146,9 @@ impl TlcConfig {
         let mut cfg = TlcConfig {
             module: first_line_module(text),
             search: search_line(text)?,
-            unfired: unfired_lines(text)?,
+            unfired: unfired_lines(text, false)?,
+            unfired_reduced: unfired_lines(text, true)?,
+            expect_violated: expect_line(text)?,
             check_deadlock: true,
             ..TlcConfig::default()
         };
@@ -343,8 +372,9 @@ fn search_line(text: &str) -> Result<Search, CfgError> {
 }
 
 /// `\* UNFIRED Action: why` lines: the action's name as the checker's
-/// coverage prints it, and the reason, which must be given.
-fn unfired_lines(text: &str) -> Result<Vec<String>, CfgError> {
+/// coverage prints it, and the reason, which must be given; with `reduced`,
+/// those of `\* UNFIRED Action (reduced): why` lines instead.
+fn unfired_lines(text: &str, reduced: bool) -> Result<Vec<String>, CfgError> {
     let mut names = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let Some(rest) = line.trim().strip_prefix("\\*").and_then(|rest| rest.trim().strip_prefix("UNFIRED ")) else {
@@ -352,12 +382,36 @@ fn unfired_lines(text: &str) -> Result<Vec<String>, CfgError> {
         };
         match rest.split_once(':') {
             Some((name, why)) if !name.trim().is_empty() && !why.trim().is_empty() => {
-                names.push(name.trim().to_string());
+                let name = name.trim();
+                match (name.strip_suffix("(reduced)"), reduced) {
+                    (Some(action), true) => names.push(action.trim().to_string()),
+                    (None, false) => names.push(name.to_string()),
+                    _ => {}
+                }
             }
             _ => return Err(syntax(i + 1, format!("`UNFIRED {}`: expected `UNFIRED Action: why`", rest.trim()))),
         }
     }
     Ok(names)
+}
+
+/// `\* EXPECT violated Name`: the property a counterexample cfg must be
+/// found to violate.
+fn expect_line(text: &str) -> Result<Option<String>, CfgError> {
+    let mut found = None;
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = line.trim().strip_prefix("\\*").and_then(|rest| rest.trim().strip_prefix("EXPECT ")) else {
+            continue;
+        };
+        let name = match rest.split_whitespace().collect::<Vec<_>>()[..] {
+            ["violated", name] if name.chars().all(|c| c.is_alphanumeric() || c == '_') => name.to_string(),
+            _ => return Err(syntax(i + 1, format!("`EXPECT {}`: expected `EXPECT violated Name`", rest.trim()))),
+        };
+        if found.replace(name).is_some() {
+            return Err(syntax(i + 1, "a second EXPECT line".into()));
+        }
+    }
+    Ok(found)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -640,6 +694,23 @@ mod tests {
         assert_eq!(cfg.unfired, ["Timer(Gossip)", "Evict"]);
         let err = TlcConfig::parse("\\* UNFIRED Evict\n").unwrap_err();
         assert_eq!(err.to_string(), "line 1: `UNFIRED Evict`: expected `UNFIRED Action: why`");
+        let cfg =
+            TlcConfig::parse("\\* UNFIRED Evict: none\n\\* UNFIRED Timer(Heartbeat) (reduced): a self-loop\n").unwrap();
+        assert_eq!(
+            (cfg.unfired, cfg.unfired_reduced),
+            (vec!["Evict".to_string()], vec!["Timer(Heartbeat)".to_string()])
+        );
+    }
+
+    #[test]
+    fn an_expect_line_makes_a_counterexample() {
+        assert_eq!(TlcConfig::parse("CONSTANT A = 1\n").unwrap().expect_violated, None);
+        let cfg = TlcConfig::parse("\\* EXPECT violated EpochVerUnique\nCONSTANT A = 1\n").unwrap();
+        assert_eq!(cfg.expect_violated.as_deref(), Some("EpochVerUnique"));
+        let err = TlcConfig::parse("\\* EXPECT EpochVerUnique\n").unwrap_err();
+        assert_eq!(err.to_string(), "line 1: `EXPECT EpochVerUnique`: expected `EXPECT violated Name`");
+        let err = TlcConfig::parse("\\* EXPECT violated A\n\\* EXPECT violated B\n").unwrap_err();
+        assert_eq!(err.to_string(), "line 2: a second EXPECT line");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! ```text
 //! checker check   <CFG | SPEC.tla [--config CFG] | MODEL --config CFG> [--threads N] [--mutation NAME]
 //!                 [--json] [--progress] [--coverage] [--search bfs|dfs|simulation] [--seconds S] [--seed N] [--max-depth D]
+//!                 [--no-reduction]
 //! checker explore <CFG | SPEC.tla [--config CFG] | MODEL --config CFG> [--port N] [--mutation NAME]
 //! checker models
 //! checker cfg     <CFG>
@@ -20,7 +21,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
-use checker::cfg::TlcConfig;
+use checker::cfg::{Reduction, TlcConfig};
 use checker::registry::{self, MirrorVisitor};
 use checker::run::{self, RunOptions, Walks};
 use checker::search::Search;
@@ -82,6 +83,12 @@ enum Command {
         /// Simulation: a walk ends after about this many tried actions.
         #[arg(long, default_value_t = Walks::default().max_depth)]
         max_depth: usize,
+        /// Turn the model's reductions off: keep every message and state
+        /// they would drop, and check on every state reached that what they
+        /// drop changes nothing (models of the implementation; mirrors have
+        /// no reductions).
+        #[arg(long)]
+        no_reduction: bool,
     },
     /// Serve the stateright web explorer for a spec's Rust model.
     Explore {
@@ -115,6 +122,8 @@ struct CfgSummary<'a> {
     constants: Vec<&'a str>,
     invariants: &'a [String],
     properties: &'a [String],
+    /// The property its `\* EXPECT violated` line names: a counterexample.
+    expect_violated: Option<&'a str>,
     rust_model: bool,
 }
 
@@ -150,8 +159,12 @@ fn real_main() -> Result<ExitCode> {
             seconds,
             seed,
             max_depth,
+            no_reduction,
         } => {
-            let target = Target::resolve(&spec, config.as_deref())?;
+            let mut target = Target::resolve(&spec, config.as_deref())?;
+            if no_reduction {
+                target.cfg.reduction = Reduction::Off;
+            }
             let opts = RunOptions {
                 threads: threads.unwrap_or_else(default_threads),
                 progress_every: progress.then_some(Duration::from_secs(5)),
@@ -160,7 +173,12 @@ fn real_main() -> Result<ExitCode> {
             };
             let mut report =
                 target.dispatch(CheckVisitor { target: &target, mutation: mutation.as_deref(), opts })??;
-            report.judge_coverage(&target.cfg.unfired);
+            report.reduction = target.cfg.reduction;
+            let mut unfired = target.cfg.unfired.clone();
+            if target.cfg.reduction == Reduction::On {
+                unfired.extend(target.cfg.unfired_reduced.iter().cloned());
+            }
+            report.judge_coverage(&unfired);
             if json {
                 println!("{}", serde_json::to_string_pretty(&report)?);
             } else {
@@ -195,6 +213,7 @@ fn real_main() -> Result<ExitCode> {
                 constants: cfg.constants.iter().map(|(name, _)| name.as_str()).collect(),
                 invariants: &cfg.invariants,
                 properties: &cfg.properties,
+                expect_violated: cfg.expect_violated.as_deref(),
             };
             println!("{}", serde_json::to_string_pretty(&summary)?);
             Ok(ExitCode::SUCCESS)

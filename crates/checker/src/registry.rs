@@ -14,36 +14,63 @@ pub trait MirrorVisitor {
     fn visit<M: Mirror>(self) -> Self::Output;
 }
 
-/// Every module that has a Rust model, by TLA+ module name.
-pub const MODULES: &[&str] = &[
-    "Handoff",
-    "HandoffV2",
-    "HandoffAcks",
-    "HandoffZombie",
-    "HandoffScale",
-    "HandoffReads",
-    "HandoffImpl",
-    "HandoffGenerations",
-    "RemoraClaimActivation",
-    "RemoraClaimLeaseLoss",
-    "ClaimImpl",
-];
+/// Declares every model once, by type: [`MODULES`] and [`dispatch`] both
+/// come from this one list, and each name is the model's own
+/// [`Mirror::MODULE`].
+macro_rules! models {
+    ($($model:ty),* $(,)?) => {
+        /// Every module that has a Rust model, by TLA+ module name.
+        pub const MODULES: &[&str] = &[$(<$model as Mirror>::MODULE),*];
 
-/// Calls `visitor` with the mirror of `module`; `None` when no Rust model
-/// checks that module.
-pub fn dispatch<V: MirrorVisitor>(module: &str, visitor: V) -> Option<V::Output> {
-    match module {
-        "Handoff" => Some(visitor.visit::<crate::mirror::handoff::Handoff>()),
-        "HandoffV2" => Some(visitor.visit::<crate::mirror::handoff::HandoffV2>()),
-        "HandoffAcks" => Some(visitor.visit::<crate::mirror::handoff_ext::HandoffAcks>()),
-        "HandoffZombie" => Some(visitor.visit::<crate::mirror::handoff_ext::HandoffZombie>()),
-        "HandoffScale" => Some(visitor.visit::<crate::mirror::handoff_scale::HandoffScale>()),
-        "HandoffReads" => Some(visitor.visit::<crate::mirror::handoff_reads::HandoffReads>()),
-        "HandoffImpl" => Some(visitor.visit::<crate::model::handoff::HandoffImpl>()),
-        "HandoffGenerations" => Some(visitor.visit::<crate::model::generations::HandoffGenerations>()),
-        "RemoraClaimActivation" => Some(visitor.visit::<crate::mirror::remora::RemoraClaimActivation>()),
-        "RemoraClaimLeaseLoss" => Some(visitor.visit::<crate::mirror::remora_loss::RemoraClaimLeaseLoss>()),
-        "ClaimImpl" => Some(visitor.visit::<crate::model::claim::ClaimImpl>()),
-        _ => None,
+        /// Calls `visitor` with the model of `module`; `None` when no Rust
+        /// model checks that module.
+        pub fn dispatch<V: MirrorVisitor>(module: &str, visitor: V) -> Option<V::Output> {
+            $(
+                if module == <$model as Mirror>::MODULE {
+                    return Some(visitor.visit::<$model>());
+                }
+            )*
+            None
+        }
+    };
+}
+
+models! {
+    crate::mirror::handoff::Handoff,
+    crate::mirror::handoff::HandoffV2,
+    crate::mirror::handoff_ext::HandoffAcks,
+    crate::mirror::handoff_ext::HandoffZombie,
+    crate::mirror::handoff_scale::HandoffScale,
+    crate::mirror::handoff_reads::HandoffReads,
+    crate::model::handoff::HandoffImpl,
+    crate::model::generations::HandoffGenerations,
+    crate::mirror::remora::RemoraClaimActivation,
+    crate::mirror::remora_loss::RemoraClaimLeaseLoss,
+    crate::model::claim::ClaimImpl,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Module;
+
+    impl MirrorVisitor for Module {
+        type Output = &'static str;
+        fn visit<M: Mirror>(self) -> &'static str {
+            M::MODULE
+        }
+    }
+
+    #[test]
+    fn every_name_dispatches_to_the_model_of_that_name() {
+        for &name in MODULES {
+            assert_eq!(dispatch(name, Module), Some(name));
+        }
+        let mut unique = MODULES.to_vec();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), MODULES.len(), "a module is listed twice");
+        assert_eq!(dispatch("NoSuchModule", Module), None);
     }
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use stateright::{Checker, Expectation, HasDiscoveries, Model, UniformChooser};
 
+use crate::cfg::Reduction;
 use crate::engine::{self, Steps};
 use crate::search::Search;
 use crate::spec::{Mirror, TlaState};
@@ -68,6 +69,8 @@ pub struct Report {
     pub checker: &'static str,
     pub search: Search,
     pub mutation: Option<String>,
+    /// Whether the model's reductions were on (`--no-reduction`: off).
+    pub reduction: Reduction,
     pub unique_states: usize,
     pub states: usize,
     pub max_depth: usize,
@@ -132,9 +135,10 @@ impl Run<'_> {
             engine::Options { threads: self.opts.threads.max(1), progress_every: self.opts.progress_every };
         let kind = |a: &M::Action| model.action_kind(a);
         let names = model.action_names();
+        let liveness = model.liveness();
         let outcome = match self.opts.search {
-            Search::Dfs => engine::dfs(model, &kind, names.len(), engine_opts),
-            _ => engine::bfs(model, &kind, names.len(), engine_opts),
+            Search::Dfs => engine::dfs(model, &kind, names.len(), &liveness, engine_opts),
+            _ => engine::bfs(model, &kind, names.len(), &liveness, engine_opts),
         };
         let seconds = self.started.elapsed().as_secs_f64();
         let (violated, trace) = match &outcome.violation {
@@ -144,11 +148,22 @@ impl Run<'_> {
                 // breadth-first one is at the least depth, but which of the
                 // violations at that depth comes first depends on the
                 // threads: search that depth again, in order, for the same
-                // counterexample on every run.
-                let shortest =
-                    (self.opts.search == Search::Bfs).then(|| shortest_violation(model, path.len())).flatten();
-                match shortest.or_else(|| engine::replay(model, path).map(|steps| (*name, steps))) {
-                    Some((name, steps)) => (Some(name.to_string()), trace_of::<M>(model, steps)),
+                // counterexample on every run. (A cycle is found after the
+                // search: it is reported as found.)
+                let shortest = (self.opts.search == Search::Bfs && outcome.lasso.is_none())
+                    .then(|| shortest_violation(model, path.len()))
+                    .flatten();
+                match shortest.or_else(|| engine::replay(model, &liveness, path).map(|steps| (*name, steps))) {
+                    Some((name, steps)) => {
+                        let mut trace = trace_of::<M>(model, steps);
+                        if let Some(back) = outcome.lasso {
+                            trace.push(Step {
+                                action: Some(format!("Back to state {} (forever)", back + 1)),
+                                changed: Vec::new(),
+                            });
+                        }
+                        (Some(name.to_string()), trace)
+                    }
                     // Cannot happen (the model is deterministic); keep the
                     // violation rather than lose it.
                     None => (Some(name.to_string()), Vec::new()),
@@ -166,6 +181,7 @@ impl Run<'_> {
             checker: "stateright",
             search: self.opts.search,
             mutation: self.mutation.map(str::to_string),
+            reduction: Reduction::On,
             unique_states: outcome.unique,
             states: outcome.generated as usize,
             max_depth: outcome.max_depth,
@@ -230,6 +246,7 @@ impl Run<'_> {
             checker: "stateright",
             search: opts.search,
             mutation: mutation.map(str::to_string),
+            reduction: Reduction::On,
             unique_states: checker.unique_state_count(),
             states: checker.state_count(),
             max_depth: checker.max_depth(),
@@ -247,10 +264,11 @@ impl Report {
     /// One line: what was checked, how far, and the verdict.
     pub fn summary(&self) -> String {
         format!(
-            "{} ({}, {}): {} distinct states, {} states, depth {}, {:.1} s: {}",
+            "{} ({}, {}{}): {} distinct states, {} states, depth {}, {:.1} s: {}",
             self.spec,
             self.config,
             self.search.name(),
+            if self.reduction == Reduction::Off { ", no reduction" } else { "" },
             self.unique_states,
             self.states,
             self.max_depth,

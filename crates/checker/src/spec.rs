@@ -8,6 +8,7 @@ use std::hash::Hash;
 use stateright::Model;
 
 use crate::cfg::{CfgError, TlcConfig};
+use crate::engine::Liveness;
 
 /// A state whose variables can be printed under their TLA+ names, in
 /// TLA+-like notation (`[r0 |-> "ready", r1 |-> "recovering"]`, `{}`, ...).
@@ -47,6 +48,13 @@ pub trait Mirror:
 
     /// The position in [`Mirror::action_names`] of `action`'s kind.
     fn action_kind(&self, action: &Self::Action) -> usize;
+
+    /// The liveness properties the cfg asks for (`<>Q`, `P ~> Q`, `<>[]Q`),
+    /// checked by the engine on every behaviour, cycles included. A mirror
+    /// has none: the TLA+ checker checks the specs' temporal properties.
+    fn liveness(&self) -> Vec<Liveness<Self>> {
+        Vec::new()
+    }
 }
 
 /// Renders a state's variables as a TLA+ conjunction, one variable a line:
@@ -59,6 +67,24 @@ pub fn fmt_variables(state: &impl TlaState, f: &mut fmt::Formatter<'_>) -> fmt::
         write!(f, "/\\ {name} = {value}")?;
     }
     Ok(())
+}
+
+/// The names of a table of named mutations, for [`Mirror::MUTATIONS`]: a
+/// model's one table is the source of both its names and, through
+/// [`named`], the lookup of a name.
+pub const fn names<T: Copy, const N: usize>(table: &[(&'static str, T); N]) -> [&'static str; N] {
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < N {
+        out[i] = table[i].0;
+        i += 1;
+    }
+    out
+}
+
+/// The entry of `table` called `name`.
+pub fn named<T: Copy>(table: &[(&str, T)], name: &str) -> Option<T> {
+    table.iter().find(|(n, _)| *n == name).map(|&(_, t)| t)
 }
 
 /// Fails for a mutation name the model does not define.

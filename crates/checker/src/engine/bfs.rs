@@ -14,7 +14,7 @@ use std::sync::{Barrier, Mutex, PoisonError, RwLock};
 
 use stateright::Model;
 
-use super::{Key, Options, Outcome, Progress, Shared, Worker, merge};
+use super::{Key, Liveness, Options, Outcome, Progress, Shared, Worker, merge};
 
 /// States a thread takes from the level at a time.
 const CHUNK: usize = 256;
@@ -39,14 +39,21 @@ struct Levels<S> {
 }
 
 /// Explores `model` breadth-first. `kind` numbers an action's kind
-/// (`0..kinds`), for the coverage counts.
-pub fn bfs<M>(model: &M, kind: &(dyn Fn(&M::Action) -> usize + Sync), kinds: usize, opts: Options) -> Outcome
+/// (`0..kinds`), for the coverage counts; `liveness` are the model's
+/// liveness properties besides its stateright `eventually` ones.
+pub fn bfs<M>(
+    model: &M,
+    kind: &(dyn Fn(&M::Action) -> usize + Sync),
+    kinds: usize,
+    liveness: &[Liveness<M>],
+    opts: Options,
+) -> Outcome
 where
-    M: Model + Sync,
+    M: Model + Sync + 'static,
     M::State: Hash + PartialEq + Send + Sync,
     M::Action: Send,
 {
-    let shared = Shared::new(model, kind, kinds);
+    let shared = Shared::new(model, kind, kinds, liveness);
     let initial = shared.initial_states();
     let generated = initial.len() as u64;
     let threads = opts.threads.max(1);
@@ -67,7 +74,7 @@ where
         progress.wait(&shared, || handles.iter().all(|h| h.is_finished()));
         handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
     });
-    let (steps, coverage) = merge(kinds, workers);
+    let (steps, coverage) = merge(&shared, workers);
     shared.outcome(generated + steps, coverage)
 }
 

@@ -12,7 +12,7 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use stateright::Model;
 
-use super::{Key, Options, Outcome, Progress, Shared, Worker, merge};
+use super::{Key, Liveness, Options, Outcome, Progress, Shared, Worker, merge};
 
 /// A state to expand, with its key and depth.
 type Job<S> = (S, Key, usize);
@@ -65,14 +65,21 @@ impl<S> Pool<S> {
 }
 
 /// Explores `model` depth-first. `kind` numbers an action's kind
-/// (`0..kinds`), for the coverage counts.
-pub fn dfs<M>(model: &M, kind: &(dyn Fn(&M::Action) -> usize + Sync), kinds: usize, opts: Options) -> Outcome
+/// (`0..kinds`), for the coverage counts; `liveness` are the model's
+/// liveness properties besides its stateright `eventually` ones.
+pub fn dfs<M>(
+    model: &M,
+    kind: &(dyn Fn(&M::Action) -> usize + Sync),
+    kinds: usize,
+    liveness: &[Liveness<M>],
+    opts: Options,
+) -> Outcome
 where
-    M: Model + Sync,
+    M: Model + Sync + 'static,
     M::State: Hash + PartialEq + Send + Sync,
     M::Action: Send,
 {
-    let shared = Shared::new(model, kind, kinds);
+    let shared = Shared::new(model, kind, kinds, liveness);
     let initial: Vec<Job<M::State>> = shared.initial_states().into_iter().map(|(s, key)| (s, key, 1)).collect();
     let generated = initial.len() as u64;
     let threads = opts.threads.max(1);
@@ -83,7 +90,7 @@ where
         progress.wait(&shared, || handles.iter().all(|h| h.is_finished()));
         handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
     });
-    let (steps, coverage) = merge(kinds, workers);
+    let (steps, coverage) = merge(&shared, workers);
     shared.outcome(generated + steps, coverage)
 }
 

@@ -11,19 +11,21 @@
 //! action it took ([`Counts`]), which is what `--coverage` reports.
 //!
 //! `always` properties are checked on every state met: a state violating one
-//! stops the run. `eventually` properties are checked as stateright checks
-//! them, on the paths that end in a state without successors (a path that
-//! closes a cycle is not checked): each state carries the bits of the
-//! `eventually` properties that no state of its path satisfied yet
-//! ([`Key`]), and a state without successors whose bits are not all clear
-//! violates the first of them. The bits are part of what makes a state
-//! distinct (stateright keeps the bits of the first path that reached a
-//! state, and so can miss a path that reaches it with other bits), so a run
-//! with `eventually` properties counts pairs of a state and its bits.
-//! `sometimes` properties are not checked (no model has one).
+//! stops the run. Liveness properties (`liveness.rs`: `<>Q`, `P ~> Q`,
+//! `<>[]Q`, and stateright's `eventually`, which is `<>Q`) are checked on
+//! every behaviour, finite or infinite: each state carries the bits of the
+//! properties its path owes ([`Key`]), a state without successors must owe
+//! nothing, and the graph a run records shows every cycle that would owe
+//! something forever. The bits are part of what makes a state distinct
+//! (stateright keeps the bits of the first path that reached a state, and
+//! so can miss a path that reaches it with other bits), so a run with
+//! liveness properties counts pairs of a state and its bits, and keeps 24
+//! bytes per such pair and 16 per step for the graph. `sometimes`
+//! properties are not checked (no model has one).
 
 mod bfs;
 mod dfs;
+mod liveness;
 #[cfg(test)]
 mod tests;
 mod visited;
@@ -38,20 +40,22 @@ use stateright::{Expectation, Model, Property};
 
 pub use bfs::bfs;
 pub use dfs::dfs;
+use liveness::{Checks, Graph};
+pub use liveness::{Condition, Liveness};
 use visited::Visited;
 
 /// A state's 64-bit hash, never 0 (0 marks "no parent").
 pub type Fingerprint = u64;
 
-/// The `eventually` properties not yet satisfied on a path, bit `i` for the
-/// model's `i`th `eventually` property.
+/// The liveness properties a path owes (`liveness.rs`), bit `i` for the
+/// model's `i`th `<>Q` or `P ~> Q` property.
 pub type Pending = u64;
 
-/// What the search tells apart: a state's fingerprint and the `eventually`
-/// properties its path has not satisfied yet. `node` is what the visited
-/// set and the parents hold: the fingerprint itself when nothing is
-/// pending (so a model without `eventually` properties is searched exactly
-/// as before), else a hash of both.
+/// What the search tells apart: a state's fingerprint and the liveness
+/// properties its path owes. `node` is what the visited set and the parents
+/// hold: the fingerprint itself when nothing is owed (so a model without
+/// liveness properties is searched exactly as one without), else a hash of
+/// both.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Key {
     pub node: Fingerprint,
@@ -144,8 +148,12 @@ pub struct Outcome {
     pub max_depth: usize,
     /// The first violation found: the property and the fingerprints of a
     /// path from an initial state to the violating state (a shortest one
-    /// in a breadth-first search).
+    /// in a breadth-first search), or, for a liveness property violated by
+    /// a cycle, to the last state of the cycle.
     pub violation: Option<(&'static str, Vec<Fingerprint>)>,
+    /// For a violation by a cycle: the position in the path of the state
+    /// its last state steps back to.
+    pub lasso: Option<usize>,
     /// Per action kind (the model's `kind` numbering).
     pub coverage: Vec<Counts>,
 }
@@ -155,8 +163,11 @@ struct Shared<'a, M: Model> {
     model: &'a M,
     /// The `always` properties.
     properties: Vec<Property<M>>,
-    /// The `eventually` properties (at most 64: bits of [`Pending`]).
-    eventually: Vec<Property<M>>,
+    /// The liveness properties.
+    checks: Checks<M>,
+    /// The initial nodes, then every thread's graph (runs with liveness
+    /// properties only).
+    graph: Mutex<Graph>,
     kind: &'a (dyn Fn(&M::Action) -> usize + Sync),
     kinds: usize,
     visited: Visited,
@@ -170,16 +181,15 @@ impl<'a, M: Model> Shared<'a, M>
 where
     M::State: Hash + PartialEq,
 {
-    fn new(model: &'a M, kind: &'a (dyn Fn(&M::Action) -> usize + Sync), kinds: usize) -> Self {
+    fn new(model: &'a M, kind: &'a (dyn Fn(&M::Action) -> usize + Sync), kinds: usize, liveness: &[Liveness<M>]) -> Self
+    where
+        M: 'static,
+    {
         Shared {
             model,
             properties: model.properties().into_iter().filter(|p| p.expectation == Expectation::Always).collect(),
-            eventually: model
-                .properties()
-                .into_iter()
-                .filter(|p| p.expectation == Expectation::Eventually)
-                .take(Pending::BITS as usize)
-                .collect(),
+            checks: Checks::new(&all_liveness(model, liveness)),
+            graph: Mutex::default(),
             kind,
             kinds,
             visited: Visited::default(),
@@ -206,31 +216,45 @@ where
     }
 
     /// Records that `state`, the last of a path (`key`), has no successor:
-    /// `false` (and the run stops) if an `eventually` property is still
-    /// pending.
-    fn at_end(&self, key: Key) -> bool {
-        let Some(p) = self.eventually.iter().enumerate().find(|(i, _)| key.pending & (1 << i) != 0) else {
+    /// the path stutters there forever. `false` (and the run stops) if it
+    /// still owes a liveness property or fails a `<>[]` goal there.
+    fn at_end(&self, state: &M::State, key: Key) -> bool {
+        if self.checks.is_empty() {
+            return true;
+        }
+        let Some(name) = self.checks.at_end(key.pending, self.checks.unsettled(self.model, state)) else {
             return true;
         };
         let mut first = self.violation.lock().unwrap_or_else(PoisonError::into_inner);
-        first.get_or_insert((p.1.name, key.node));
+        first.get_or_insert((name, key.node));
         self.stop.store(true, Ordering::Relaxed);
         false
     }
 
-    /// The key of `state`, reached by a path on which the properties of
-    /// `pending` were not satisfied before it.
-    fn key(&self, state: &M::State, fp: Fingerprint, pending: Pending) -> Key {
-        Key::new(fp, still_pending(self.model, &self.eventually, state, pending))
+    /// The key of `state`, reached by a path that owed `before` (`None`:
+    /// an initial state).
+    fn key(&self, state: &M::State, fp: Fingerprint, before: Option<Pending>) -> Key {
+        if self.checks.is_empty() {
+            return Key { node: fp, pending: 0 };
+        }
+        Key::new(fp, self.checks.owed(self.model, state, before))
+    }
+
+    /// A node of the graph: its key, what it owes, the `<>[]` goals it fails.
+    fn node(&self, state: &M::State, key: Key) -> (Fingerprint, Pending, u64) {
+        (key.node, key.pending, self.checks.unsettled(self.model, state))
     }
 
     /// The initial states not met before, each admitted.
     fn initial_states(&self) -> Vec<(M::State, Key)> {
         let mut out = Vec::new();
-        let all = all_pending(&self.eventually);
         for s in self.model.init_states() {
-            let key = self.key(&s, fingerprint(&s), all);
+            let key = self.key(&s, fingerprint(&s), None);
             if self.visited.insert(key.node, visited::NO_PARENT) {
+                if !self.checks.is_empty() {
+                    let node = self.node(&s, key);
+                    self.graph.lock().unwrap_or_else(PoisonError::into_inner).nodes.push(node);
+                }
                 let ok = self.admit(&s, key.node, 1);
                 out.push((s, key));
                 if !ok {
@@ -245,14 +269,38 @@ where
         self.stop.load(Ordering::Relaxed)
     }
 
+    /// What the run found; when it found no violation, the cycles of the
+    /// graph of a run with liveness properties are checked first.
     fn outcome(&self, generated: u64, coverage: Vec<Counts>) -> Outcome {
         let violation = self.violation.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let mut lasso = None;
+        let violation = match violation {
+            Some((name, fp)) => Some((name, self.visited.path_to(fp))),
+            None if !self.checks.is_empty() => {
+                let graph = std::mem::take(&mut *self.graph.lock().unwrap_or_else(PoisonError::into_inner));
+                graph.violating_cycle(&self.checks).and_then(|(name, cycle)| {
+                    let mut path = self.visited.path_to(*cycle.first()?);
+                    lasso = Some(path.len() - 1);
+                    path.extend(&cycle[1..]);
+                    Some((name, path))
+                })
+            }
+            None => None,
+        };
         Outcome {
             unique: self.visited.count(),
             generated,
             max_depth: self.max_depth.load(Ordering::Relaxed),
-            violation: violation.map(|(name, fp)| (name, self.visited.path_to(fp))),
+            violation,
+            lasso,
             coverage,
+        }
+    }
+
+    /// Adds a thread's graph to the run's.
+    fn keep_graph(&self, graph: Graph) {
+        if !self.checks.is_empty() {
+            self.graph.lock().unwrap_or_else(PoisonError::into_inner).append(graph);
         }
     }
 }
@@ -274,6 +322,8 @@ struct Worker<A> {
     recent: Vec<Fingerprint>,
     coverage: Vec<Counts>,
     generated: u64,
+    /// The nodes and steps this thread met (runs with liveness properties).
+    graph: Graph,
 }
 
 impl<A> Worker<A> {
@@ -284,6 +334,7 @@ impl<A> Worker<A> {
             recent: vec![0; RECENT],
             coverage: vec![Counts::default(); kinds],
             generated: 0,
+            graph: Graph::default(),
         }
     }
 
@@ -315,13 +366,14 @@ impl<A> Worker<A> {
             // fingerprint, which every other successor needs anyway (a
             // comparison of whole states costs as much as hashing them
             // for the models whose states hold the protocol's maps).
-            let next_key = match key.pending {
-                0 => Key { node: self.fingerprinter.of(&next), pending: 0 },
-                pending => shared.key(&next, self.fingerprinter.of(&next), pending),
-            };
+            let next_key = shared.key(&next, self.fingerprinter.of(&next), Some(key.pending));
             let next_fp = next_key.node;
             if next_fp == fp {
                 continue;
+            }
+            let liveness = !shared.checks.is_empty();
+            if liveness {
+                self.graph.edges.push((fp, next_fp));
             }
             let slot = next_fp as usize % RECENT;
             if self.recent[slot] == next_fp {
@@ -330,6 +382,9 @@ impl<A> Worker<A> {
             self.recent[slot] = next_fp;
             if shared.visited.insert(next_fp, fp) {
                 counts.distinct += 1;
+                if liveness {
+                    self.graph.nodes.push(shared.node(&next, next_key));
+                }
                 let ok = shared.admit(&next, next_fp, depth + 1);
                 push(next, next_key);
                 if !ok {
@@ -339,30 +394,34 @@ impl<A> Worker<A> {
         }
         self.actions = actions;
         if !successors {
-            shared.at_end(key);
+            shared.at_end(state, key);
         }
     }
 }
 
-/// All of `eventually`, pending.
-fn all_pending<M: Model>(eventually: &[Property<M>]) -> Pending {
-    (0..eventually.len()).fold(0, |bits, i| bits | (1 << i))
-}
-
-/// `pending`, less the properties `state` satisfies.
-fn still_pending<M: Model>(model: &M, eventually: &[Property<M>], state: &M::State, pending: Pending) -> Pending {
+/// The model's stateright `eventually` properties (as `<>Q`), then
+/// `liveness`.
+fn all_liveness<M: Model + 'static>(model: &M, liveness: &[Liveness<M>]) -> Vec<Liveness<M>> {
+    let eventually = model.properties().into_iter().filter(|p| p.expectation == Expectation::Eventually);
     eventually
-        .iter()
-        .enumerate()
-        .filter(|&(i, p)| pending & (1 << i) != 0 && (p.condition)(model, state))
-        .fold(pending, |bits, (i, _)| bits & !(1 << i))
+        .map(|p| {
+            let condition = p.condition;
+            Liveness::eventually(p.name, move |m: &M, s: &M::State| condition(m, s))
+        })
+        .chain(liveness.iter().cloned())
+        .collect()
 }
 
-/// Sums the threads' tallies.
-fn merge<A>(kinds: usize, workers: impl IntoIterator<Item = Worker<A>>) -> (u64, Vec<Counts>) {
+/// Sums the threads' tallies; their graphs go to the run's.
+fn merge<M: Model>(shared: &Shared<'_, M>, workers: impl IntoIterator<Item = Worker<M::Action>>) -> (u64, Vec<Counts>)
+where
+    M::State: Hash + PartialEq,
+{
+    let kinds = shared.kinds;
     let mut generated = 0;
     let mut coverage = vec![Counts::default(); kinds];
-    for w in workers {
+    for mut w in workers {
+        shared.keep_graph(std::mem::take(&mut w.graph));
         generated += w.generated;
         for (total, c) in coverage.iter_mut().zip(w.coverage) {
             total.fired += c.fired;
@@ -423,27 +482,29 @@ impl Progress {
 pub type Steps<M> = Vec<(<M as Model>::State, Option<<M as Model>::Action>)>;
 
 /// The states and actions of the path whose fingerprints are `path`,
-/// found again by running the model from its initial states.
-pub fn replay<M: Model>(model: &M, path: &[Fingerprint]) -> Option<Steps<M>>
+/// found again by running the model (with the same `liveness` properties
+/// as the run that found it) from its initial states.
+pub fn replay<M: Model + 'static>(model: &M, liveness: &[Liveness<M>], path: &[Fingerprint]) -> Option<Steps<M>>
 where
     M::State: Hash + PartialEq,
     M::Action: Clone,
 {
-    let eventually: Vec<Property<M>> =
-        model.properties().into_iter().filter(|p| p.expectation == Expectation::Eventually).collect();
-    let key = |s: &M::State, pending| Key::new(fingerprint(s), still_pending(model, &eventually, s, pending));
+    let checks = Checks::new(&all_liveness(model, liveness));
+    let key = |s: &M::State, before| match checks.is_empty() {
+        true => Key { node: fingerprint(s), pending: 0 },
+        false => Key::new(fingerprint(s), checks.owed(model, s, before)),
+    };
     let (&first, rest) = path.split_first()?;
-    let mut pending = all_pending(&eventually);
-    let mut state = model.init_states().into_iter().find(|s| key(s, pending).node == first)?;
-    pending = key(&state, pending).pending;
+    let mut state = model.init_states().into_iter().find(|s| key(s, None).node == first)?;
+    let mut pending = key(&state, None).pending;
     let mut steps = Vec::with_capacity(path.len());
     for &next_fp in rest {
         let mut actions = Vec::new();
         model.actions(&state, &mut actions);
         let (action, next) = actions.into_iter().find_map(|a| {
-            model.next_state(&state, a.clone()).filter(|n| key(n, pending).node == next_fp).map(|n| (a, n))
+            model.next_state(&state, a.clone()).filter(|n| key(n, Some(pending)).node == next_fp).map(|n| (a, n))
         })?;
-        pending = key(&next, pending).pending;
+        pending = key(&next, Some(pending)).pending;
         steps.push((state, Some(action)));
         state = next;
     }

@@ -1,9 +1,10 @@
-//! `eventually` properties on small graphs: checked on the paths that end
-//! in a state without successors, whichever path reaches a shared state.
+//! Liveness properties on small graphs: checked on the paths that end in a
+//! state without successors, whichever path reaches a shared state, and on
+//! the cycles.
 
 use stateright::{Model, Property};
 
-use super::{Options, Outcome, bfs, dfs, replay};
+use super::{Liveness, Options, Outcome, bfs, dfs, replay};
 
 /// A graph of numbered states from 0: `edges[s]` are the successors of `s`.
 struct Graph {
@@ -34,14 +35,25 @@ impl Model for Graph {
 }
 
 fn searches(model: &Graph) -> Vec<Outcome> {
+    searches_with(model, &[])
+}
+
+fn searches_with(model: &Graph, liveness: &[Liveness<Graph>]) -> Vec<Outcome> {
     let kind = |_: &u8| 0;
     let mut out = Vec::new();
     for threads in [1, 2] {
         let opts = Options { threads, progress_every: None };
-        out.push(bfs(model, &kind, 1, opts));
-        out.push(dfs(model, &kind, 1, opts));
+        out.push(bfs(model, &kind, 1, liveness, opts));
+        out.push(dfs(model, &kind, 1, liveness, opts));
     }
     out
+}
+
+/// The states of a violation's path, replayed.
+fn states(model: &Graph, liveness: &[Liveness<Graph>], outcome: &Outcome) -> Vec<u8> {
+    let (_, path) = outcome.violation.as_ref().expect("a violation");
+    let steps = replay(model, liveness, path).expect("the path replays");
+    steps.iter().map(|(s, _)| *s).collect()
 }
 
 /// 0 -> 1 -> 3 and 0 -> 2 -> 3: two paths join at the end state 3.
@@ -54,11 +66,8 @@ fn a_path_that_joins_one_that_met_the_goal_is_still_checked() {
     // Only 0 -> 1 -> 3 passes through 1: 0 -> 2 -> 3 ends without it,
     // whichever path reached 3 first.
     for outcome in searches(&diamond(1)) {
-        let (name, path) = outcome.violation.expect("0 -> 2 -> 3 never reaches the goal");
-        assert_eq!(name, "ReachesGoal");
-        let steps = replay(&diamond(1), &path).expect("the path replays");
-        let states: Vec<u8> = steps.iter().map(|(s, _)| *s).collect();
-        assert_eq!(states, [0, 2, 3]);
+        assert_eq!(outcome.violation.as_ref().map(|v| v.0), Some("ReachesGoal"));
+        assert_eq!(states(&diamond(1), &[], &outcome), [0, 2, 3]);
     }
 }
 
@@ -72,11 +81,66 @@ fn every_end_past_the_goal_passes() {
     }
 }
 
+/// Without an end state, a behaviour is infinite: one that loops forever
+/// without the goal violates `<>goal` (stateright's own search passed it).
 #[test]
-fn a_cycle_is_not_an_end() {
-    // 0 <-> 1, no end state: nothing to check (stateright's semantics).
-    let cycle = Graph { edges: vec![vec![1], vec![0]], goal: 7 };
+fn a_cycle_that_never_meets_the_goal_is_a_violation() {
+    // 0 -> 1 <-> 2, goal 7 never met.
+    let cycle = Graph { edges: vec![vec![1], vec![2], vec![1]], goal: 7 };
     for outcome in searches(&cycle) {
+        assert_eq!(outcome.violation.as_ref().map(|v| v.0), Some("ReachesGoal"));
+        assert_eq!(outcome.lasso, Some(1), "the loop goes back to state 1");
+        assert_eq!(states(&cycle, &[], &outcome), [0, 1, 2]);
+    }
+    // A loop that passes the goal on the way pays it.
+    let paid = Graph { goal: 2, ..cycle };
+    for outcome in searches(&paid) {
         assert!(outcome.violation.is_none(), "{:?}", outcome.violation);
+    }
+}
+
+/// The graph of `Graph` with the property `s = 1 ~> s = 3`.
+fn one_leads_to_three() -> Vec<Liveness<Graph>> {
+    vec![Liveness::leads_to("OneLeadsToThree", |_: &Graph, s: &u8| *s == 1, |_: &Graph, s: &u8| *s == 3)]
+}
+
+/// `P ~> Q` is owed again each time `P` holds: a path that meets `Q` and
+/// then `P` again, and ends without `Q`, violates it (a check that clears a
+/// property for good once it held passes it).
+#[test]
+fn leads_to_is_owed_again_after_it_was_paid() {
+    // 0 -> 1 -> 3 -> 1 -> ...: a cycle that pays at every turn.
+    let pays = Graph { edges: vec![vec![1], vec![3], vec![], vec![1]], goal: 0 };
+    for outcome in searches_with(&pays, &one_leads_to_three()) {
+        assert!(outcome.violation.is_none(), "{:?}", outcome.violation);
+    }
+    // 0 -> 1 -> 3 -> 2 -> 1 -> 4 (the end): after 3, 1 again, never paid.
+    let owes = Graph { edges: vec![vec![1], vec![3, 4], vec![1], vec![2], vec![]], goal: 0 };
+    for outcome in searches_with(&owes, &one_leads_to_three()) {
+        assert_eq!(outcome.violation.as_ref().map(|v| v.0), Some("OneLeadsToThree"));
+        assert_eq!(states(&owes, &one_leads_to_three(), &outcome), [0, 1, 4]);
+    }
+}
+
+/// `<>[]Q` must hold where a finite path ends and at every state of a
+/// cycle a path ends in.
+#[test]
+fn eventually_always_holds_at_the_end_and_around_every_cycle() {
+    let stays = || vec![Liveness::eventually_always("StaysAtLeastTwo", |_: &Graph, s: &u8| *s >= 2)];
+    // 0 -> 2 -> 3 (end): holds from 2 on.
+    let settles = Graph { edges: vec![vec![2], vec![], vec![3], vec![]], goal: 0 };
+    for outcome in searches_with(&settles, &stays()) {
+        assert!(outcome.violation.is_none(), "{:?}", outcome.violation);
+    }
+    // 0 -> 2 -> 3 -> 1 (end): the end fails it.
+    let falls = Graph { edges: vec![vec![2], vec![], vec![3], vec![1]], goal: 0 };
+    for outcome in searches_with(&falls, &stays()) {
+        assert_eq!(outcome.violation.as_ref().map(|v| v.0), Some("StaysAtLeastTwo"));
+    }
+    // 0 -> 2 -> 3 -> 1 -> 2: a cycle through 1, which fails it forever after.
+    let loops = Graph { edges: vec![vec![2], vec![2], vec![3], vec![1]], goal: 0 };
+    for outcome in searches_with(&loops, &stays()) {
+        assert_eq!(outcome.violation.as_ref().map(|v| v.0), Some("StaysAtLeastTwo"));
+        assert!(outcome.lasso.is_some());
     }
 }

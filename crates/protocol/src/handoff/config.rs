@@ -90,6 +90,11 @@ pub enum Mutation {
     /// A peer never fences itself when it answers a collect or is declined
     /// by a collecting coordinator (HandoffReads' `no-collect-fence`).
     NoCollectFence,
+    /// A ready peer fences itself again for the coordinator instance whose
+    /// digest it takes, though that instance has announced to it and never
+    /// will again: a fence lifted once is raised for good
+    /// (HandoffReadsLiveness' `FencesLift`, broken after it held).
+    RefenceOnDigest,
 }
 
 impl Config {

@@ -183,6 +183,15 @@ impl Peer {
         self.fence.raise(c);
     }
 
+    /// The mutation `RefenceOnDigest`: a ready peer fences itself for
+    /// coordinator instance `c` whose digest it takes.
+    #[cfg(feature = "mutations")]
+    pub(super) fn refence_on_digest(&mut self, node: &Node, c: Instance) {
+        if node.config.mutated(super::config::Mutation::RefenceOnDigest) && self.status == PeerStatus::Ready {
+            self.fence.waiting = Some(c);
+        }
+    }
+
     pub(super) fn status(&self) -> Status {
         match self.status {
             PeerStatus::Recovering { .. } => Status::Recovering,

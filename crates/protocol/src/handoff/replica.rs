@@ -193,6 +193,10 @@ impl Replica {
             // records that differ; the coordinator also matches digests
             // for its floor.
             Body::Digest { instance, known, floor, digest } => {
+                #[cfg(feature = "mutations")]
+                if let Role::Peer(p) = &mut self.role {
+                    p.refence_on_digest(&self.node, *instance);
+                }
                 let mut out = self.node.on_digest(msg.from, *floor, digest, ready);
                 if let Role::Coordinator(c) = &mut self.role {
                     out.extend(c.on_digest(&self.node, now, msg.from, *instance, *known, digest));

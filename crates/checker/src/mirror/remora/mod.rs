@@ -19,7 +19,7 @@ use stateright::{Model, Property};
 
 pub use action::Action;
 pub use mutation::Mutation;
-pub use state::{State, Violations};
+pub use state::{ACTION_PROPERTY_NAMES, State, Violations};
 pub use values::{
     ActivationStage, CAP, Claim, ClaimFunc, Constants, DurableState, Fence, LockOwner, NO_WORKER, Op, OpFunc, Request,
     Worker, WorkerOrNone,

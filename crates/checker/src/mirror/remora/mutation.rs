@@ -47,27 +47,23 @@ pub enum Mutation {
     BindOverwritesRequest,
 }
 
-/// The names, as `Mirror::MUTATIONS` lists them.
-pub const NAMES: &[&str] = &[
-    "commit-without-lock",
-    "replay-without-lease-check",
-    "reaper-ignores-reservation",
-    "effect-applied-twice",
-    "compensation-skipped",
-    "bind-overwrites-request",
+/// Every mutation by name (`--mutation NAME`): the one source of the
+/// names `Mirror::MUTATIONS` lists and of [`Mutation::from_name`].
+pub const TABLE: [(&str, Mutation); 6] = [
+    ("commit-without-lock", Mutation::CommitWithoutLock),
+    ("replay-without-lease-check", Mutation::ReplayWithoutLeaseCheck),
+    ("reaper-ignores-reservation", Mutation::ReaperIgnoresReservation),
+    ("effect-applied-twice", Mutation::EffectAppliedTwice),
+    ("compensation-skipped", Mutation::CompensationSkipped),
+    ("bind-overwrites-request", Mutation::BindOverwritesRequest),
 ];
 
+/// The names, as `Mirror::MUTATIONS` lists them.
+pub const NAMES: &[&str] = &crate::spec::names(&TABLE);
+
 impl Mutation {
-    /// The mutation called `name` in [`NAMES`].
+    /// The mutation called `name` in [`TABLE`].
     pub fn from_name(name: &str) -> Option<Mutation> {
-        Some(match name {
-            "commit-without-lock" => Mutation::CommitWithoutLock,
-            "replay-without-lease-check" => Mutation::ReplayWithoutLeaseCheck,
-            "reaper-ignores-reservation" => Mutation::ReaperIgnoresReservation,
-            "effect-applied-twice" => Mutation::EffectAppliedTwice,
-            "compensation-skipped" => Mutation::CompensationSkipped,
-            "bind-overwrites-request" => Mutation::BindOverwritesRequest,
-            _ => return None,
-        })
+        crate::spec::named(&TABLE, name)
     }
 }

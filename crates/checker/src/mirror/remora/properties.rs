@@ -1,7 +1,7 @@
 //! The spec's invariants and action properties, named as in the spec.
 
 use super::RemoraClaimActivation as M;
-use super::state::State;
+use super::state::{ACTION_PROPERTY_NAMES, State};
 use super::values::ActivationStage::*;
 use super::values::DurableState::*;
 use super::values::{LockOwner, NO_WORKER, Request, Worker};
@@ -28,11 +28,11 @@ pub const INVARIANTS: &[(&str, Invariant)] = &[
 /// Each `P == [][A]_vars` with `A`, and the `always` predicate that reads
 /// the marker `next_state` leaves on a state reached by a step violating `A`.
 pub const ACTION_PROPERTIES: &[(&str, StepPredicate, Invariant)] = &[
-    ("ActivationAppliesAtMostOnce", activation_applies_at_most_once_action, |_, s| {
-        !s.step_violations.contains("ActivationAppliesAtMostOnce")
+    (ACTION_PROPERTY_NAMES[0], activation_applies_at_most_once_action, |_, s| {
+        !s.step_violations.contains(ACTION_PROPERTY_NAMES[0])
     }),
-    ("OperationRequestIsImmutable", operation_request_is_immutable_action, |_, s| {
-        !s.step_violations.contains("OperationRequestIsImmutable")
+    (ACTION_PROPERTY_NAMES[1], operation_request_is_immutable_action, |_, s| {
+        !s.step_violations.contains(ACTION_PROPERTY_NAMES[1])
     }),
 ];
 

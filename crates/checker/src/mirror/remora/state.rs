@@ -2,7 +2,6 @@
 
 use std::fmt;
 
-use super::properties::ACTION_PROPERTIES;
 use super::values::{
     ActivationStage, Claim, ClaimFunc, Constants, DurableState, Fence, LockOwner, OpFunc, Request, Worker,
     WorkerOrNone, string_of,
@@ -38,20 +37,25 @@ pub struct State {
     pub step_violations: Violations,
 }
 
-/// A set of the module's action properties ([`ACTION_PROPERTIES`]), by
+/// The module's action properties, by name: what the bits of
+/// [`Violations`] stand for (`properties::ACTION_PROPERTIES` gives each
+/// its predicate).
+pub const ACTION_PROPERTY_NAMES: [&str; 2] = ["ActivationAppliesAtMostOnce", "OperationRequestIsImmutable"];
+
+/// A set of the module's action properties ([`ACTION_PROPERTY_NAMES`]), by
 /// position.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Violations(u8);
 
 impl Violations {
     pub fn insert(&mut self, name: &str) {
-        if let Some(i) = ACTION_PROPERTIES.iter().position(|(n, ..)| *n == name) {
+        if let Some(i) = ACTION_PROPERTY_NAMES.iter().position(|n| *n == name) {
             self.0 |= 1 << i;
         }
     }
 
     pub fn contains(&self, name: &str) -> bool {
-        ACTION_PROPERTIES.iter().position(|(n, ..)| *n == name).is_some_and(|i| self.0 & (1 << i) != 0)
+        ACTION_PROPERTY_NAMES.iter().position(|n| *n == name).is_some_and(|i| self.0 & (1 << i) != 0)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -60,7 +64,7 @@ impl Violations {
 
     /// The names, in the module's order.
     pub fn names(&self) -> Vec<&'static str> {
-        ACTION_PROPERTIES.iter().enumerate().filter(|(i, _)| self.0 & (1 << i) != 0).map(|(_, (n, ..))| *n).collect()
+        ACTION_PROPERTY_NAMES.iter().enumerate().filter(|(i, _)| self.0 & (1 << i) != 0).map(|(_, n)| *n).collect()
     }
 }
 

@@ -2,7 +2,7 @@
 //! define, named as in the specs (the base module's are the base mirror's).
 
 use super::RemoraClaimLeaseLoss as M;
-use super::state::LossState;
+use super::state::{LOSS_ACTION_PROPERTY_NAMES as NAMES, LossState};
 use crate::mirror::remora::DurableState::{Authorized, Executing};
 use crate::mirror::remora::NO_WORKER;
 
@@ -17,12 +17,12 @@ pub const INVARIANTS: &[(&str, Invariant)] =
 
 pub const ACTION_PROPERTIES: &[(&str, StepPredicate)] = &[
     // RemoraClaimHeartbeat's
-    ("LeaseIsNeverRevived", lease_is_never_revived),
-    ("LeaseHolderIsStable", lease_holder_is_stable),
-    ("RejectionIsFinal", rejection_is_final),
+    (NAMES[0], lease_is_never_revived),
+    (NAMES[1], lease_holder_is_stable),
+    (NAMES[2], rejection_is_final),
     // this module's
-    ("ExpiredLeaseIsNeverRevived", expired_lease_is_never_revived),
-    ("LeaseIsLostOnlyInForce", lease_is_lost_only_in_force),
+    (NAMES[3], expired_lease_is_never_revived),
+    (NAMES[4], lease_is_lost_only_in_force),
 ];
 
 fn implies(a: bool, b: bool) -> bool {

@@ -3,7 +3,6 @@
 
 use std::fmt;
 
-use super::properties::ACTION_PROPERTIES;
 use crate::mirror::remora::{self, ClaimFunc, State};
 use crate::spec::{TlaState, fmt_variables};
 
@@ -21,10 +20,21 @@ pub struct LossState {
     pub step_violations: LossViolations,
 }
 
+/// The action properties this module adds, by name: RemoraClaimHeartbeat's
+/// three, then its own two (`properties::ACTION_PROPERTIES` gives each its
+/// predicate).
+pub const LOSS_ACTION_PROPERTY_NAMES: [&str; 5] = [
+    "LeaseIsNeverRevived",
+    "LeaseHolderIsStable",
+    "RejectionIsFinal",
+    "ExpiredLeaseIsNeverRevived",
+    "LeaseIsLostOnlyInForce",
+];
+
 /// Every action property this mirror checks, by name: the base module's,
-/// then RemoraClaimHeartbeat's and this module's.
+/// then [`LOSS_ACTION_PROPERTY_NAMES`].
 fn all_action_properties() -> impl Iterator<Item = &'static str> {
-    remora::ACTION_PROPERTIES.iter().map(|(n, ..)| *n).chain(ACTION_PROPERTIES.iter().map(|(n, _)| *n))
+    remora::ACTION_PROPERTY_NAMES.iter().chain(&LOSS_ACTION_PROPERTY_NAMES).copied()
 }
 
 /// A set of action properties (of [`all_action_properties`]), by position.

@@ -31,29 +31,24 @@ pub enum Mutation {
     RestoreForStranger,
 }
 
-/// The names, as `Mirror::MUTATIONS` lists them.
-pub const NAMES: &[&str] = &[
-    "commit-without-lock",
-    "replay-without-lease-check",
-    "reaper-ignores-reservation",
-    "compensation-skipped",
-    "renewal-revives-lease",
-    "restore-without-record",
-    "restore-for-stranger",
+/// Every mutation by name (`--mutation NAME`): the one source of the
+/// names `Mirror::MUTATIONS` lists and of [`Mutation::from_name`].
+pub const TABLE: [(&str, Mutation); 7] = [
+    ("commit-without-lock", Mutation::CommitWithoutLock),
+    ("replay-without-lease-check", Mutation::ReplayWithoutLeaseCheck),
+    ("reaper-ignores-reservation", Mutation::ReaperIgnoresReservation),
+    ("compensation-skipped", Mutation::CompensationSkipped),
+    ("renewal-revives-lease", Mutation::RenewalRevivesLease),
+    ("restore-without-record", Mutation::RestoreWithoutRecord),
+    ("restore-for-stranger", Mutation::RestoreForStranger),
 ];
 
+/// The names, as `Mirror::MUTATIONS` lists them.
+pub const NAMES: &[&str] = &crate::spec::names(&TABLE);
+
 impl Mutation {
-    /// The mutation called `name` (one of `ClaimImpl::MUTATIONS`).
+    /// The mutation called `name` in [`TABLE`].
     pub fn from_name(name: &str) -> Option<Mutation> {
-        Some(match name {
-            "commit-without-lock" => Mutation::CommitWithoutLock,
-            "replay-without-lease-check" => Mutation::ReplayWithoutLeaseCheck,
-            "reaper-ignores-reservation" => Mutation::ReaperIgnoresReservation,
-            "compensation-skipped" => Mutation::CompensationSkipped,
-            "renewal-revives-lease" => Mutation::RenewalRevivesLease,
-            "restore-without-record" => Mutation::RestoreWithoutRecord,
-            "restore-for-stranger" => Mutation::RestoreForStranger,
-            _ => return None,
-        })
+        crate::spec::named(&TABLE, name)
     }
 }

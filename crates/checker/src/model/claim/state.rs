@@ -9,9 +9,12 @@ use protocol::claim::{
     Millis, OperationRow, Reaper, RequestKey,
 };
 
-use super::time::NOW;
 use crate::mirror::remora_loss::LossState;
 use crate::spec::{TlaState, fmt_variables};
+
+/// The model's clock, which never moves: deadlines move past it instead
+/// (`time`).
+pub const NOW: Millis = 1_000_000;
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct ImplState {

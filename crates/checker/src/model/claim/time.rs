@@ -15,9 +15,7 @@
 use protocol::claim::{ActivatorStep, ClaimId, DurableLock, HeartbeatStep, Millis};
 
 use super::state::ImplState;
-
-/// The model's clock, which never moves: deadlines move past it instead.
-pub const NOW: Millis = 1_000_000;
+pub use super::state::NOW;
 
 /// Every lifetime the model's procedures ask for. Any positive value would
 /// do; this one is above the canonical names of live deadlines.

@@ -46,7 +46,7 @@ use std::sync::Arc;
 use protocol::handoff::{Config, Generation, Key, Message, Millis, Replica, ReplicaId, Stamp, Timer, WriteId};
 use stateright::{Model, Property};
 
-use crate::cfg::{CfgError, TlcConfig};
+use crate::cfg::{CfgError, Reduction, TlcConfig};
 use crate::properties::{self, NumberedChecks};
 use crate::spec::{Mirror, TlaState, check_mutation, fmt_variables};
 
@@ -62,6 +62,8 @@ pub struct HandoffGenerations {
     /// `EvictBeforeDeath` (default FALSE): single evictions only before
     /// the total death, so that what survives it is a recovering replica.
     evict_before_death: bool,
+    /// Whether the model drops what can change nothing (`step` says what).
+    reduction: Reduction,
     checks: Vec<&'static str>,
     init: GenState,
 }
@@ -71,6 +73,9 @@ pub const GENERATIONS_ISOLATED: &str = "GenerationsIsolated";
 pub const MINT_ONLY_AFTER_TOTAL_DEATH: &str = "MintOnlyAfterTotalDeath";
 pub const ACKED_IMPLIES_HELD: &str = "AckedImpliesHeldUnlessDoomed";
 pub const EPOCH_VER_UNIQUE: &str = "EpochVerUnique";
+/// What the model drops (a message it prunes, a heartbeat) changed
+/// something.
+pub const REDUCTION_SOUND: &str = "ReductionSound";
 const CHECKS: [&str; 5] =
     [NO_PROTOCOL_ERROR, GENERATIONS_ISOLATED, MINT_ONLY_AFTER_TOTAL_DEATH, ACKED_IMPLIES_HELD, EPOCH_VER_UNIQUE];
 
@@ -91,8 +96,9 @@ pub struct GenState {
     pub replicas: Vec<Arc<Replica>>,
     /// Boots of each replica so far (0: the first).
     pub incarnation: Vec<u8>,
-    /// Every message sent (heartbeats aside: they change nothing), by a
-    /// stable hash: unordered, duplicating, lossy; ghosts included.
+    /// Every message sent (heartbeats aside, with the reductions on: they
+    /// change nothing), by a stable hash: unordered, duplicating, lossy;
+    /// ghosts included.
     pub net: BTreeMap<u64, Arc<Message>>,
     /// Ghost: the generation each write was issued in, by write id - 1.
     pub issued: Vec<Option<Generation>>,
@@ -178,6 +184,7 @@ impl HandoffGenerations {
         if !checks.contains(&NO_PROTOCOL_ERROR) {
             checks.push(NO_PROTOCOL_ERROR);
         }
+        checks.push(REDUCTION_SOUND);
         let mut model = HandoffGenerations {
             config,
             coordinator,
@@ -187,6 +194,7 @@ impl HandoffGenerations {
             max_deaths: nat("MaxDeaths")?,
             max_gossip: nat("MaxGossip")?,
             evict_before_death: cfg.boolean_or("EvictBeforeDeath", false)?,
+            reduction: cfg.reduction,
             checks,
             init: GenState {
                 replicas: Vec::new(),
@@ -207,7 +215,7 @@ impl HandoffGenerations {
             // Explored: three fresh replicas and their boot messages.
             for (replica, out) in booted {
                 init.replicas.push(Arc::new(replica));
-                step::send(&mut init, &out);
+                model.send(&mut init, &out);
             }
         } else {
             // Run, as in the implementation model: all three ready in

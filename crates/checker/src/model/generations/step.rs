@@ -1,17 +1,25 @@
 //! HandoffGenerations' transitions and checks.
+//!
+//! Reductions (`Reduction::On`): heartbeats are not sent (they change
+//! nothing at their receiver) and messages whose delivery can change
+//! nothing, ever, are pruned (the implementation model's rule). With
+//! `--no-reduction` both stay in the network, and delivering one must
+//! leave the state the reduced model would have unchanged
+//! (`ReductionSound`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use protocol::handoff::{
-    Body, ClientRequestId, Generation, HandleError, Input, Key, Output, Replica, ReplicaId, Stamp, Status, Timer,
-    WriteId, WriteReply,
+    Body, ClientRequestId, Generation, HandleError, Input, Key, Message, Output, Replica, ReplicaId, Stamp, Status,
+    Timer, WriteId, WriteReply,
 };
 
 use super::{
     ACKED_IMPLIES_HELD, Acked, EPOCH_VER_UNIQUE, GENERATIONS_ISOLATED, GenAction, GenState, HandoffGenerations,
-    MINT_ONLY_AFTER_TOTAL_DEATH, NO_PROTOCOL_ERROR,
+    MINT_ONLY_AFTER_TOTAL_DEATH, NO_PROTOCOL_ERROR, REDUCTION_SOUND,
 };
+use crate::cfg::Reduction;
 use crate::model::handoff::{msg_key, useless};
 
 impl HandoffGenerations {
@@ -36,9 +44,14 @@ impl HandoffGenerations {
     pub(super) fn step(&self, s: &GenState, action: &GenAction) -> Option<GenState> {
         let mut t = s.clone();
         t.violation = None;
+        // A delivery the reduced model would not make (unreduced runs).
+        let mut dropped = false;
         match action {
             GenAction::Put { key } => self.put(&mut t, *key)?,
-            GenAction::Deliver(m) => self.input(&mut t, m.to, Input::Message((**m).clone())),
+            GenAction::Deliver(m) => {
+                dropped = self.reduction == Reduction::Off && (m.body == Body::Heartbeat || prunable(s, m));
+                self.input(&mut t, m.to, Input::Message((**m).clone()));
+            }
             GenAction::Timer(r, timer) => self.input(&mut t, *r, Input::Timer(*timer)),
             GenAction::Evict(r) => {
                 if !self.may_evict(&t) {
@@ -65,14 +78,31 @@ impl HandoffGenerations {
         if gossip(&t) > gossip(s) && gossip(s) >= usize::from(self.max_gossip) {
             return None;
         }
-        prune(&mut t);
+        if self.reduction == Reduction::On {
+            reduce(&mut t);
+        }
         if t == *s {
             return None;
+        }
+        if dropped && t.violation.is_none() && !same_when_reduced(s, &t) {
+            t.violation = Some(REDUCTION_SOUND);
         }
         if t.violation.is_none() {
             t.violation = self.check(s, &mut t);
         }
         Some(t)
+    }
+
+    /// Puts the messages among `out` into the network; heartbeats only
+    /// without the reductions (they change nothing at their receiver).
+    pub(super) fn send(&self, t: &mut GenState, out: &[Output]) {
+        for o in out {
+            if let Output::Send(m) = o
+                && (m.body != Body::Heartbeat || self.reduction == Reduction::Off)
+            {
+                t.net.insert(msg_key(m), Arc::new(m.clone()));
+            }
+        }
     }
 
     /// A single eviction is left, and allowed now.
@@ -110,7 +140,7 @@ impl HandoffGenerations {
         match replica.handle(now, input) {
             Ok(out) => {
                 let acked_in = t.replicas[usize::from(r.0)].generation().or(generation);
-                send(t, &out);
+                self.send(t, &out);
                 for o in &out {
                     if let Output::Reply { reply: WriteReply::Committed { key, stamp, wid }, .. } = o {
                         t.acked.push(Acked {
@@ -143,7 +173,7 @@ impl HandoffGenerations {
         t.incarnation[i] += 1;
         let (fresh, out) = self.boot(t, r);
         t.replicas[i] = Arc::new(fresh);
-        send(t, &out);
+        self.send(t, &out);
     }
 
     /// The checks on the step from `s` to `t`; dooms the writes of a
@@ -190,32 +220,29 @@ impl HandoffGenerations {
     }
 }
 
-/// Puts the messages among `out` into the network (heartbeats change
-/// nothing at their receiver and are left out).
-pub(super) fn send(t: &mut GenState, out: &[Output]) {
-    for o in out {
-        if let Output::Send(m) = o
-            && m.body != Body::Heartbeat
-        {
-            t.net.insert(msg_key(m), Arc::new(m.clone()));
-        }
-    }
+/// Whether the reduced model drops `m` in `t`: its delivery can change
+/// nothing, ever (the implementation model's rule, [`useless`]), and it is
+/// not of a generation newer than a current replica's (delivered, it
+/// reboots it into that generation, or makes a fresh replica join it).
+fn prunable(t: &GenState, m: &Message) -> bool {
+    useless(&t.replicas, &[], m) && t.replicas.iter().all(|r| r.generation() >= m.generation)
 }
 
-/// Drops the messages whose delivery can change nothing, ever (the
-/// implementation model's rule, [`useless`]), except those of a generation
-/// newer than a current replica's: delivered, they reboot it into that
-/// generation (or make a fresh replica join it).
-fn prune(t: &mut GenState) {
-    let gone: Vec<u64> = t
-        .net
-        .iter()
-        .filter(|(_, m)| useless(&t.replicas, &[], m) && t.replicas.iter().all(|r| r.generation() >= m.generation))
-        .map(|(k, _)| *k)
-        .collect();
+/// The reductions: heartbeats and prunable messages dropped.
+fn reduce(t: &mut GenState) {
+    let gone: Vec<u64> =
+        t.net.iter().filter(|(_, m)| m.body == Body::Heartbeat || prunable(t, m)).map(|(k, _)| *k).collect();
     for k in gone {
         t.net.remove(&k);
     }
+}
+
+/// Whether `s` and `t` are one state of the reduced model.
+fn same_when_reduced(s: &GenState, t: &GenState) -> bool {
+    let (mut s, mut t) = (s.clone(), t.clone());
+    reduce(&mut s);
+    reduce(&mut t);
+    s == t
 }
 
 /// `Holds(r, w)`, within w's generation (the trace validator's rule).

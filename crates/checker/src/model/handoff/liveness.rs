@@ -1,18 +1,21 @@
 //! The liveness properties of `tla/HandoffReadsLiveness.tla` on the
-//! implementation model, as far as stateright can check them: as
-//! `Property::eventually`.
+//! implementation model, in their TLA+ form, on the mapped spec state:
 //!
-//! The checker's engine checks `eventually(P)` as stateright does, only on
-//! paths that end in a state without successors -- here a quiescent state,
-//! since a step that changes nothing is no step (`HandoffImpl::step`). A
-//! path that closes a cycle is not checked (`engine` says how). So each
-//! condition below is
-//! "the environment is done, and the replicas have converged": false until
-//! the clients and the platform have spent their budget and nothing is
-//! pending, and stable from then on (no eviction undoes
-//! readiness, memories only grow, nothing new is acknowledged). Then "some
-//! state of the path satisfies it" is "the quiescent state the path ends in
-//! satisfies it", whichever path reached that state.
+//! - `PeersRecover`: `status[p] = "recovering" ~> status[p] = "ready"`, for
+//!   each peer;
+//! - `CoordinatorServesAgain`: `status[C] # "ready" ~> status[C] = "ready"`;
+//! - `FencesLift`: `fenced[p] # 0 ~> fenced[p] = 0`, for each peer;
+//! - `AckedWritesReachEveryReplica`: every write acknowledged and not doomed
+//!   is eventually, and from then on, held by every replica, all of them
+//!   ready (`<>[]`; the spec quantifies over every write, and since the
+//!   model's `acked` only grows and `doomed` is only ever set, that is
+//!   `<>[]` of "every acknowledged write is doomed or held everywhere").
+//!
+//! The engine checks them on every behaviour of the model (`engine`,
+//! `liveness.rs`): a path that ends stutters in a quiescent state (a step
+//! that changes nothing is no step, `HandoffImpl::step`), and a path that
+//! loops forever is a cycle of the state graph. The model has no fairness,
+//! so every such path counts.
 //!
 //! Gossip. A finite model cannot say "every 5 s, forever": whatever bounds
 //! the gossip messages (the spec's `MaxGossip`) can be spent before the
@@ -28,26 +31,54 @@
 //! and, for safety, every other cfg's. What this does and does not check:
 //! docs/handoff.md section 5.16.
 
-use stateright::Property;
+use crate::engine::Liveness;
+use crate::mirror::handoff::{Replica as SpecReplica, Status};
 
 use super::HandoffImpl;
 use super::state::ImplState;
 
-/// A condition on a state of the model.
-type Condition = fn(&HandoffImpl, &ImplState) -> bool;
-
 /// The liveness properties a cfg may list, named as in
 /// HandoffReadsLiveness.
-const PROPERTIES: [(&str, Condition); 4] = [
-    ("AckedWritesReachEveryReplica", acked_writes_reach_every_replica),
-    ("PeersRecover", peers_recover),
-    ("CoordinatorServesAgain", coordinator_serves_again),
-    ("FencesLift", fences_lift),
-];
+pub(super) const NAMES: [&str; 4] =
+    ["AckedWritesReachEveryReplica", "PeersRecover", "CoordinatorServesAgain", "FencesLift"];
 
-/// The `eventually` property named `name`, if it is one of them.
-pub(super) fn property(name: &str) -> Option<Property<HandoffImpl>> {
-    PROPERTIES.iter().find(|(n, _)| *n == name).map(|&(n, condition)| Property::eventually(n, condition))
+/// The property `name` as the engine checks it (one per peer where the
+/// spec quantifies over the peers); empty for any other name.
+pub(super) fn property(m: &HandoffImpl, name: &str) -> Vec<Liveness<HandoffImpl>> {
+    let peers: Vec<SpecReplica> = m.scale().zombie().peers().to_vec();
+    let c = m.scale().zombie().coordinator();
+    let status = |s: &ImplState, r: SpecReplica| s.mapped.scale.ext.base.status[r];
+    match name {
+        "AckedWritesReachEveryReplica" => {
+            vec![Liveness::eventually_always("AckedWritesReachEveryReplica", acked_writes_held_everywhere)]
+        }
+        "PeersRecover" => peers
+            .into_iter()
+            .map(|p| {
+                Liveness::leads_to(
+                    "PeersRecover",
+                    move |_: &HandoffImpl, s: &ImplState| status(s, p) == Status::Recovering,
+                    move |_: &HandoffImpl, s: &ImplState| status(s, p) == Status::Ready,
+                )
+            })
+            .collect(),
+        "CoordinatorServesAgain" => vec![Liveness::leads_to(
+            "CoordinatorServesAgain",
+            move |_: &HandoffImpl, s: &ImplState| status(s, c) != Status::Ready,
+            move |_: &HandoffImpl, s: &ImplState| status(s, c) == Status::Ready,
+        )],
+        "FencesLift" => peers
+            .into_iter()
+            .map(|p| {
+                Liveness::leads_to(
+                    "FencesLift",
+                    move |_: &HandoffImpl, s: &ImplState| s.mapped.fenced[p] != 0,
+                    move |_: &HandoffImpl, s: &ImplState| s.mapped.fenced[p] == 0,
+                )
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// Every write issued, every eviction and supersession spent, nothing
@@ -61,25 +92,10 @@ pub(super) fn environment_done(m: &HandoffImpl, s: &ImplState) -> bool {
         && s.mapped.scale.ext.zombies.iter().all(|z| z.pending.is_empty())
 }
 
-/// Every replica ready and holding every acknowledged write that was not
-/// doomed.
-fn acked_writes_reach_every_replica(m: &HandoffImpl, s: &ImplState) -> bool {
+/// Every acknowledged write is doomed, or held by every replica, all of
+/// them ready (HandoffLivenessProps' `HeldEverywhere`).
+fn acked_writes_held_everywhere(m: &HandoffImpl, s: &ImplState) -> bool {
     let spec = &s.mapped.scale.ext.base;
     let replicas = m.scale().zombie().replicas();
-    environment_done(m, s)
-        && replicas.iter().all(|&r| spec.is_ready(r))
-        && spec.acked.iter().all(|w| w.doomed || replicas.iter().all(|&r| spec.holds(r, w.write())))
-}
-
-fn peers_recover(m: &HandoffImpl, s: &ImplState) -> bool {
-    environment_done(m, s) && m.scale().zombie().peers().iter().all(|&p| s.mapped.scale.ext.base.is_ready(p))
-}
-
-fn coordinator_serves_again(m: &HandoffImpl, s: &ImplState) -> bool {
-    environment_done(m, s) && s.mapped.scale.ext.base.is_ready(m.scale().zombie().coordinator())
-}
-
-/// No peer is fenced (HandoffReads' `fenced[p] = 0`).
-fn fences_lift(m: &HandoffImpl, s: &ImplState) -> bool {
-    environment_done(m, s) && s.mapped.fenced.values().all(|&f| f == 0)
+    spec.acked.iter().all(|w| w.doomed || replicas.iter().all(|&r| spec.is_ready(r) && spec.holds(r, w.write())))
 }

@@ -35,7 +35,7 @@ use protocol::handoff::{Body, Chunk, Key, Memory, Message, Record, Records, Repl
 
 use super::HandoffImpl;
 use super::state::ImplState;
-use super::step::is_recovering;
+use super::view::{is_recovering, takes_chunk, waits_for};
 use crate::mirror::handoff::{Func, KeySet, PendingW, PushMsg, Rec, Replica as SpecReplica, Replicas, Status, Val};
 use crate::mirror::handoff_ext::{Ack, Ann, AnnAck, Decline, ExtState, Zombie};
 use crate::mirror::handoff_reads::{Decl, ReadsState, ZombieMem};
@@ -334,30 +334,4 @@ impl HandoffImpl {
             .collect();
         Some(Zombie { epoch: small(c.epoch().0), ver_ctr: small(c.ver_ctr().0), pending })
     }
-}
-
-/// Whether replica instance `r` still takes a snapshot reply (or decline)
-/// from `src`: the coordinator while collecting and not yet collected from
-/// it; a peer while recovering and not yet seeded by it.
-pub(super) fn waits_for(r: &Replica, src: ReplicaId) -> bool {
-    match r.role() {
-        RoleView::Coordinator(c) => matches!(c.phase(), Phase::Collect { collected, .. } if !collected.contains(&src)),
-        RoleView::Peer(p) => matches!(p.peer_status(), PeerStatus::Recovering { seeded, .. } if !seeded.contains(&src)),
-    }
-}
-
-/// Whether `r` takes a chunk from `src` that starts after `after`: it waits
-/// for `src`, and its cursor for `src` stands there.
-pub(super) fn takes_chunk(r: &Replica, src: ReplicaId, after: Option<&Key>) -> bool {
-    let cursors = match r.role() {
-        RoleView::Coordinator(c) => match c.phase() {
-            Phase::Collect { cursors, .. } => cursors,
-            _ => return false,
-        },
-        RoleView::Peer(p) => match p.peer_status() {
-            PeerStatus::Recovering { cursors, .. } => cursors,
-            PeerStatus::Ready => return false,
-        },
-    };
-    waits_for(r, src) && cursors.get(&src) == after
 }

@@ -2,6 +2,15 @@
 //! `Replica::handle`; everything else here is the environment (clients,
 //! network, timers, the platform's evictions and supersessions) and the
 //! ghost bookkeeping.
+//!
+//! Reductions (`Reduction::On`, the default): the model drops what it
+//! argues can change nothing, ever -- messages whose delivery cannot
+//! ([`useless`]), heartbeats (delivered at once, their receiver checked
+//! unchanged), fenced zombies. With `--no-reduction` it keeps all of them
+//! and checks the argument on every state it reaches (`ReductionSound`):
+//! delivering such a message, or stepping such a zombie, must leave the
+//! state the reduced model would have unchanged. Both ways, a client
+//! request the code refuses must change nothing, as the model drops it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -13,9 +22,12 @@ use protocol::handoff::{
     WriteId, WriteReply,
 };
 
-use super::map::{rec, takes_chunk, waits_for};
+use super::map::rec;
+use super::prune::useless;
 use super::state::{ImplAction, ImplState, msg_key};
+use super::view::{is_ready, live};
 use super::{HandoffImpl, liveness};
+use crate::cfg::Reduction;
 use crate::mirror::handoff::{AckedW, Val};
 use crate::mirror::handoff_reads::{self, Read as SpecRead, ReadsAction, ReadsState, Wids};
 
@@ -36,6 +48,9 @@ pub(super) const NO_PROTOCOL_ERROR: &str = "NoProtocolError";
 pub(super) const COORDINATOR_NEVER_FENCED: &str = "CurrentCoordinatorNeverFenced";
 /// HandoffReads' invariant, checked on what the real code answers.
 pub(super) const READS_LINEARIZABLE: &str = "ReadsLinearizable";
+/// What the model drops changed something: a message it prunes, a
+/// heartbeat, a fenced zombie, a refused client request.
+pub(super) const REDUCTION_SOUND: &str = "ReductionSound";
 
 /// Client read ids start here, above every write's.
 const FIRST_READ: u64 = 1 << 16;
@@ -55,6 +70,9 @@ impl HandoffImpl {
             }
         }
         out.extend(s.net.values().map(|m| ImplAction::Deliver(Arc::clone(m))));
+        if self.reduction == Reduction::Off {
+            out.extend(self.heartbeats(s).into_iter().map(ImplAction::Deliver));
+        }
         // Timers fire whenever the model chooses -- also when the replica
         // has not armed them, a superset of what a host does (a replica's
         // timer handlers are idempotent retries and internal steps).
@@ -79,16 +97,37 @@ impl HandoffImpl {
         let mut t = s.clone();
         t.violation = None;
         let c = self.coordinator;
+        // A step the reduced model would not take (unreduced runs only).
+        let mut dropped = false;
         match action {
-            ImplAction::Put { key } => self.client_put(&mut t, Target::Current(c), *key)?,
-            ImplAction::ZombiePut { zombie, key } => self.client_put(&mut t, Target::Zombie(*zombie), *key)?,
-            ImplAction::Read { key } => self.client_read(&mut t, Target::Current(c), *key)?,
-            ImplAction::ZombieRead { zombie, key } => self.client_read(&mut t, Target::Zombie(*zombie), *key)?,
+            ImplAction::Put { key } => {
+                let accepted = self.client_put(&mut t, Target::Current(c), *key);
+                self.refused(s, &mut t, accepted)?;
+            }
+            ImplAction::ZombiePut { zombie, key } => {
+                dropped = self.fenced_zombie(s, *zombie);
+                let accepted = self.client_put(&mut t, Target::Zombie(*zombie), *key);
+                self.refused(s, &mut t, accepted)?;
+            }
+            ImplAction::Read { key } => {
+                let accepted = self.client_read(&mut t, Target::Current(c), *key);
+                self.refused(s, &mut t, accepted)?;
+            }
+            ImplAction::ZombieRead { zombie, key } => {
+                dropped = self.fenced_zombie(s, *zombie);
+                let accepted = self.client_read(&mut t, Target::Zombie(*zombie), *key);
+                self.refused(s, &mut t, accepted)?;
+            }
             ImplAction::Deliver(m) => {
                 let target = self.route(&t, m)?;
+                dropped = self.reduction == Reduction::Off
+                    && (m.body == Body::Heartbeat
+                        || useless(&s.replicas, &s.zombies, m)
+                        || matches!(target, Target::Zombie(z) if self.fenced_zombie(s, z)));
                 self.input(&mut t, target, Input::Message((**m).clone()));
             }
             ImplAction::Timer(r, timer) => {
+                dropped = self.reduction == Reduction::Off && *timer == Timer::Heartbeat;
                 self.input(&mut t, Target::Current(*r), Input::Timer(*timer));
             }
             ImplAction::Evict(r) => {
@@ -112,21 +151,68 @@ impl HandoffImpl {
         if self.gossip_count(&t) > gossip && gossip >= usize::from(self.max_gossip) {
             return None;
         }
-        // A fenced zombie does nothing ever again.
-        t.zombies.retain(|z| !matches!(z.role(), RoleView::Coordinator(zc) if *zc.phase() == Phase::Fenced));
-        let zombies = &t.zombies;
-        t.zombie_collected.retain(|i, _| zombies.iter().any(|z| z.instance() == *i));
-        self.prune(&mut t);
+        if self.reduction == Reduction::On {
+            self.reduce(&mut t);
+        }
+        forget_gone_reads(self.coordinator, &mut t);
         if t == *s {
             return None;
         }
         t.mapped = Arc::new(self.map(&t));
+        if dropped && t.violation.is_none() && !self.same_when_reduced(s, &t) {
+            t.violation = Some(REDUCTION_SOUND);
+        }
         self.check_step(s, action, &mut t);
         Some(t)
     }
 
-    /// A client write; `None` if it was refused (nothing changed).
-    fn client_put(&self, t: &mut ImplState, target: Target, key: usize) -> Option<()> {
+    /// A client request the code refused (`accepted` is `Some(false)`)
+    /// is not a step: it must have changed no replica. `None` when the
+    /// step is not taken.
+    fn refused(&self, s: &ImplState, t: &mut ImplState, accepted: Option<bool>) -> Option<()> {
+        match accepted? {
+            true => Some(()),
+            false if t.replicas == s.replicas && t.zombies == s.zombies && t.violation.is_none() => None,
+            false => {
+                t.violation = t.violation.or(Some(REDUCTION_SOUND));
+                Some(())
+            }
+        }
+    }
+
+    /// Whether zombie number `z` of `s` is fenced (the reduced model has
+    /// dropped it: a fenced instance does nothing ever again).
+    fn fenced_zombie(&self, s: &ImplState, z: usize) -> bool {
+        s.zombies.get(z).is_some_and(|x| matches!(x.role(), RoleView::Coordinator(c) if *c.phase() == Phase::Fenced))
+    }
+
+    /// The reductions: drops fenced zombies (and their ghosts) and the
+    /// messages whose delivery can change nothing, ever ([`useless`]).
+    fn reduce(&self, t: &mut ImplState) {
+        t.zombies.retain(|z| !matches!(z.role(), RoleView::Coordinator(zc) if *zc.phase() == Phase::Fenced));
+        let zombies = &t.zombies;
+        t.zombie_collected.retain(|i, _| zombies.iter().any(|z| z.instance() == *i));
+        let gone: Vec<u64> = t
+            .net
+            .iter()
+            .filter(|(_, m)| m.body == Body::Heartbeat || useless(&t.replicas, &t.zombies, m))
+            .map(|(k, _)| *k)
+            .collect();
+        for k in gone {
+            t.net.remove(&k);
+        }
+    }
+
+    /// Whether `s` and `t` are one state of the reduced model.
+    fn same_when_reduced(&self, s: &ImplState, t: &ImplState) -> bool {
+        let (mut s, mut t) = (s.clone(), t.clone());
+        self.reduce(&mut s);
+        self.reduce(&mut t);
+        s == t
+    }
+
+    /// A client write: whether the code took it (`None`: not enabled).
+    fn client_put(&self, t: &mut ImplState, target: Target, key: usize) -> Option<bool> {
         if t.wid_ctr > self.max_writes {
             return None;
         }
@@ -145,17 +231,16 @@ impl HandoffImpl {
             .input(t, target, input)
             .iter()
             .any(|o| matches!(o, Output::Send(m) if matches!(m.body, Body::Push { .. })));
-        if !accepted {
-            return None;
+        if accepted {
+            t.wid_ctr += 1;
         }
-        t.wid_ctr += 1;
-        Some(())
+        Some(accepted)
     }
 
     /// `ReadStart`: a client read reaches `target`, which records the
-    /// writes of its key acknowledged so far; `None` if it was refused at
-    /// once (not ready, superseded).
-    fn client_read(&self, t: &mut ImplState, target: Target, key: usize) -> Option<()> {
+    /// writes of its key acknowledged so far; whether the code took it
+    /// (refused at once: not ready, superseded; `None`: not enabled).
+    fn client_read(&self, t: &mut ImplState, target: Target, key: usize) -> Option<bool> {
         if t.read_ctr >= self.max_reads {
             return None;
         }
@@ -175,7 +260,7 @@ impl HandoffImpl {
         let refused = self.input(t, target, input).iter().any(
             |o| matches!(o, Output::ReadReply { req: r, read } if r.0 == req && !matches!(read, Read::Committed(_))),
         );
-        (!refused).then_some(())
+        Some(!refused)
     }
 
     /// Which instance receives `m`: replies go to the instance that asked
@@ -240,7 +325,11 @@ impl HandoffImpl {
     fn perform(&self, t: &mut ImplState, target: Target, out: &[Output]) {
         for o in out {
             match o {
-                Output::Send(m) if m.body == Body::Heartbeat => self.heartbeat(t, m),
+                Output::Send(m) if m.body == Body::Heartbeat => match self.reduction {
+                    Reduction::On => self.heartbeat(t, m),
+                    // Deliverable from now on, always ([`heartbeats`]).
+                    Reduction::Off => {}
+                },
                 Output::Send(m) => {
                     let key = msg_key(m);
                     if let (Body::Digest { .. }, Some(sender)) = (&m.body, self.instance_mut(t, target)) {
@@ -288,15 +377,39 @@ impl HandoffImpl {
         }
     }
 
-    /// A heartbeat changes nothing at its receiver (checked here), so it
-    /// is delivered at once instead of multiplying network states.
+    /// A heartbeat changes nothing at its receiver (checked here, and on
+    /// every later state in unreduced runs), so the reduced model delivers
+    /// it at once instead of multiplying network states.
     fn heartbeat(&self, t: &mut ImplState, m: &Message) {
         let Some(r) = t.replicas.get_mut(usize::from(m.to.0)).map(Arc::make_mut) else { return };
         let before = r.clone();
         match r.handle(NOW, Input::Message(m.clone())) {
             Ok(out) if out.is_empty() && *r == before => {}
-            _ => t.violation = Some(NO_PROTOCOL_ERROR),
+            Ok(_) => t.violation = Some(REDUCTION_SOUND),
+            Err(_) => t.violation = Some(NO_PROTOCOL_ERROR),
         }
+    }
+
+    /// Without the reductions, every heartbeat any replica may have sent is
+    /// deliverable in every state: from each replica to each other, with
+    /// no generation (a booting replica's) or the one a current replica
+    /// holds. The heartbeat timer fires in any state and changes no replica
+    /// (checked: `ReductionSound`), so a heartbeat the network holds in
+    /// some run is one it holds from any state on; keeping them in the
+    /// network instead would multiply every state by the subsets of them
+    /// sent so far, for the same behaviours.
+    fn heartbeats(&self, s: &ImplState) -> Vec<Arc<Message>> {
+        let mut generations: Vec<_> = s.replicas.iter().map(|r| r.generation()).collect();
+        generations.push(None);
+        generations.sort_unstable();
+        generations.dedup();
+        let mut out = Vec::new();
+        for &from in &self.replica_ids {
+            for to in self.replica_ids.iter().copied().filter(|&to| to != from) {
+                out.extend(generations.iter().map(|&g| Arc::new(Message::new(g, from, to, Body::Heartbeat))));
+            }
+        }
+        out
     }
 
     /// The platform evicts `r`: the spec's `Evict(r)` guard, the doomed
@@ -325,23 +438,6 @@ impl HandoffImpl {
     /// HandoffScale's `Cardinality(digs) + Cardinality(gsp)`.
     fn gossip_count(&self, t: &ImplState) -> usize {
         t.net.values().filter(|m| matches!(m.body, Body::Digest { .. } | Body::Records { .. })).count()
-    }
-
-    /// Drops messages whose delivery can change nothing, ever ([`useless`]):
-    /// a smaller network, the same behaviours.
-    fn prune(&self, t: &mut ImplState) {
-        let gone: Vec<u64> =
-            t.net.iter().filter(|(_, m)| useless(&t.replicas, &t.zombies, m)).map(|(k, _)| *k).collect();
-        for k in gone {
-            t.net.remove(&k);
-        }
-        // The reads of an instance that is gone will never be answered.
-        let live = |r: ReplicaId, i| live(&t.replicas, &t.zombies, r, i);
-        let gone: Vec<u64> =
-            t.reads.iter().filter(|(_, (i, _))| !live(self.coordinator, *i)).map(|(req, _)| *req).collect();
-        for req in gone {
-            t.reads.remove(&req);
-        }
     }
 
     /// The step maps to a spec step, to `ReadFinish` steps, or to a
@@ -410,77 +506,16 @@ impl HandoffImpl {
     }
 }
 
-/// Whether instance `i` of replica `r` is current or a zombie.
-fn live(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], r: ReplicaId, i: Instance) -> bool {
-    replicas.get(usize::from(r.0)).is_some_and(|x| x.instance() == i)
-        || zombies.iter().any(|z| z.me() == r && z.instance() == i)
-}
-
-/// Whether delivering `m` can change nothing, ever, given the current
-/// instances and the zombies: a reply to an instance that is gone (except
-/// acks, which the spec keeps) or that no longer waits for it, or a
-/// request whose reply would be such.
-pub(crate) fn useless(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], m: &Message) -> bool {
-    let live = |r: ReplicaId, i| live(replicas, zombies, r, i);
-    let current = |r: ReplicaId| replicas.get(usize::from(r.0)).map(|x| &**x);
-    let cursor_of = |x: &Replica, src: ReplicaId| match x.role() {
-        RoleView::Coordinator(c) => match c.phase() {
-            Phase::Collect { cursors, .. } => cursors.get(&src).cloned(),
-            _ => None,
-        },
-        RoleView::Peer(p) => match p.peer_status() {
-            PeerStatus::Recovering { cursors, .. } => cursors.get(&src).cloned(),
-            PeerStatus::Ready => None,
-        },
-    };
-    // Whether instance `i` of `r` (current or zombie) waits for confirm round `round`.
-    let confirming = |r: ReplicaId, i: Instance, round: u64| {
-        let waits = |x: &Replica| {
-            x.instance() == i && matches!(x.role(), RoleView::Coordinator(c) if c.confirming() == Some(round))
-        };
-        current(r).is_some_and(waits) || zombies.iter().any(|z| z.me() == r && waits(z))
-    };
-    match &m.body {
-        Body::PushAck { .. } => false,
-        Body::AnnounceAck { instance, .. } => !live(m.to, *instance),
-        Body::CollectReply { instance, chunk, .. } | Body::ReseedReply { instance, chunk, .. } => {
-            !live(m.to, *instance)
-                || current(m.to).is_some_and(|x| x.instance() == *instance && !takes_chunk(x, m.from, chunk.after.as_ref()))
-        }
-        // A coordinator's decline still fences a recovering peer that no
-        // longer waits for it (the collect fence, HandoffReads).
-        Body::ReseedDecline { instance, .. } => {
-            !live(m.to, *instance)
-                || current(m.to).is_some_and(|x| {
-                    let from_coordinator = current(m.from).is_some_and(|f| matches!(f.role(), RoleView::Coordinator(_)));
-                    x.instance() == *instance && !waits_for(x, m.from) && !(from_coordinator && is_recovering(x))
-                })
-        }
-        Body::CollectDecline { instance, round, .. } => {
-            !live(m.to, *instance)
-                || current(m.to).is_some_and(|x| {
-                    x.instance() == *instance
-                        && !matches!(x.role(), RoleView::Coordinator(c)
-                            if matches!(c.phase(), Phase::Collect { round: now, collected, .. } if now == round && !collected.contains(&m.from)))
-                })
-        }
-        Body::PushRefused { instance, .. } | Body::AnnounceRefused { instance, .. } | Body::ConfirmRefused { instance, .. } => {
-            !live(m.to, *instance)
-        }
-        // A confirm round matters while its instance waits for it.
-        Body::Confirm { instance, round, .. } => !confirming(m.from, *instance, *round),
-        Body::Confirmed { instance, round, .. } => !confirming(m.to, *instance, *round),
-        Body::Collect { instance, after, .. } | Body::Reseed { instance, after } => current(m.from)
-            .is_none_or(|x| x.instance() != *instance || !waits_for(x, m.to) || cursor_of(x, m.to) != *after),
-        Body::Push { .. } | Body::Announce { .. } | Body::Digest { .. } | Body::Records { .. } | Body::Heartbeat => false,
+/// The reads of an instance that is gone will never be answered: the ghost
+/// forgets them (HandoffReads drops them with the instance).
+fn forget_gone_reads(coordinator: ReplicaId, t: &mut ImplState) {
+    let gone: Vec<u64> = t
+        .reads
+        .iter()
+        .filter(|(_, (i, _))| !live(&t.replicas, &t.zombies, coordinator, *i))
+        .map(|(req, _)| *req)
+        .collect();
+    for req in gone {
+        t.reads.remove(&req);
     }
-}
-
-pub(super) fn is_ready(r: &Replica) -> bool {
-    r.status().status == Status::Ready
-}
-
-/// A peer still recovering (the only role with that status).
-pub(super) fn is_recovering(r: &Replica) -> bool {
-    r.status().status == Status::Recovering
 }

@@ -1,0 +1,72 @@
+//! The reduction's rule: which messages the model may drop from the
+//! network because delivering them can change nothing, ever. Without the
+//! reductions (`--no-reduction`) nothing is dropped and the rule is checked
+//! on every delivery of a message it would drop (`step`, `ReductionSound`).
+
+use std::sync::Arc;
+
+use protocol::handoff::coordinator::Phase;
+use protocol::handoff::peer::PeerStatus;
+use protocol::handoff::{Body, Instance, Message, Replica, ReplicaId, RoleView};
+
+use super::view::{is_recovering, live, takes_chunk, waits_for};
+
+/// Whether delivering `m` can change nothing, ever, given the current
+/// instances and the zombies: a reply to an instance that is gone (except
+/// acks, which the spec keeps) or that no longer waits for it, or a
+/// request whose reply would be such.
+pub(crate) fn useless(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], m: &Message) -> bool {
+    let live = |r: ReplicaId, i| live(replicas, zombies, r, i);
+    let current = |r: ReplicaId| replicas.get(usize::from(r.0)).map(|x| &**x);
+    let cursor_of = |x: &Replica, src: ReplicaId| match x.role() {
+        RoleView::Coordinator(c) => match c.phase() {
+            Phase::Collect { cursors, .. } => cursors.get(&src).cloned(),
+            _ => None,
+        },
+        RoleView::Peer(p) => match p.peer_status() {
+            PeerStatus::Recovering { cursors, .. } => cursors.get(&src).cloned(),
+            PeerStatus::Ready => None,
+        },
+    };
+    // Whether instance `i` of `r` (current or zombie) waits for confirm round `round`.
+    let confirming = |r: ReplicaId, i: Instance, round: u64| {
+        let waits = |x: &Replica| {
+            x.instance() == i && matches!(x.role(), RoleView::Coordinator(c) if c.confirming() == Some(round))
+        };
+        current(r).is_some_and(waits) || zombies.iter().any(|z| z.me() == r && waits(z))
+    };
+    match &m.body {
+        Body::PushAck { .. } => false,
+        Body::AnnounceAck { instance, .. } => !live(m.to, *instance),
+        Body::CollectReply { instance, chunk, .. } | Body::ReseedReply { instance, chunk, .. } => {
+            !live(m.to, *instance)
+                || current(m.to).is_some_and(|x| x.instance() == *instance && !takes_chunk(x, m.from, chunk.after.as_ref()))
+        }
+        // A coordinator's decline still fences a recovering peer that no
+        // longer waits for it (the collect fence, HandoffReads).
+        Body::ReseedDecline { instance, .. } => {
+            !live(m.to, *instance)
+                || current(m.to).is_some_and(|x| {
+                    let from_coordinator = current(m.from).is_some_and(|f| matches!(f.role(), RoleView::Coordinator(_)));
+                    x.instance() == *instance && !waits_for(x, m.from) && !(from_coordinator && is_recovering(x))
+                })
+        }
+        Body::CollectDecline { instance, round, .. } => {
+            !live(m.to, *instance)
+                || current(m.to).is_some_and(|x| {
+                    x.instance() == *instance
+                        && !matches!(x.role(), RoleView::Coordinator(c)
+                            if matches!(c.phase(), Phase::Collect { round: now, collected, .. } if now == round && !collected.contains(&m.from)))
+                })
+        }
+        Body::PushRefused { instance, .. } | Body::AnnounceRefused { instance, .. } | Body::ConfirmRefused { instance, .. } => {
+            !live(m.to, *instance)
+        }
+        // A confirm round matters while its instance waits for it.
+        Body::Confirm { instance, round, .. } => !confirming(m.from, *instance, *round),
+        Body::Confirmed { instance, round, .. } => !confirming(m.to, *instance, *round),
+        Body::Collect { instance, after, .. } | Body::Reseed { instance, after } => current(m.from)
+            .is_none_or(|x| x.instance() != *instance || !waits_for(x, m.to) || cursor_of(x, m.to) != *after),
+        Body::Push { .. } | Body::Announce { .. } | Body::Digest { .. } | Body::Records { .. } | Body::Heartbeat => false,
+    }
+}
