@@ -20,59 +20,80 @@ pub struct TestsOutcome {
 /// which needs the Worker running on workerd (HANDOFF_URL).
 const TEST_ARGS: [&str; 6] = ["test", "--workspace", "--exclude", "do-worker", "--exclude", "e2e"];
 
+/// The e2e crate's own unit tests (the history checker, `src/history`),
+/// which need no Worker: part of the snapshot stage.
+const E2E_LIB_ARGS: [&str; 4] = ["test", "-p", "e2e", "--lib"];
+
 /// Compiles the tests without running them (`cargo xtask setup`, so that
 /// the first `check` does not wait for the compiler).
 pub fn build(root: &Path) -> Result<()> {
-    let status = crate::cargo::command()
-        .current_dir(root)
-        .args(TEST_ARGS)
-        .arg("--no-run")
-        .status()
-        .context("cannot run cargo test")?;
-    anyhow::ensure!(status.success(), "building the tests failed ({status})");
+    for args in [&TEST_ARGS[..], &E2E_LIB_ARGS[..]] {
+        let status = crate::cargo::command()
+            .current_dir(root)
+            .args(args)
+            .arg("--no-run")
+            .status()
+            .context("cannot run cargo test")?;
+        anyhow::ensure!(status.success(), "building the tests failed ({status})");
+    }
     Ok(())
 }
 
-/// Runs `cargo test --workspace`, echoing its output, and totals the
-/// `test result:` lines. Snapshots are never rewritten here: a changed
-/// snapshot is a failure (`INSTA_UPDATE=no`).
+/// Runs `cargo test --workspace`, then the e2e crate's unit tests, echoing
+/// their output, and totals the `test result:` lines. Snapshots are never
+/// rewritten here: a changed snapshot is a failure (`INSTA_UPDATE=no`).
 pub fn workspace(root: &Path) -> Result<TestsOutcome> {
-    let mut child = crate::cargo::command()
-        .current_dir(root)
-        .args(TEST_ARGS)
-        .env("INSTA_UPDATE", "no")
-        .stdout(Stdio::piped())
-        .spawn()
-        .context("cannot run cargo test")?;
-    let mut outcome = TestsOutcome { ok: false, passed: 0, failed: 0 };
-    if let Some(out) = child.stdout.take() {
-        for line in BufReader::new(out).lines().map_while(Result::ok) {
-            println!("{line}");
-            if let Some(rest) = line.strip_prefix("test result: ") {
-                outcome.passed += count(rest, " passed");
-                outcome.failed += count(rest, " failed");
+    let mut outcome = TestsOutcome { ok: true, passed: 0, failed: 0 };
+    for args in [&TEST_ARGS[..], &E2E_LIB_ARGS[..]] {
+        let mut child = crate::cargo::command()
+            .current_dir(root)
+            .args(args)
+            .env("INSTA_UPDATE", "no")
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("cannot run cargo test")?;
+        if let Some(out) = child.stdout.take() {
+            for line in BufReader::new(out).lines().map_while(Result::ok) {
+                println!("{line}");
+                if let Some(rest) = line.strip_prefix("test result: ") {
+                    match (count(rest, "passed"), count(rest, "failed")) {
+                        (Some(passed), Some(failed)) => {
+                            outcome.passed += passed;
+                            outcome.failed += failed;
+                        }
+                        // A total that cannot be read counts as a failure,
+                        // not as nothing.
+                        _ => {
+                            println!("cannot read the totals of `{line}`");
+                            outcome.ok = false;
+                        }
+                    }
+                }
             }
         }
+        outcome.ok &= child.wait()?.success();
     }
-    outcome.ok = child.wait()?.success() && outcome.failed == 0;
+    outcome.ok &= outcome.failed == 0;
     Ok(outcome)
 }
 
 /// `ok. 12 passed; 0 failed; ...` → the number before `label`.
-fn count(line: &str, label: &str) -> u64 {
-    line.split(';')
-        .find_map(|part| {
-            part.trim().trim_start_matches("ok. ").trim_start_matches("FAILED. ").strip_suffix(label.trim_start())
-        })
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or(0)
+fn count(line: &str, label: &str) -> Option<u64> {
+    line.split(';').find_map(|part| {
+        let part = part.trim().trim_start_matches("ok. ").trim_start_matches("FAILED. ");
+        part.strip_suffix(label)?.trim().parse().ok()
+    })
 }
 
 #[cfg(test)]
 mod tests {
+    use super::count;
+
     #[test]
     fn totals_a_result_line() {
-        assert_eq!(super::count("ok. 12 passed; 0 failed; 0 ignored", " passed"), 12);
-        assert_eq!(super::count("FAILED. 3 passed; 2 failed; 0 ignored", " failed"), 2);
+        assert_eq!(count("ok. 12 passed; 0 failed; 0 ignored", "passed"), Some(12));
+        assert_eq!(count("FAILED. 3 passed; 2 failed; 0 ignored", "failed"), Some(2));
+        assert_eq!(count("ok. many passed; 0 failed", "passed"), None);
+        assert_eq!(count("something else", "failed"), None);
     }
 }

@@ -34,6 +34,10 @@ pub struct CfgInfo {
     pub properties: Vec<String>,
     /// Whether a Rust model checks that module.
     pub rust_model: bool,
+    /// The property its `\* EXPECT violated Name` line names: the cfg is a
+    /// counterexample, which every checker must find violated.
+    #[serde(default)]
+    pub expect_violated: Option<String>,
 }
 
 /// Asks the checker what `cfg` says; a malformed cfg is an error naming

@@ -33,6 +33,11 @@ const SIMULATION_DIR: &str = "simulation";
 /// `--cfg` only, because they take minutes to hours.
 const LARGE_DIR: &str = "large";
 
+/// Counterexamples, under `tla/` and the models directory: cfgs that must
+/// fail, each with the property its `\* EXPECT violated Name` line names,
+/// in every checker that runs them.
+const COUNTEREXAMPLES_DIR: &str = "counterexamples";
+
 /// The simulations' time budget in the default check and with `--deep`.
 const QUICK_SIMULATION_SECONDS: u64 = 10;
 const DEEP_SIMULATION_SECONDS: u64 = 60;
@@ -111,9 +116,12 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
             if args.deep {
                 all.extend(deep_cfgs()?);
             }
-            let simulations = models.join(SIMULATION_DIR);
-            if simulations.is_dir() {
-                all.extend(cfgs_in(&simulations)?);
+            for dir in
+                [tla_dir.join(COUNTEREXAMPLES_DIR), models.join(COUNTEREXAMPLES_DIR), models.join(SIMULATION_DIR)]
+            {
+                if dir.is_dir() {
+                    all.extend(cfgs_in(&dir)?);
+                }
             }
             all
         }
@@ -127,6 +135,14 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
     eprintln!("Building the Rust checker (release) ...");
     let bin = checker_bin::build(root)?;
     let targets = cfgs.iter().map(|c| resolve(&bin, c, &tla_dir)).collect::<Result<Vec<_>>>()?;
+    for t in targets.iter().filter(|t| t.expect.is_none()) {
+        if t.cfg_path.parent().and_then(Path::file_name).is_some_and(|d| d == COUNTEREXAMPLES_DIR) {
+            bail!(
+                "{} is a counterexample but says not what it violates (`\\* EXPECT violated Name`)",
+                t.cfg_path.display()
+            );
+        }
+    }
     let mut summary = Summary::default();
     let mut rows: Vec<Row> = targets.iter().map(Row::new).collect();
 

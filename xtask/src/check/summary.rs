@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::outcome::{CheckerUsed, Outcome, format_trace};
 use super::rust_stage::RustOutcome;
 use super::target::Target;
+use super::tlc;
 use crate::workspace_tests::TestsOutcome;
 
 /// One cfg's results across the stages.
@@ -13,13 +14,26 @@ use crate::workspace_tests::TestsOutcome;
 pub struct Row {
     pub spec: String,
     pub cfg: String,
+    /// The property a counterexample cfg must be found to violate.
+    pub expect: Option<String>,
+    /// The cfg's liveness properties (TLC 2.19 names none it finds
+    /// violated).
+    #[serde(skip)]
+    temporal: Vec<String>,
     pub tla: Option<Outcome>,
     pub rust: Option<RustOutcome>,
 }
 
 impl Row {
     pub fn new(t: &Target) -> Row {
-        Row { spec: t.module.clone(), cfg: t.cfg_name(), tla: None, rust: None }
+        Row {
+            spec: t.module.clone(),
+            cfg: t.cfg_name(),
+            expect: t.expect.clone(),
+            temporal: t.temporal.clone(),
+            tla: None,
+            rust: None,
+        }
     }
 
     /// `Some(true)` when both checkers counted and agree, `Some(false)`
@@ -31,10 +45,64 @@ impl Row {
         both_pass.then_some(tla == rust)
     }
 
+    /// The module has no Rust model: the row is checked by the TLA+
+    /// checker alone, with no parity.
+    pub fn no_rust_model(&self) -> bool {
+        self.rust.as_ref().is_some_and(|r| r.verdict == "no model")
+    }
+
+    /// Why the row fails, if it does.
+    pub fn problem(&self) -> Option<String> {
+        if let Some(why) = self.unreadable() {
+            return Some(why.into());
+        }
+        if let Some(name) = &self.expect {
+            return self.unexpected(name);
+        }
+        if let Some(o) = self.tla.as_ref().filter(|o| o.verdict != "pass") {
+            return Some(format!("TLA+ checker: {}", tla_verdict(o)));
+        }
+        if let Some(r) = self.rust.as_ref().filter(|r| r.verdict != "pass" && r.verdict != "no model") {
+            return Some(format!("Rust checker: {}", rust_verdict(r)));
+        }
+        (self.parity() == Some(false)).then(|| "the distinct-state counts differ".into())
+    }
+
     fn ok(&self) -> bool {
-        let tla_ok = self.tla.as_ref().is_none_or(|o| o.verdict == "pass");
-        let rust_ok = self.rust.as_ref().is_none_or(|r| r.verdict == "pass" || r.verdict == "no model");
-        tla_ok && rust_ok && self.parity() != Some(false)
+        self.problem().is_none()
+    }
+
+    /// A passing run whose count could not be read gives no parity: it
+    /// fails rather than pass uncompared.
+    fn unreadable(&self) -> Option<&'static str> {
+        if self.tla.as_ref().is_some_and(|o| o.verdict == "pass" && o.distinct_states.is_none()) {
+            return Some("the TLA+ checker passed, but its distinct-state count could not be read");
+        }
+        if self.rust.as_ref().is_some_and(|r| r.verdict == "pass" && r.unique_states.is_none()) {
+            return Some("the Rust checker passed, but its distinct-state count could not be read");
+        }
+        None
+    }
+
+    /// For a counterexample cfg: why not every checker that ran found
+    /// `name` violated, if not (a checker that has no model of the module
+    /// does not run it).
+    fn unexpected(&self, name: &str) -> Option<String> {
+        if let Some(o) = &self.tla {
+            let named = |v: &str| v == name || (v == tlc::UNNAMED_TEMPORAL && self.temporal == [name]);
+            match (o.verdict, o.violated.as_deref()) {
+                ("violation", Some(v)) if named(v) => {}
+                _ => return Some(format!("expected {name} violated; TLA+ checker: {}", tla_verdict(o))),
+            }
+        }
+        if let Some(r) = &self.rust {
+            match (r.verdict.as_str(), r.violated.as_deref()) {
+                ("violation", Some(v)) if v == name => {}
+                ("no model", _) => {}
+                _ => return Some(format!("expected {name} violated; Rust checker: {}", rust_verdict(r))),
+            }
+        }
+        None
     }
 }
 
@@ -71,14 +139,18 @@ impl Summary {
                 }
                 // A module without a stateright model, e.g. one with
                 // liveness properties (stateright has no fairness).
-                Some(o) if o.verdict == "no model" => "TLA+ only".into(),
+                Some(o) if o.verdict == "no model" => "no Rust model".into(),
                 Some(o) => o.verdict.clone(),
                 None => "-".into(),
             };
-            let parity = match r.parity() {
-                Some(true) => "equal".into(),
-                Some(false) => "MISMATCH".into(),
-                None => "-".into(),
+            let parity = match (&r.expect, r.problem(), r.parity()) {
+                (Some(_), None, _) if r.tla.is_some() || r.rust.is_some() => "violated as expected".into(),
+                (Some(_), Some(_), _) => "NOT AS EXPECTED".into(),
+                (None, Some(_), _) if r.unreadable().is_some() => "COUNT UNREADABLE".into(),
+                (_, _, Some(true)) => "equal".into(),
+                (_, _, Some(false)) => "MISMATCH".into(),
+                _ if r.no_rust_model() => "none: no Rust model".into(),
+                _ => "-".into(),
             };
             lines.push([r.spec.clone(), r.cfg.clone(), checker.into(), distinct, depth, verdict, secs, rust, parity]);
         }
@@ -93,6 +165,11 @@ impl Summary {
         println!("{}", widths.iter().map(|w| "-".repeat(*w)).collect::<Vec<_>>().join("-|-"));
         for l in &lines {
             println!("{}", fmt_row(l.iter().map(String::as_str).collect()));
+        }
+        for r in &self.rows {
+            if let Some(why) = r.problem() {
+                println!("{} ({}): FAIL: {why}", r.cfg, r.spec);
+            }
         }
         if let Some(c) = &self.tla_checker {
             println!("\nTLA+ checker: {}", c.describe());
@@ -116,7 +193,19 @@ fn opt(n: Option<u64>) -> String {
 fn tla_verdict(o: &Outcome) -> String {
     match o.verdict {
         "violation" => format!("violated: {}", o.violated.as_deref().unwrap_or("?")),
+        "error" => format!("error: {}", o.error.as_deref().unwrap_or("?")),
         v => v.to_string(),
+    }
+}
+
+fn rust_verdict(r: &RustOutcome) -> String {
+    match r.verdict.as_str() {
+        "violation" => format!("violated: {}", r.violated.as_deref().unwrap_or("?")),
+        "vacuous" => format!("vacuous: {}", r.unfired.join("; ")),
+        v => match &r.message {
+            Some(m) => format!("{v}: {m}"),
+            None => v.to_string(),
+        },
     }
 }
 
@@ -193,5 +282,95 @@ pub fn print_coverage(rows: &[Row]) {
         for (name, t) in tlc_only {
             println!("  {name:<width$}  {:>12}  {:>12}  {:>12}  {:>12}", "-", "-", t.found, t.distinct);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(expect: Option<&str>, temporal: &[&str]) -> Row {
+        Row {
+            spec: "M".into(),
+            cfg: "M.cfg".into(),
+            expect: expect.map(str::to_string),
+            temporal: temporal.iter().map(|s| s.to_string()).collect(),
+            tla: None,
+            rust: None,
+        }
+    }
+
+    fn tla(verdict: &'static str, count: Option<u64>, violated: Option<&str>) -> Option<Outcome> {
+        let mut o = Outcome::error(String::new(), 1.0);
+        (o.verdict, o.distinct_states, o.violated, o.error) = (verdict, count, violated.map(str::to_string), None);
+        Some(o)
+    }
+
+    fn rust(verdict: &str, count: Option<u64>, violated: Option<&str>) -> Option<RustOutcome> {
+        Some(RustOutcome {
+            verdict: verdict.into(),
+            unique_states: count,
+            violated: violated.map(str::to_string),
+            ..RustOutcome::default()
+        })
+    }
+
+    #[test]
+    fn parity_passes_only_equal_counts() {
+        let mut r = row(None, &[]);
+        (r.tla, r.rust) = (tla("pass", Some(7), None), rust("pass", Some(7), None));
+        assert_eq!(r.problem(), None);
+        r.rust = rust("pass", Some(8), None);
+        assert_eq!(r.problem().as_deref(), Some("the distinct-state counts differ"));
+    }
+
+    #[test]
+    fn a_count_that_cannot_be_read_fails_the_row() {
+        let mut r = row(None, &[]);
+        (r.tla, r.rust) = (tla("pass", None, None), rust("pass", Some(7), None));
+        assert!(r.problem().is_some_and(|p| p.contains("TLA+ checker passed, but its distinct-state count")));
+        (r.tla, r.rust) = (tla("pass", Some(7), None), rust("pass", None, None));
+        assert!(r.problem().is_some_and(|p| p.contains("Rust checker passed, but its distinct-state count")));
+    }
+
+    #[test]
+    fn a_row_without_a_rust_model_is_marked() {
+        let mut r = row(None, &[]);
+        (r.tla, r.rust) = (tla("pass", Some(7), None), rust("no model", None, None));
+        assert_eq!((r.problem(), r.parity(), r.no_rust_model()), (None, None, true));
+    }
+
+    #[test]
+    fn a_counterexample_must_be_found_by_every_checker_that_runs_it() {
+        let mut r = row(Some("Inv"), &[]);
+        (r.tla, r.rust) = (tla("violation", Some(3), Some("Inv")), rust("violation", Some(4), Some("Inv")));
+        assert_eq!(r.problem(), None);
+        // One passes.
+        r.rust = rust("pass", Some(9), None);
+        assert!(r.problem().is_some_and(|p| p.contains("expected Inv violated; Rust checker: pass")));
+        r.rust = None;
+        r.tla = tla("pass", Some(9), None);
+        assert!(r.problem().is_some_and(|p| p.contains("expected Inv violated; TLA+ checker: pass")));
+        // Something else is violated.
+        r.tla = tla("violation", Some(3), Some("Other"));
+        assert!(r.problem().is_some_and(|p| p.contains("TLA+ checker: violated: Other")));
+        r.tla = tla("violation", Some(3), Some("Inv"));
+        r.rust = rust("violation", Some(3), Some("Other"));
+        assert!(r.problem().is_some_and(|p| p.contains("Rust checker: violated: Other")));
+        // A module only the TLA+ checker has.
+        r.rust = rust("no model", None, None);
+        assert_eq!(r.problem(), None);
+    }
+
+    /// TLC 2.19 names no temporal property it finds violated: that is the
+    /// expected one only when the cfg has no other.
+    #[test]
+    fn an_unnamed_temporal_violation_is_the_expected_one_only_when_alone() {
+        let mut r = row(Some("Live"), &["Live"]);
+        r.tla = tla("violation", Some(3), Some(tlc::UNNAMED_TEMPORAL));
+        assert_eq!(r.problem(), None);
+        let mut r = row(Some("Live"), &["Live", "Other"]);
+        r.tla = tla("violation", Some(3), Some(tlc::UNNAMED_TEMPORAL));
+        assert!(r.problem().is_some());
     }
 }

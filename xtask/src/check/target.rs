@@ -29,6 +29,11 @@ pub struct Target {
     /// `~>`): the `tla` checker must be asked for it (`--check-liveness`);
     /// TLC checks it anyway.
     pub liveness: bool,
+    /// The cfg's PROPERTY names that are liveness properties.
+    pub temporal: Vec<String>,
+    /// The property a counterexample cfg must be found to violate (its
+    /// `\* EXPECT violated Name` line).
+    pub expect: Option<String>,
 }
 
 impl Target {
@@ -66,19 +71,27 @@ pub fn resolve(checker: &Path, cfg_path: &Path, tla_dir: &Path) -> Result<Target
 
 /// Pairs a cfg that says `info` with its module.
 fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
-    let CfgInfo { module, search, constants, invariants, properties, rust_model } = info;
-    let target = |spec, liveness| Target {
+    let CfgInfo { module, search, constants, invariants, properties, rust_model, expect_violated } = info;
+    let target = |spec, temporal: Vec<String>| Target {
         module: module.clone(),
         spec,
         cfg_path: cfg_path.to_path_buf(),
         search: search.clone(),
-        liveness,
+        liveness: !temporal.is_empty(),
+        temporal,
+        expect: expect_violated.clone(),
     };
+    if let Some(name) = &expect_violated
+        && !invariants.contains(name)
+        && !properties.contains(name)
+    {
+        bail!("cfg {} expects {name} violated, but checks no such INVARIANT or PROPERTY", cfg_path.display());
+    }
     let dirs: Vec<PathBuf> =
         [cfg_path.parent().map(Path::to_path_buf).unwrap_or_default(), tla_dir.to_path_buf()].into();
     let Some(spec) = find_module(&module, &dirs) else {
         if rust_model {
-            return Ok(target(None, false));
+            return Ok(target(None, Vec::new()));
         }
         bail!(
             "cfg {} is for module {module} (named by its first line `\\* MODULE Name`, else by its file name), \
@@ -113,8 +126,8 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
             cfg_path.display(),
         );
     }
-    let liveness = properties.iter().any(|p| declared.temporal.contains(p));
-    Ok(target(Some(spec), liveness))
+    let temporal = properties.iter().filter(|p| declared.temporal.contains(*p)).cloned().collect();
+    Ok(target(Some(spec), temporal))
 }
 
 fn dirs_list(dirs: &[PathBuf]) -> String {
@@ -291,6 +304,7 @@ mod tests {
             invariants: names(&["TypeOK", "EpochVerUnique", "AckedImpliesHeldUnlessDoomed"]),
             properties: names(&["NoServedRegression"]),
             rust_model: true,
+            expect_violated: None,
         }
     }
 
@@ -335,7 +349,9 @@ mod tests {
             ..handoff()
         };
         let live = info("HandoffLiveness", &["NoServedRegression", "PeersRecover"]);
-        assert!(pair(&tla_dir().join("HandoffLiveness.cfg"), live, &tla_dir()).unwrap().liveness);
+        let t = pair(&tla_dir().join("HandoffLiveness.cfg"), live, &tla_dir()).unwrap();
+        assert!(t.liveness);
+        assert_eq!(t.temporal, ["PeersRecover"]);
         let safety = info("HandoffLiveness", &["NoServedRegression"]);
         assert!(!pair(&tla_dir().join("HandoffLiveness.cfg"), safety, &tla_dir()).unwrap().liveness);
     }
@@ -358,5 +374,8 @@ mod tests {
 
         let e = err("Dfs.cfg", CfgInfo { search: "dfs".into(), ..handoff() });
         assert!(e.contains("asks for SEARCH dfs"), "{e}");
+
+        let e = err("Expect.cfg", CfgInfo { expect_violated: Some("Nothing".into()), ..handoff() });
+        assert!(e.contains("expects Nothing violated, but checks no such"), "{e}");
     }
 }

@@ -182,6 +182,10 @@ pub fn is_progress(line: &str) -> Option<String> {
     line.starts_with("Progress(").then(|| line.to_string())
 }
 
+/// What a TLC that names no violated temporal property (2.19) is read as
+/// having violated.
+pub const UNNAMED_TEMPORAL: &str = "temporal property";
+
 /// Reads TLC's plain-text output.
 pub fn parse(out: &str, seconds: f64) -> Outcome {
     let number = |s: &str| s.trim().replace(',', "").parse::<u64>().ok();
@@ -207,7 +211,7 @@ pub fn parse(out: &str, seconds: f64) -> Outcome {
             let names = rest.strip_prefix("y ").or_else(|| rest.strip_prefix("ies ")).unwrap_or("");
             let names =
                 names.split_once(" was violated").or_else(|| names.split_once(" were violated")).map_or("", |(n, _)| n);
-            violated = Some(if names.is_empty() { "temporal property".into() } else { names.to_string() });
+            violated = Some(if names.is_empty() { UNNAMED_TEMPORAL.into() } else { names.to_string() });
         } else if line.starts_with("Error: Deadlock reached") {
             violated = Some("deadlock".into());
         } else if error.is_none()
