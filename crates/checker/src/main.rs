@@ -224,7 +224,8 @@ fn real_main() -> Result<ExitCode> {
                 match checker::validate::validate_dir(dir) {
                     Ok(f) => println!(
                         "{}: fits the implementation model: {} steps of {} replica instances (boots r0 {}, r1 {}, \
-                         r2 {}; {} zombie steps), {} messages delivered, {} timers fired, {} client requests, \
+                         r2 {}, {} of them with no other replica ready; {} zombie steps), {} messages delivered \
+                         ({} refused, of an older generation), {} timers fired, {} client requests ({} refused), \
                          {} acknowledged writes; {} hold at every step",
                         dir.display(),
                         f.steps,
@@ -232,10 +233,13 @@ fn real_main() -> Result<ExitCode> {
                         f.boots[0],
                         f.boots[1],
                         f.boots[2],
+                        f.evictions_alone,
                         f.zombie_steps,
                         f.delivered,
+                        f.refused_messages,
                         f.timers,
                         f.client,
+                        f.refused_client,
                         f.acked,
                         checker::validate::CHECKED.join(", ")
                     ),

@@ -2,14 +2,24 @@
 //! code: the run must be a behaviour of the implementation model
 //! (`model/handoff`), whose actions are exactly these steps:
 //!
-//! - a boot: a replica's first boot, or its reboot after an eviction (the
-//!   model's `Evict`); a coordinator's older instance may go on as a
-//!   zombie (`Supersede`), a peer's older instance must have taken its
-//!   last step before its successor boots (peers have no zombies);
+//! - a boot: a replica's first boot (the models' initial states), or its
+//!   reboot after an eviction, at the models' guards: the implementation
+//!   model's `Evict` while another replica is ready; with no other replica
+//!   ready, HandoffGenerations' `Evict` (any time: a total death, or one
+//!   outside the spec's regime), counted apart. A coordinator's older
+//!   instance may go on as a zombie only as `Supersede` does: it was ready,
+//!   and so was another replica. A peer's older instance, and an evicted
+//!   coordinator's, must have taken its last step before its successor
+//!   boots;
 //! - a message delivered: it must have been sent by a step merged before
 //!   (`Deliver` from the model's network: unordered, duplicating, lossy);
+//! - a message refused: sent before too, and refused as the models allow
+//!   only a message of an older generation to be (HandoffGenerations'
+//!   `NoProtocolError`); a client request refused changes nothing (a
+//!   stutter), counted apart;
 //! - a client request (`Put`, `Read`): at any time;
-//! - a timer: the one the driver has due at that time.
+//! - a timer: due at that time -- the one the driver has due first when
+//!   it fires one, armed for that time or earlier when the host feeds it.
 //!
 //! Each step is replayed through `Driver` from the recorded boot (same
 //! config, time and seed) and must produce exactly the recorded entry
@@ -23,7 +33,7 @@ use std::collections::{HashSet, VecDeque};
 use std::hash::BuildHasher;
 
 use protocol::handoff::trace::{Entry, Row, Step};
-use protocol::handoff::{Body, Driver, Input, Message, Output, Status};
+use protocol::handoff::{Body, Driver, HandleError, Input, Message, Output, Status};
 
 use super::invariants::{Current, Invariants, no_served_regression};
 use super::load::Stream;
@@ -51,6 +61,13 @@ pub struct Fitted {
     pub client: usize,
     pub acked: usize,
     pub zombie_steps: usize,
+    /// Reboots with no other replica ready (HandoffGenerations' regime: a
+    /// total death, or an eviction the implementation model does not take).
+    pub evictions_alone: usize,
+    /// Messages refused, all of an older generation.
+    pub refused_messages: usize,
+    /// Client requests refused (nothing changed).
+    pub refused_client: usize,
 }
 
 const CONTEXT: usize = 12;
@@ -116,17 +133,19 @@ impl Run<'_> {
                 Some(old) if old != i && self.cursor[old] < self.streams[old].entries.len() => self.is_coordinator(i),
                 _ => true,
             },
-            Step::Handle(Input::Message(m)) => self.sent.contains(&key(m)),
-            Step::Handle(_) | Step::Fire(_) => true,
+            Step::Handle(Input::Message(m)) | Step::Refused(Input::Message(m)) => self.sent.contains(&key(m)),
+            Step::Handle(_) | Step::Refused(_) | Step::Fire(_) => true,
         }
     }
 
     /// Why stream `i`'s next step cannot be taken.
     fn blocked(&self, i: usize) -> String {
         match &self.entry(i).step {
-            Step::Handle(Input::Message(_)) => "it receives a message that no step merged before it sent (every \
-                                                 other stream is blocked or done too)"
-                .into(),
+            Step::Handle(Input::Message(_)) | Step::Refused(Input::Message(_)) => {
+                "it receives a message that no step merged before it sent (every other stream is blocked or done \
+                 too)"
+                    .into()
+            }
             Step::Boot { .. } => "a peer boots again while its previous instance still has steps to take (a peer \
                                   has no zombies)"
                 .into(),
@@ -139,9 +158,8 @@ impl Run<'_> {
         let r = self.replica_index(i);
         let mut booted = Vec::new();
         if let Step::Boot { config, me, seed } = &entry.step {
-            if self.current[r].is_some() {
-                // An eviction (the model's Evict, or Supersede when the old
-                // coordinator instance goes on as a zombie).
+            if let Some(old) = self.current[r] {
+                self.eviction(i, old)?;
                 let current = view(self.streams, &self.current, &self.drivers);
                 self.invariants.dropping(r, &current);
             }
@@ -175,7 +193,36 @@ impl Run<'_> {
         let outputs = match &entry.step {
             // Booted above.
             Step::Boot { .. } => booted,
+            Step::Refused(input) => match (driver.handle(entry.now, input.clone()), input) {
+                (Ok(_), _) => return Err(self.misfit(i, "replayed, the code takes this input it had refused".into())),
+                (Err(HandleError::StaleGeneration { .. }), Input::Message(_)) => {
+                    self.fitted.refused_messages += 1;
+                    Vec::new()
+                }
+                (Err(e), Input::Message(_)) => {
+                    return Err(self.misfit(
+                        i,
+                        format!(
+                            "the code refuses this message ({e}); the models refuse only a message of an older \
+                             generation (NoProtocolError)"
+                        ),
+                    ));
+                }
+                (Err(_), _) => {
+                    self.fitted.refused_client += 1;
+                    Vec::new()
+                }
+            },
             Step::Handle(input) => {
+                if let Input::Timer(timer) = input
+                    && !driver.deadline(*timer).is_some_and(|at| at <= entry.now)
+                {
+                    let armed = driver.deadline(*timer).map(|at| at.0);
+                    return Err(self.misfit(
+                        i,
+                        format!("the host fed {timer:?} at {}, but it is armed for {armed:?}", entry.now.0),
+                    ));
+                }
                 let handled = driver.handle(entry.now, input.clone());
                 match input {
                     Input::Message(_) => self.fitted.delivered += 1,
@@ -237,6 +284,27 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// Stream `i` boots the replica whose current instance is stream
+    /// `old`: the models' eviction guards (the module doc).
+    fn eviction(&mut self, i: usize, old: usize) -> Result<(), Misfit> {
+        let r = self.replica_index(i);
+        let ready = |s: usize| self.drivers[s].as_ref().is_some_and(|d| d.replica().phase() == Status::Ready);
+        let others_ready = (0..3).filter(|&x| x != r).filter_map(|x| self.current[x]).any(ready);
+        let zombie = old != i && self.cursor[old] < self.streams[old].entries.len();
+        if zombie && !(ready(old) && others_ready) {
+            return Err(self.misfit(
+                i,
+                "the coordinator is superseded (its older instance steps on), but Supersede needs it ready and \
+                 another replica ready"
+                    .into(),
+            ));
+        }
+        if !others_ready {
+            self.fitted.evictions_alone += 1;
+        }
+        Ok(())
+    }
+
     fn note(&mut self, i: usize) {
         if self.context.len() == CONTEXT {
             self.context.pop_front();
@@ -276,6 +344,8 @@ pub fn describe(stream: &Stream, e: &Entry) -> String {
         Step::Handle(Input::Delete { key, wid, .. }) => format!("client delete {key} (wid {wid})"),
         Step::Handle(Input::Read { key, req }) => format!("client read {key} (req {})", req.0),
         Step::Handle(Input::Timer(t)) | Step::Fire(t) => format!("timer {t:?}"),
+        Step::Refused(Input::Message(m)) => format!("refuse {} from {}", message(m), m.from),
+        Step::Refused(_) => "refuse a client request".into(),
     };
     format!(
         "{} object {:016x} step {} at {} ms: {what} -> {:?}, epoch {}",

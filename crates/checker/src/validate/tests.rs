@@ -1,7 +1,10 @@
-//! The validator on traces recorded by three traced drivers over a small
-//! in-process network: the honest run fits; each kind of tampering (a
-//! message nobody sent, a changed client input, a timer fired early, a
-//! step missing) is reported.
+//! The validator on traces recorded by traced drivers over a small
+//! in-process network: honest runs fit (one with a total death and a ghost
+//! of the dead generation refused); each kind of tampering is reported (a
+//! message nobody sent, a changed client input, a timer fired or fed
+//! early, a step missing, a refusal the models do not make, a supersession
+//! of a coordinator that was not ready); and each invariant the validator
+//! checks reports a state that breaks it.
 
 use std::collections::VecDeque;
 use std::fs;
@@ -9,82 +12,156 @@ use std::path::PathBuf;
 
 use protocol::handoff::trace::{self, Row, Step};
 use protocol::handoff::{
-    ClientRequestId, Config, Driver, Input, Key, Message, Millis, Output, ReplicaId, Status, WriteId,
+    Body, ClientRequestId, Config, Driver, Epoch, Input, Key, Message, Millis, Output, Record, Replica, ReplicaId,
+    Stamp, Status, Timer, Value, Version, WriteId, WriteReply,
 };
 
+use super::invariants::{Current, Invariants, no_served_regression};
 use super::{ValidateError, validate_dir};
 
-/// Rows by object, in the order they were recorded.
+/// Rows by host object, in the order they were recorded.
 type Rows = Vec<(u64, Row)>;
 
-/// Three traced replicas; messages delivered in order, 5 ms apart.
-fn record_run(writes: u64) -> Rows {
-    run(writes).0
+/// Three traced replicas; messages delivered in order, 5 ms apart. Each
+/// boot is a host object of its own.
+struct Net {
+    config: Config,
+    now: u64,
+    drivers: Vec<Driver>,
+    /// The host object of each replica's current instance.
+    objects: Vec<u64>,
+    queue: VecDeque<Message>,
+    rows: Rows,
+    written: u64,
 }
 
-/// The recorded rows and the drivers at the end.
-fn run(writes: u64) -> (Rows, Vec<Driver>) {
-    let config = Config::new(ReplicaId(0), [ReplicaId(1), ReplicaId(2)]).expect("config");
-    let mut now = 1_000;
-    let mut rows = Rows::new();
-    let mut queue = VecDeque::new();
-    let mut drivers = Vec::new();
-    for r in 0..3u8 {
-        let (mut d, out) =
-            Driver::boot_traced(config.clone(), ReplicaId(r), Millis(now), u64::from(r) + 11).expect("boot");
-        take(&mut d, u64::from(r), &mut rows);
-        sends(out, &mut queue);
-        drivers.push(d);
+impl Net {
+    fn new() -> Net {
+        let config = Config::new(ReplicaId(0), [ReplicaId(1), ReplicaId(2)]).expect("config");
+        let mut net = Net {
+            config,
+            now: 1_000,
+            drivers: Vec::new(),
+            objects: Vec::new(),
+            queue: VecDeque::new(),
+            rows: Rows::new(),
+            written: 0,
+        };
+        for r in 0..3u8 {
+            let (d, out) = Driver::boot_traced(net.config.clone(), ReplicaId(r), Millis(net.now), u64::from(r) + 11)
+                .expect("boot");
+            net.drivers.push(d);
+            net.objects.push(u64::from(r));
+            net.take(usize::from(r));
+            net.sends(out);
+        }
+        net
     }
-    let mut written = 0;
-    for _ in 0..400 {
-        now += 5;
-        while let Some(m) = queue.pop_front() {
-            let to = usize::from(m.to.0);
-            if let Ok(out) = drivers[to].handle(Millis(now), Input::Message(m)) {
-                sends(out, &mut queue);
+
+    fn take(&mut self, r: usize) {
+        let object = self.objects[r];
+        self.rows.extend(self.drivers[r].take_trace().into_iter().map(|row| (object, row)));
+    }
+
+    fn sends(&mut self, out: Vec<Output>) {
+        self.queue.extend(out.into_iter().filter_map(|o| match o {
+            Output::Send(m) => Some(m),
+            _ => None,
+        }));
+    }
+
+    /// 5 ms on: every message in flight delivered, every due timer run.
+    fn tick(&mut self) {
+        self.now += 5;
+        while let Some(m) = self.queue.pop_front() {
+            self.feed(usize::from(m.to.0), Input::Message(m));
+        }
+        for r in 0..3 {
+            let out = self.drivers[r].run_due(Millis(self.now), 64);
+            self.take(r);
+            self.sends(out);
+        }
+    }
+
+    /// Feeds `input` to replica `r`, refused or not.
+    fn feed(&mut self, r: usize, input: Input) {
+        if let Ok(out) = self.drivers[r].handle(Millis(self.now), input) {
+            self.sends(out);
+        }
+        self.take(r);
+    }
+
+    /// `ticks` ticks.
+    fn settle(&mut self, ticks: usize) {
+        for _ in 0..ticks {
+            self.tick();
+        }
+    }
+
+    /// Ticks until every replica is ready.
+    fn until_ready(&mut self) {
+        for _ in 0..2_000 {
+            if self.drivers.iter().all(|d| d.replica().phase() == Status::Ready) {
+                return;
             }
-            take(&mut drivers[to], to as u64, &mut rows);
+            self.tick();
         }
-        for (r, d) in drivers.iter_mut().enumerate() {
-            let out = d.run_due(Millis(now), 64);
-            take(d, r as u64, &mut rows);
-            sends(out, &mut queue);
-        }
-        if drivers[0].replica().phase() == Status::Ready && written < writes {
-            written += 1;
-            let key = Key::new(format!("k{written}")).expect("key");
-            let input =
-                Input::Put { req: ClientRequestId(written), key, value: b"v".to_vec(), wid: WriteId(written.into()) };
-            let out = drivers[0].handle(Millis(now), input).expect("put");
-            take(&mut drivers[0], 0, &mut rows);
-            sends(out, &mut queue);
-        }
+        panic!("the replicas never got ready");
     }
-    (rows, drivers)
+
+    /// A client write of a fresh key at the coordinator.
+    fn put(&mut self) {
+        self.written += 1;
+        let key = Key::new(format!("k{}", self.written)).expect("key");
+        let input = Input::Put {
+            req: ClientRequestId(self.written),
+            key,
+            value: b"v".to_vec(),
+            wid: WriteId(self.written.into()),
+        };
+        self.feed(0, input);
+    }
+
+    /// Replica `r` evicted: a new instance boots on a new host object.
+    fn evict(&mut self, r: usize, seed: u64) {
+        let (d, out) =
+            Driver::boot_traced(self.config.clone(), ReplicaId(r as u8), Millis(self.now), seed).expect("boot");
+        self.drivers[r] = d;
+        self.objects[r] = self.objects.iter().max().map_or(0, |o| o + 1);
+        self.take(r);
+        self.sends(out);
+    }
 }
 
-fn take(d: &mut Driver, object: u64, rows: &mut Rows) {
-    rows.extend(d.take_trace().into_iter().map(|row| (object, row)));
+/// Three replicas ready, then `writes` writes, each settled.
+fn run(writes: u64) -> Net {
+    let mut net = Net::new();
+    net.until_ready();
+    for _ in 0..writes {
+        net.put();
+        net.settle(20);
+    }
+    net.settle(100);
+    net
 }
 
-fn sends(out: Vec<Output>, queue: &mut VecDeque<Message>) {
-    queue.extend(out.into_iter().filter_map(|o| match o {
-        Output::Send(m) => Some(m),
-        _ => None,
-    }));
+fn record_run(writes: u64) -> Rows {
+    run(writes).rows
 }
 
 fn validate(rows: &Rows, name: &str) -> Result<super::Fitted, ValidateError> {
     let dir: PathBuf = std::env::temp_dir().join(format!("handoff-validate-{name}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).expect("temp dir");
-    for object in 0..3 {
+    let mut objects: Vec<u64> = rows.iter().map(|(o, _)| *o).collect();
+    objects.sort_unstable();
+    objects.dedup();
+    for object in objects {
         let mut page = Vec::new();
         for (_, row) in rows.iter().filter(|(o, _)| *o == object) {
             trace::push_frame(&mut page, object, &row.encode());
         }
-        fs::write(dir.join(format!("r{object}.trace")), page).expect("write");
+        fs::write(dir.join(format!("o{object}.trace")), page).expect("write");
     }
     let result = validate_dir(&dir);
     let _ = fs::remove_dir_all(&dir);
@@ -113,6 +190,7 @@ fn an_honest_run_fits() {
     assert_eq!(fitted.acked, 3);
     assert_eq!(fitted.boots, [1, 1, 1]);
     assert!(fitted.delivered > 10 && fitted.timers > 10, "{fitted:?}");
+    assert_eq!((fitted.evictions_alone, fitted.refused_messages, fitted.refused_client), (0, 0, 0));
 }
 
 #[test]
@@ -143,6 +221,23 @@ fn a_timer_fired_before_it_was_due_is_reported() {
     assert!(misfit(validate(&rows, "early")).contains("the timer due was None"));
 }
 
+/// A host that feeds a timer as an input (instead of `fire_next`) must
+/// feed it when it is due too.
+#[test]
+fn a_timer_fed_before_it_was_due_is_reported() {
+    let mut net = run(0);
+    let armed = net.drivers[1].deadline(Timer::Gossip).expect("gossip armed");
+    assert!(armed.0 > net.now);
+    net.feed(1, Input::Timer(Timer::Gossip));
+    assert!(misfit(validate(&net.rows, "fed-early")).contains("the host fed Gossip at"));
+    // Fed when due, it fits.
+    let mut net = run(0);
+    let armed = net.drivers[1].deadline(Timer::Gossip).expect("gossip armed");
+    net.now = armed.0;
+    net.feed(1, Input::Timer(Timer::Gossip));
+    validate(&net.rows, "fed-due").expect("a timer fed when due fits");
+}
+
 #[test]
 fn a_missing_step_is_reported() {
     let mut rows = record_run(1);
@@ -152,20 +247,172 @@ fn a_missing_step_is_reported() {
     assert!(misfit(validate(&rows, "gap")).contains("is missing"));
 }
 
+/// Refused inputs are recorded and replayed: a message the code refuses
+/// for another reason than its generation is not a step of the models
+/// (`NoProtocolError`), and a refusal the code does not repeat is reported.
+#[test]
+fn a_refusal_the_models_do_not_make_is_reported() {
+    let mut net = run(1);
+    let push = net
+        .rows
+        .iter()
+        .find_map(|(_, row)| match row {
+            Row::Step(e) => match &e.step {
+                Step::Handle(Input::Message(m)) if m.body.kind() == "push" => Some(m.clone()),
+                _ => None,
+            },
+            Row::Lost { .. } => None,
+        })
+        .expect("a push");
+    // Sent to r1 or r2, fed to the other: the wrong destination.
+    let other = 3 - usize::from(push.to.0);
+    net.feed(other, Input::Message(push));
+    let mut rows = net.rows.clone();
+    assert!(misfit(validate(&rows, "refused")).contains("the models refuse only a message of an older generation"));
+    // The same step recorded as taken: replayed, the code refuses it.
+    let e = entry_mut(&mut rows, |s| matches!(s, Step::Refused(_)));
+    if let Step::Refused(input) = &e.step {
+        e.step = Step::Handle(input.clone());
+    }
+    assert!(misfit(validate(&rows, "refused-taken")).contains("the code refuses this input"));
+}
+
+/// A total death on the real code: the three evicted one after the other,
+/// the last with no other replica ready (HandoffGenerations' regime); the
+/// coordinator mints a new generation, and a ghost of the dead one is
+/// refused, as the models allow.
+#[test]
+fn a_total_death_fits_and_a_ghost_of_the_dead_generation_is_refused() {
+    let mut net = run(1);
+    let dead = net.drivers[0].replica().generation();
+    assert!(dead.is_some());
+    // A digest of the dead generation, kept back.
+    net.now = net.drivers[1].deadline(Timer::Gossip).expect("gossip armed").0;
+    let out = net.drivers[1].run_due(Millis(net.now), 64);
+    net.take(1);
+    let ghost = out
+        .into_iter()
+        .find_map(|o| match o {
+            Output::Send(m) if m.to == ReplicaId(0) && m.body.kind() == "digest" => Some(m),
+            _ => None,
+        })
+        .expect("a digest to r0");
+    for (r, seed) in [(1, 21), (2, 22), (0, 20)] {
+        net.evict(r, seed);
+    }
+    net.until_ready();
+    let minted = net.drivers[0].replica().generation();
+    assert!(minted > dead, "{minted:?} after {dead:?}");
+    net.feed(0, Input::Message(ghost));
+    let fitted = validate(&net.rows, "total-death").expect("a total death fits");
+    assert_eq!(fitted.boots, [2, 2, 2]);
+    assert_eq!((fitted.evictions_alone, fitted.refused_messages), (1, 1), "{fitted:?}");
+}
+
+/// Supersede needs a ready coordinator: a coordinator instance that goes
+/// on stepping after a successor booted while it was still collecting is
+/// not a zombie the model has.
+#[test]
+fn a_coordinator_superseded_before_it_was_ready_is_reported() {
+    let mut net = Net::new();
+    let old = net.drivers[0].clone();
+    let old_object = net.objects[0];
+    net.evict(0, 30);
+    // The older instance steps on, as a zombie.
+    let mut zombie = old;
+    let _ = zombie.run_due(Millis(net.now + 10_000), 64);
+    net.rows.extend(zombie.take_trace().into_iter().map(|row| (old_object, row)));
+    assert!(misfit(validate(&net.rows, "supersede")).contains("Supersede needs it ready"));
+}
+
 #[test]
 fn a_ready_replica_that_lost_a_record_is_a_served_regression() {
-    let (_, drivers) = run(2);
-    let coordinator = drivers[0].replica();
+    let net = run(2);
+    let coordinator = net.drivers[0].replica();
     assert_eq!(coordinator.phase(), Status::Ready);
     let held = coordinator.memory().clone();
-    assert!(super::invariants::no_served_regression(&held, coordinator).is_ok());
+    assert!(no_served_regression(&held, coordinator).is_ok());
     let mut more = held.clone();
     let (key, rec) = held.iter().next().map(|(k, r)| (k.clone(), r.clone())).expect("a record");
-    let newer = protocol::handoff::Record {
-        stamp: protocol::handoff::Stamp { ep: rec.stamp.ep, ver: protocol::handoff::Version(rec.stamp.ver.0 + 9) },
-        ..rec
-    };
+    let newer = Record { stamp: Stamp { ep: rec.stamp.ep, ver: Version(rec.stamp.ver.0 + 9) }, ..rec };
     more.merge(&key, &newer);
-    let err = super::invariants::no_served_regression(&more, coordinator).expect_err("a regression");
+    let err = no_served_regression(&more, coordinator).expect_err("a regression");
     assert!(err.starts_with("NoServedRegression"), "{err}");
+}
+
+/// The replicas of a settled run with one write, and the view of them.
+fn ready_replicas() -> Vec<Replica> {
+    let net = run(1);
+    net.drivers.iter().map(|d| d.replica().clone()).collect()
+}
+
+fn current(replicas: &[Replica]) -> Current<'_> {
+    Current { replicas: [replicas.first(), replicas.get(1), replicas.get(2)], coordinator: 0 }
+}
+
+fn committed(key: &str, stamp: Stamp, wid: u64) -> Output {
+    let reply = WriteReply::Committed { key: Key::new(key).expect("key"), stamp, wid: WriteId(wid.into()) };
+    Output::Reply { req: ClientRequestId(wid), reply }
+}
+
+/// A write the coordinator's epoch stamps `ver`.
+fn stamp(replicas: &[Replica], ver: u64) -> Stamp {
+    Stamp { ep: replicas[0].epoch(), ver: Version(ver) }
+}
+
+#[test]
+fn two_writes_of_one_stamp_break_epoch_ver_unique() {
+    let replicas = ready_replicas();
+    let mut inv = Invariants::default();
+    let push = |wid: u64| {
+        let record =
+            Record { stamp: stamp(&replicas, 7), wid: WriteId(wid.into()), value: Value::Bytes(b"v".to_vec()) };
+        let body = Body::Push { instance: replicas[0].instance(), key: Key::new("k9").expect("key"), record };
+        Output::Send(Message::new(replicas[0].generation(), ReplicaId(0), ReplicaId(1), body))
+    };
+    assert!(inv.after_step(&replicas[0], &[push(70)], &current(&replicas)).is_ok());
+    let err = inv.after_step(&replicas[0], &[push(71)], &current(&replicas)).expect_err("two writes");
+    assert!(err.starts_with("EpochVerUnique"), "{err}");
+}
+
+#[test]
+fn an_acknowledged_write_nobody_holds_breaks_acked_implies_held() {
+    let replicas = ready_replicas();
+    let mut inv = Invariants::default();
+    let err = inv
+        .after_step(&replicas[0], &[committed("k9", stamp(&replicas, 9), 90)], &current(&replicas))
+        .expect_err("held by nobody");
+    assert!(err.starts_with("AckedImpliesHeldUnlessDoomed"), "{err}");
+}
+
+#[test]
+fn a_ready_coordinator_without_its_own_write_breaks_coordinator_holds_own_commits() {
+    let mut replicas = ready_replicas();
+    // r1 takes a push of the coordinator's epoch that the coordinator does
+    // not hold (it never wrote it).
+    let s = stamp(&replicas, 9);
+    let record = Record { stamp: s, wid: WriteId(90), value: Value::Bytes(b"v".to_vec()) };
+    let body = Body::Push { instance: replicas[0].instance(), key: Key::new("k9").expect("key"), record };
+    let push = Message::new(replicas[0].generation(), ReplicaId(0), ReplicaId(1), body);
+    replicas[1].handle(Millis(1), Input::Message(push)).expect("r1 takes the push");
+    let mut inv = Invariants::default();
+    let err = inv
+        .after_step(&replicas[1], &[committed("k9", s, 90)], &current(&replicas))
+        .expect_err("the coordinator lacks it");
+    assert!(err.starts_with("CoordinatorHoldsOwnCommits"), "{err}");
+}
+
+#[test]
+fn a_ready_peer_on_another_epoch_breaks_epoch_agreement() {
+    let mut replicas = ready_replicas();
+    // r1 installs a newer epoch, announced by a coordinator of that epoch
+    // that the ready coordinator here knows nothing of.
+    let epoch = Epoch(replicas[0].epoch().0 + 1);
+    let body = Body::Announce { instance: replicas[0].instance(), epoch, round: 9 };
+    let announce = Message::new(replicas[0].generation(), ReplicaId(0), ReplicaId(1), body);
+    replicas[1].handle(Millis(1), Input::Message(announce)).expect("r1 takes the announce");
+    assert_eq!((replicas[1].phase(), replicas[1].epoch()), (Status::Ready, epoch));
+    let mut inv = Invariants::default();
+    let err = inv.after_step(&replicas[1], &[], &current(&replicas)).expect_err("two epochs");
+    assert!(err.starts_with("EpochAgreement"), "{err}");
 }

@@ -80,15 +80,21 @@ impl Driver {
 
     /// [`Replica::handle`]; the timers among the outputs are armed, the
     /// other outputs returned in order. Feeding a timer disarms it. On
-    /// `Err` nothing changed.
+    /// `Err` nothing changed (a tracing driver records the refusal).
     pub fn handle(&mut self, now: Millis, input: Input) -> Result<Vec<Output>, HandleError> {
         let timer = match &input {
             Input::Timer(t) => Some(*t),
             _ => None,
         };
-        let step = self.trace.is_some().then(|| Step::Handle(input.clone()));
-        let out = self.replica.handle(now, input)?;
-        self.record(now, step, &out);
+        let traced = self.trace.is_some().then(|| input.clone());
+        let out = match self.replica.handle(now, input) {
+            Ok(out) => out,
+            Err(e) => {
+                self.record(now, traced.map(Step::Refused), &[]);
+                return Err(e);
+            }
+        };
+        self.record(now, traced.map(Step::Handle), &out);
         if let Some(t) = timer {
             self.deadlines.remove(&t);
         }
@@ -123,6 +129,11 @@ impl Driver {
             }
         }
         out
+    }
+
+    /// When `timer` is armed to fire, if it is.
+    pub fn deadline(&self, timer: Timer) -> Option<Millis> {
+        self.deadlines.get(&timer).copied()
     }
 
     /// The timer [`Driver::fire_next`] would fire at `now`.
@@ -266,5 +277,23 @@ mod tests {
         let before = d.next_deadline();
         assert!(d.handle(Millis(1_000), Input::Message(foreign)).is_err());
         assert_eq!((d.armed(), d.next_deadline()), (3, before));
+    }
+
+    #[test]
+    fn a_tracing_driver_records_refused_inputs_too() {
+        let config = Config::new(C, P).unwrap();
+        let (mut d, _) = Driver::boot_traced(config, C, Millis(1_000), 7).unwrap();
+        let instance = d.replica().instance();
+        assert!(matches!(d.take_trace().as_slice(), [Row::Step(e)] if matches!(e.step, Step::Boot { .. })));
+        let foreign = Message::new(None, ReplicaId(9), C, Body::Heartbeat);
+        assert!(d.handle(Millis(1_001), Input::Message(foreign.clone())).is_err());
+        match d.take_trace().as_slice() {
+            [Row::Step(e)] => {
+                assert_eq!(e.step, Step::Refused(Input::Message(foreign)));
+                assert_eq!((e.seq, e.now, e.outputs, e.instance), (1, Millis(1_001), outputs_digest(&[]), instance));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(d.deadline(Timer::Gossip).map(|at| at > Millis(1_000)), Some(true));
     }
 }

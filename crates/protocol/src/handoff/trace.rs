@@ -2,7 +2,8 @@
 //! (`checker validate`, docs/verification.md section 1.6).
 //!
 //! A [`Driver`](super::driver::Driver) booted with tracing on records every
-//! step it takes -- the boot, each accepted input, each timer it fired --
+//! step it takes -- the boot, each input it accepted or refused, each timer
+//! it fired --
 //! with the time passed in, a digest of what the step returned, and the
 //! replica's instance and epoch after it. The host drains the entries
 //! ([`Driver::take_trace`](super::driver::Driver::take_trace)) and stores
@@ -28,11 +29,15 @@ use super::interface::{Input, Output, Status, Timer};
 pub enum Step {
     /// `Driver::boot(config, me, now, seed)`.
     Boot { config: Config, me: ReplicaId, seed: u64 },
-    /// `Driver::handle(now, input)`, accepted (a refused input changes
-    /// nothing and is not a step).
+    /// `Driver::handle(now, input)`, accepted.
     Handle(Input),
     /// `Driver::fire_next(now)` fired this timer.
     Fire(Timer),
+    /// `Driver::handle(now, input)`, refused: the replica is unchanged and
+    /// returned no outputs. Recorded so that the validator holds every
+    /// refusal to the model, which allows only some (a message of an older
+    /// generation).
+    Refused(Input),
 }
 
 /// A recorded step.
