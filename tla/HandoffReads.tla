@@ -47,6 +47,17 @@
 (* delete completed before the read, or nothing at all, allows.  badRead   *)
 (* is a history variable: it turns TRUE on a read that breaks this.        *)
 (*                                                                         *)
+(* Late requests.  HandoffScale answers a reseed request and a collect    *)
+(* atomically (ChunkPeer, DeclinePeer, ChunkCR), so a request counts only  *)
+(* while its sender waits.  On the platform a request outlives that: it    *)
+(* arrives after its sender was evicted or superseded, or was answered, or *)
+(* again.  A late reseed request makes the coordinator hear from its       *)
+(* sender's incarnation (LateReseedR), a late collect fences a ready peer  *)
+(* that knows no incarnation as new as its sender (LateCollectR); their    *)
+(* answers change nothing.  Found by the implementation model run without  *)
+(* its reductions (docs/verification.md 1.8), which had dropped these     *)
+(* requests as useless.                                                    *)
+(*                                                                         *)
 (* Checked against every invariant and property of HandoffScale, plus      *)
 (* TypeOKReads and ReadsLinearizable.                                      *)
 (***************************************************************************)
@@ -217,6 +228,35 @@ DeclineArrivesR(d) ==
             /\ newest' = [newest EXCEPT ![d.dst] = d.inc]
        ELSE UNCHANGED <<fenced, newest>>
     /\ UNCHANGED <<allVarsS, zmem, reads, readCtr, badRead, dsent>>
+\* A reseed request of peer p's incarnation i reaches the coordinator late:
+\* i has been evicted since, or no longer waits for the coordinator (it
+\* was answered, or it is ready).  The coordinator hears from i and answers
+\* as it answers every request; of its answers only a decline to p's
+\* current, recovering incarnation is taken (it fences p on arrival).
+\* (Incarnation 1 never sent one.)
+LateReseedR(p, i) ==
+    /\ p \in Peers
+    /\ i \in 2..inc[p]
+    /\ i < inc[p] \/ status[p] # "recovering" \/ Coordinator \in seeded[p]
+    /\ Heard(p, i)
+    /\ dsent' = IF i = inc[p] /\ status[p] = "recovering" /\ ~CanSeed(Coordinator)
+                THEN dsent \cup {[dst |-> p, inc |-> inc[Coordinator]]}
+                ELSE dsent
+    /\ UNCHANGED <<vars, msgVars, zVars, floor, got, chunks, digs, gsp>>
+    /\ UNCHANGED <<zmem, reads, readCtr, badRead, fenced, newest, declRecv>>
+\* A collect of coordinator incarnation c reaches ready peer p late: c is
+\* gone or superseded since, or no longer collects.  p fences itself for c
+\* unless c or a newer incarnation fenced, announced to or reseeded it
+\* (the fence's rule); the answer goes where nothing takes it.
+LateCollectR(p, c) ==
+    /\ p \in Peers
+    /\ IsReady(p)
+    /\ c \in 2..inc[Coordinator]
+    /\ c < inc[Coordinator] \/ status[Coordinator] # "collect"
+    /\ c > newest[p]
+    /\ fenced' = [fenced EXCEPT ![p] = c]
+    /\ newest' = [newest EXCEPT ![p] = c]
+    /\ UNCHANGED <<allVarsS, zmem, reads, readCtr, badRead, dsent, declRecv>>
 DigestSendR(a) == DigestSend(a) /\ UNCHANGED rVars
 DigestRecvR(d, S) == DigestRecv(d, S) /\ UNCHANGED rVars
 GossipRecvR(g) == GossipRecvS(g) /\ UNCHANGED rVars
@@ -272,6 +312,8 @@ NextR ==
     \/ \E p \in Peers, e \in 1..MaxEpoch : ReadConfirm(p, e)
     \/ \E r \in reads : ReadFinish(r)
     \/ \E d \in dsent : DeclineArrivesR(d)
+    \/ \E p \in Peers, i \in 2..MaxEvicts + 1 : LateReseedR(p, i)
+    \/ \E p \in Peers, c \in 2..MaxEvicts + 1 : LateCollectR(p, c)
 
 SpecR == InitR /\ [][NextR]_allVarsR
 

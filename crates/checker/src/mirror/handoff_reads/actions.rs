@@ -1,6 +1,7 @@
 //! HandoffReads' actions, named and ordered as in `NextR`: HandoffScale's
 //! (the HandoffScale mirror's steps, with what they do to the module's
-//! variables), the three read actions and `DeclineArrivesR`.
+//! variables), the three read actions, `DeclineArrivesR`, and the late
+//! requests (`LateReseedR`, `LateCollectR`).
 
 use std::collections::BTreeSet;
 use std::fmt::{self, Display};
@@ -19,12 +20,16 @@ pub enum ReadsAction {
     ReadConfirm(Replica, u8),
     ReadFinish(Read),
     DeclineArrivesR(Decl),
+    /// `LateReseedR(p, i)`: a late reseed request of peer p's incarnation i.
+    LateReseedR(Replica, u8),
+    /// `LateCollectR(p, c)`: a late collect of coordinator incarnation c.
+    LateCollectR(Replica, u8),
 }
 
 impl ReadsAction {
     /// The spec's action names, in `NextR` order, for the coverage counts:
     /// HandoffScale's in its order (`ScaleAction::NAMES`), then the reads'.
-    pub const NAMES: [&'static str; 27] = [
+    pub const NAMES: [&'static str; 29] = [
         "ClientWriteR",
         "CommitWriteR",
         "EvictR",
@@ -52,6 +57,8 @@ impl ReadsAction {
         "ReadConfirm",
         "ReadFinish",
         "DeclineArrivesR",
+        "LateReseedR",
+        "LateCollectR",
     ];
 
     /// The position of this action's name in [`ReadsAction::NAMES`].
@@ -62,6 +69,8 @@ impl ReadsAction {
             ReadsAction::ReadConfirm(..) => 24,
             ReadsAction::ReadFinish(_) => 25,
             ReadsAction::DeclineArrivesR(_) => 26,
+            ReadsAction::LateReseedR(..) => 27,
+            ReadsAction::LateCollectR(..) => 28,
         }
     }
 }
@@ -81,6 +90,7 @@ impl Display for ReadsAction {
             ReadsAction::ReadConfirm(p, e) => write!(f, "{name}({p}, {e})"),
             ReadsAction::ReadFinish(r) => write!(f, "{name}({r})"),
             ReadsAction::DeclineArrivesR(d) => write!(f, "{name}({d})"),
+            ReadsAction::LateReseedR(p, i) | ReadsAction::LateCollectR(p, i) => write!(f, "{name}({p}, {i})"),
         }
     }
 }
@@ -100,6 +110,14 @@ impl HandoffReads {
         }
         actions.extend(s.reads.iter().map(|r| ReadsAction::ReadFinish(r.clone())));
         actions.extend(s.dsent.iter().map(|&d| ReadsAction::DeclineArrivesR(d)));
+        // `2..MaxEvicts + 1`, less the incarnations above the current one.
+        for &p in zombie.peers() {
+            actions.extend((2..=s.scale.ext.inc[p]).map(|i| ReadsAction::LateReseedR(p, i)));
+        }
+        for &p in zombie.peers() {
+            let c = zombie.coordinator();
+            actions.extend((2..=s.scale.ext.inc[c]).map(|inc| ReadsAction::LateCollectR(p, inc)));
+        }
     }
 
     /// The successor of `s` by `action`, `None` where it is not enabled.
@@ -225,6 +243,34 @@ impl HandoffReads {
                         t.newest[d.dst] = d.inc;
                     }
                 }))
+            }
+            ReadsAction::LateReseedR(p, i) => {
+                let current = s.scale.ext.inc[*p];
+                let late = *i < current || base.status[*p] != Status::Recovering || base.seeded[*p].contains(&c);
+                if !(*i <= current && late) {
+                    return None;
+                }
+                let recovering = base.status[*p] == Status::Recovering;
+                let declines = *i == current && recovering && !base.can_seed(c);
+                Some(self.with(s, |t| {
+                    t.scale.reg[*p] = s.scale.reg[*p].max(*i);
+                    if declines {
+                        t.dsent.insert(Decl { dst: *p, inc: s.scale.ext.inc[c] });
+                    }
+                }))
+            }
+            ReadsAction::LateCollectR(p, inc) => {
+                let current = s.scale.ext.inc[c];
+                let late = *inc < current || base.status[c] != Status::Collect;
+                let enabled = base.is_ready(*p) && *inc <= current && late && *inc > s.newest[*p];
+                enabled.then(|| {
+                    self.with(s, |t| {
+                        if self.mutation != Some(Mutation::NoCollectFence) {
+                            t.fenced[*p] = *inc;
+                            t.newest[*p] = *inc;
+                        }
+                    })
+                })
             }
             ReadsAction::ReadFinish(r) => {
                 let confirmed = r.conf || self.mutation == Some(Mutation::ServeReadsUnconfirmed);
