@@ -17,7 +17,9 @@
 //! model's reductions on (a reduction can make a step a self-loop). A line
 //! `\* EXPECT violated Name` makes the cfg a counterexample: both checkers
 //! must report `Name` violated (`cargo xtask check` fails the cfg if one
-//! passes or reports something else).
+//! passes or reports something else). A line `\* REDUCTION needed: why`
+//! says that the cfg's model cannot be explored without its reductions;
+//! `checker list` reports it beside whether the model has reductions.
 //! Anything else (`SYMMETRY`, `VIEW`, `CONSTRAINT`, `<-` substitutions) is
 //! refused with an error rather than silently ignored, because it would
 //! change the state count that the mirrors must reproduce.
@@ -116,6 +118,9 @@ pub struct TlcConfig {
     /// The property its `\* EXPECT violated Name` line says a check must
     /// find violated: a counterexample cfg.
     pub expect_violated: Option<String>,
+    /// Why the model cannot be explored without its reductions at these
+    /// bounds (a `\* REDUCTION needed: why` line).
+    pub reduction_needed: Option<String>,
     /// Whether a model of the implementation may use its reductions
     /// (`checker check --no-reduction` turns them off). Not part of the
     /// cfg's text: set by whoever runs it.
@@ -149,6 +154,7 @@ impl TlcConfig {
             unfired: unfired_lines(text, false)?,
             unfired_reduced: unfired_lines(text, true)?,
             expect_violated: expect_line(text)?,
+            reduction_needed: reduction_line(text)?,
             check_deadlock: true,
             ..TlcConfig::default()
         };
@@ -409,6 +415,25 @@ fn expect_line(text: &str) -> Result<Option<String>, CfgError> {
         };
         if found.replace(name).is_some() {
             return Err(syntax(i + 1, "a second EXPECT line".into()));
+        }
+    }
+    Ok(found)
+}
+
+/// `\* REDUCTION needed: why`: the reason, which must be given.
+fn reduction_line(text: &str) -> Result<Option<String>, CfgError> {
+    let mut found = None;
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = line.trim().strip_prefix("\\*").and_then(|rest| rest.trim().strip_prefix("REDUCTION ")) else {
+            continue;
+        };
+        match rest.trim().strip_prefix("needed:").map(str::trim) {
+            Some(why) if !why.is_empty() => {
+                if found.replace(why.to_string()).is_some() {
+                    return Err(syntax(i + 1, "a second REDUCTION line".into()));
+                }
+            }
+            _ => return Err(syntax(i + 1, format!("`REDUCTION {}`: expected `REDUCTION needed: why`", rest.trim()))),
         }
     }
     Ok(found)
@@ -700,6 +725,15 @@ mod tests {
             (cfg.unfired, cfg.unfired_reduced),
             (vec!["Evict".to_string()], vec!["Timer(Heartbeat)".to_string()])
         );
+    }
+
+    #[test]
+    fn a_reduction_line_says_why() {
+        assert_eq!(TlcConfig::parse("CONSTANT A = 1\n").unwrap().reduction_needed, None);
+        let cfg = TlcConfig::parse("\\* REDUCTION needed: 10 GB unreduced\n").unwrap();
+        assert_eq!(cfg.reduction_needed.as_deref(), Some("10 GB unreduced"));
+        let err = TlcConfig::parse("\\* REDUCTION needed\n").unwrap_err();
+        assert_eq!(err.to_string(), "line 1: `REDUCTION needed`: expected `REDUCTION needed: why`");
     }
 
     #[test]

@@ -125,6 +125,10 @@ struct CfgSummary<'a> {
     /// The property its `\* EXPECT violated` line names: a counterexample.
     expect_violated: Option<&'a str>,
     rust_model: bool,
+    /// Whether the module's model has reductions (`--no-reduction`).
+    reductions: bool,
+    /// Why the cfg cannot be explored without them (`\* REDUCTION needed`).
+    reduction_needed: Option<&'a str>,
 }
 
 /// Failure kinds that map to distinct exit codes.
@@ -208,6 +212,8 @@ fn real_main() -> Result<ExitCode> {
             let module = cfg.module_of(&path);
             let summary = CfgSummary {
                 rust_model: registry::MODULES.contains(&module.as_str()),
+                reductions: registry::dispatch(&module, Reductions).unwrap_or(false),
+                reduction_needed: cfg.reduction_needed.as_deref(),
                 module,
                 search: cfg.search,
                 constants: cfg.constants.iter().map(|(name, _)| name.as_str()).collect(),
@@ -360,6 +366,16 @@ impl MirrorVisitor for ExploreVisitor<'_> {
 }
 
 struct ListVisitor;
+
+/// Whether a model has reductions.
+struct Reductions;
+
+impl MirrorVisitor for Reductions {
+    type Output = bool;
+    fn visit<M: Mirror>(self) -> bool {
+        M::REDUCTIONS
+    }
+}
 
 impl MirrorVisitor for ListVisitor {
     type Output = ();

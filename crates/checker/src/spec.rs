@@ -35,6 +35,11 @@ pub trait Mirror:
     /// Named protocol mutations (`--mutation NAME`) the checker must catch.
     const MUTATIONS: &'static [&'static str];
 
+    /// Whether the model has reductions: state-space savings that rest on
+    /// an argument (`--no-reduction` turns them off and checks the
+    /// argument instead; docs/verification.md 1.8). Mirrors have none.
+    const REDUCTIONS: bool = false;
+
     /// Builds the model from the cfg's constants, checking only the
     /// invariants and properties the cfg lists. Unknown constants, unknown
     /// invariant names, wrong types and unknown mutations are errors.

@@ -283,6 +283,7 @@ impl NumberedChecks for HandoffGenerations {
 impl Mirror for HandoffGenerations {
     const MODULE: &'static str = "HandoffGenerations";
     const MUTATIONS: &'static [&'static str] = &[];
+    const REDUCTIONS: bool = true;
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         check_mutation(Self::MODULE, Self::MUTATIONS, mutation)?;

@@ -26,6 +26,17 @@ impl HandoffImpl {
             ImplAction::Deliver(m) if matches!(m.body, Body::ReseedDecline { .. }) => {
                 s.mapped.dsent.iter().map(|&d| ReadsAction::DeclineArrivesR(d)).collect()
             }
+            // A request, maybe late: HandoffReads' Late*R.
+            ImplAction::Deliver(m) if matches!(m.body, Body::Collect { .. } | Body::Reseed { .. }) => {
+                let (from, to) = (self.spec_replica(m.from), self.spec_replica(m.to));
+                let mut hints: Vec<ReadsAction> =
+                    self.scale_hints(s, action).into_iter().map(ReadsAction::Scale).collect();
+                hints.extend(epochs.map(|i| match m.body {
+                    Body::Collect { .. } => ReadsAction::LateCollectR(to, i),
+                    _ => ReadsAction::LateReseedR(from, i),
+                }));
+                hints
+            }
             _ => self.scale_hints(s, action).into_iter().map(ReadsAction::Scale).collect(),
         }
     }

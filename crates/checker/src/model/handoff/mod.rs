@@ -388,6 +388,7 @@ impl NumberedChecks for HandoffImpl {
 impl Mirror for HandoffImpl {
     const MODULE: &'static str = "HandoffImpl";
     const MUTATIONS: &'static [&'static str] = &spec::names(&MUTATIONS);
+    const REDUCTIONS: bool = true;
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         check_mutation(Self::MODULE, Self::MUTATIONS, mutation)?;

@@ -9,13 +9,15 @@ use protocol::handoff::coordinator::Phase;
 use protocol::handoff::peer::PeerStatus;
 use protocol::handoff::{Body, Instance, Message, Replica, ReplicaId, RoleView};
 
-use super::view::{is_recovering, live, takes_chunk, waits_for};
+use super::view::{is_ready, is_recovering, live, takes_chunk, waits_for};
 
 /// Whether delivering `m` can change nothing, ever, given the current
 /// instances and the zombies: a reply to an instance that is gone (except
 /// acks, which the spec keeps) or that no longer waits for it, or a
-/// request whose reply would be such.
-pub(crate) fn useless(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], m: &Message) -> bool {
+/// request whose reply would be such and which changes nothing else.
+/// `settled`: no replica can boot any more (the model's eviction budget is
+/// spent), so the receivers are the last instances there will be.
+pub(crate) fn useless(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], m: &Message, settled: bool) -> bool {
     let live = |r: ReplicaId, i| live(replicas, zombies, r, i);
     let current = |r: ReplicaId| replicas.get(usize::from(r.0)).map(|x| &**x);
     let cursor_of = |x: &Replica, src: ReplicaId| match x.role() {
@@ -62,11 +64,37 @@ pub(crate) fn useless(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], m: &M
         Body::PushRefused { instance, .. } | Body::AnnounceRefused { instance, .. } | Body::ConfirmRefused { instance, .. } => {
             !live(m.to, *instance)
         }
-        // A confirm round matters while its instance waits for it.
-        Body::Confirm { instance, round, .. } => !confirming(m.from, *instance, *round),
+        // A confirm matters while its sender lives, whether or not it
+        // still waits for the round: a peer that knows a newer epoch
+        // answers it with a refusal, which fences a zombie sender (found by
+        // the unreduced run of HandoffImplReads.cfg: the reduced model had
+        // dropped every confirm of a finished round, and with it that way
+        // of fencing a zombie).
+        Body::Confirm { instance, .. } => !live(m.from, *instance),
         Body::Confirmed { instance, round, .. } => !confirming(m.to, *instance, *round),
-        Body::Collect { instance, after, .. } | Body::Reseed { instance, after } => current(m.from)
-            .is_none_or(|x| x.instance() != *instance || !waits_for(x, m.to) || cursor_of(x, m.to) != *after),
+        // A request matters while its sender waits for the answer at that
+        // cursor. Besides: a collect fences a ready peer -- this instance
+        // or a later one -- that knows no coordinator instance as new as
+        // its sender, live or not (HandoffReads' LateCollectR), so it is
+        // dropped only once the peer is ready, knows one, and is the last
+        // instance of it (a peer's `newest` only grows); a reseed request
+        // makes the coordinator hear from its sender (`reg`; LateReseedR),
+        // so it is dropped only once the coordinator, the last instance of
+        // it, has heard from that instance or a newer one. (The rule once
+        // dropped both as soon as their sender was gone or done; the model
+        // run without its reductions showed what that hid, issue 30.)
+        Body::Collect { instance, after, .. } | Body::Reseed { instance, after } => {
+            let answered = current(m.from)
+                .is_none_or(|x| x.instance() != *instance || !waits_for(x, m.to) || cursor_of(x, m.to) != *after);
+            let inert = current(m.to).is_some_and(|x| match (&m.body, x.role()) {
+                (Body::Collect { .. }, RoleView::Peer(p)) => {
+                    settled && is_ready(x) && p.fence_newest().is_some_and(|n| n >= *instance)
+                }
+                (_, RoleView::Coordinator(c)) => settled && c.registered(m.from).is_some_and(|r| r >= *instance),
+                (_, RoleView::Peer(_)) => true,
+            });
+            answered && inert
+        }
         Body::Push { .. } | Body::Announce { .. } | Body::Digest { .. } | Body::Records { .. } | Body::Heartbeat => false,
     }
 }
