@@ -11,14 +11,14 @@ use worker::{Env, Request, Result, Stub};
 use crate::body;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::http::{self, WRITE_ID_HEADER};
-use crate::internal::{self, REPLICA_BINDING, secret};
+use crate::internal::{self, replica_binding, secret};
 use crate::names::ReplicaName;
 use crate::namespaces::{self, calls};
 use crate::vocab::{KvOp, MAX_VALUE_BYTES};
 use crate::wire::{Ops, ReplicaOp, Target};
 
 pub fn replica_stub(env: &Env, ns: &str, r: ReplicaName) -> Result<Stub> {
-    internal::stub(env, REPLICA_BINDING, &r.object_name(ns))
+    internal::stub(env, replica_binding(r), &r.object_name(ns))
 }
 
 /// What a KV request carries to the object that serves it: the value (a
@@ -113,7 +113,7 @@ pub async fn replica_json(env: &Env, ns: &str, r: ReplicaName, op: ReplicaOp, se
 /// `/health?deep=1`: one authenticated round trip through a `Replica` stub.
 pub async fn ping(env: &Env, object: &str) -> Result<Value> {
     let secret = internal::internal_key(env).map_err(|p| worker::Error::RustError(p.to_string()))?;
-    let stub = internal::stub(env, REPLICA_BINDING, object)?;
+    let stub = internal::stub(env, replica_binding(ReplicaName::R0), object)?;
     let mut resp = internal::call(&stub, &Target::new(ReplicaOp::Ping, object, None), Some(&secret), None, &[]).await?;
     if resp.status_code() != 200 {
         return Err(format!("status {}", resp.status_code()).into());

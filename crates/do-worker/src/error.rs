@@ -114,6 +114,7 @@ codes! {
     ActivationPending = 503 "activation_pending",
     // 507: no room.
     NamespaceFull = 507 "namespace_full",
+    IsolateFull = 507 "isolate_full",
 }
 
 #[derive(Debug)]

@@ -53,6 +53,7 @@ pub mod error;
 mod hop;
 mod http;
 mod internal;
+mod isolate;
 pub mod names;
 pub mod namespaces;
 pub mod openapi;
@@ -95,6 +96,10 @@ struct Health {
     internal_key: bool,
     /// Whether the admin token (client authentication) is configured.
     admin_token: bool,
+    /// The wasm memory of the isolate that answered (it only grows: its
+    /// peak), and the bytes the replicas in it hold.
+    wasm_memory_bytes: usize,
+    isolate_held_bytes: usize,
     /// The replica's own answer, present for `?deep=1`.
     #[serde(skip_serializing_if = "Option::is_none")]
     replica: Option<serde_json::Value>,
@@ -195,6 +200,8 @@ async fn health(env: &Env, deep: bool) -> HttpResult {
         test_hooks: vars::test_hooks(env),
         internal_key: internal::internal_key(env).is_ok(),
         admin_token: tokens::admin_token(env.var(tokens::ADMIN_BINDING).ok().map(|v| v.to_string()).as_deref()).is_ok(),
+        wasm_memory_bytes: isolate::wasm_memory_bytes(),
+        isolate_held_bytes: isolate::held(),
         replica,
     })?)
 }

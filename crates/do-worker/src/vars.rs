@@ -10,6 +10,8 @@ const TEST_HOOKS: &str = "HANDOFF_TEST_HOOKS";
 const TRACE: &str = "HANDOFF_TRACE";
 /// The default memory budget of a namespace created without one.
 const BUDGET_BYTES: &str = "HANDOFF_BUDGET_BYTES";
+/// The bytes the replicas of one isolate may hold together.
+const ISOLATE_CAP_BYTES: &str = "HANDOFF_ISOLATE_CAP_BYTES";
 
 fn flag(env: &Env, name: &str) -> bool {
     env.var(name).is_ok_and(|v| v.to_string() == "1")
@@ -28,4 +30,10 @@ pub fn trace(env: &Env) -> bool {
 /// The deployment's default memory budget of a namespace, if set.
 pub fn budget_bytes(env: &Env) -> Option<u64> {
     env.var(BUDGET_BYTES).ok().and_then(|v| v.to_string().parse().ok())
+}
+
+/// The bytes the replicas of one isolate may hold together
+/// ([`crate::isolate::CAP_BYTES`] unless set).
+pub fn isolate_cap_bytes(env: &Env) -> usize {
+    env.var(ISOLATE_CAP_BYTES).ok().and_then(|v| v.to_string().parse().ok()).unwrap_or(crate::isolate::CAP_BYTES)
 }

@@ -58,7 +58,7 @@ use super::state::ClaimsState;
 use super::store::StoreError;
 use crate::auth::KeyProblem;
 use crate::http::{NO_WAKE_HEADER, WRITE_ID_HEADER};
-use crate::internal::{self, REPLICA_BINDING, now_ms, random_u128};
+use crate::internal::{self, now_ms, random_u128, replica_binding};
 use crate::names::ReplicaName;
 use crate::wire::{ReplicaOp as Op, Target};
 
@@ -199,7 +199,7 @@ impl Leases<'_> {
         loop {
             let attempt = async {
                 // A fresh stub each time: one whose object was reset stays broken.
-                let stub = internal::stub(&self.store.env, REPLICA_BINDING, &object)?;
+                let stub = internal::stub(&self.store.env, replica_binding(ReplicaName::R0), &object)?;
                 let mut resp = internal::call(&stub, &target, Some(secret), body.as_deref(), &headers).await?;
                 Ok::<_, worker::Error>((resp.status_code(), resp.bytes().await?))
             };

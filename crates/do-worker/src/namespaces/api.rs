@@ -11,7 +11,7 @@ use super::info::MAX_BODY_BYTES;
 use crate::body;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::http;
-use crate::internal::{self, CLAIMS_BINDING, REPLICA_BINDING, now_ms};
+use crate::internal::{self, CLAIMS_BINDING, now_ms, replica_binding};
 use crate::names::ReplicaName;
 use crate::tokens::{self, Bearer, Grant, MAX_TTL_SECONDS, Right};
 use crate::wire::{ClaimOp, RegistryOp, ReplicaOp, Target};
@@ -70,10 +70,10 @@ pub async fn delete(env: &Env, ns: &str) -> HttpResult {
 /// object instance that has not booted). The namespace must already refuse
 /// boots (deleting or idle), so nothing starts it again in between.
 pub async fn stop_replica(env: &Env, secret: &str, ns: &str, r: ReplicaName) -> HttpResult<()> {
-    let stub = internal::stub(env, REPLICA_BINDING, &r.object_name(ns))?;
+    let stub = internal::stub(env, replica_binding(r), &r.object_name(ns))?;
     // Fails when the object resets itself while answering: that is the stop.
     let _ = internal::call(&stub, &Target::new(ReplicaOp::Stop, ns, Some(r)), Some(secret), None, &[]).await;
-    let stub = internal::stub(env, REPLICA_BINDING, &r.object_name(ns))?;
+    let stub = internal::stub(env, replica_binding(r), &r.object_name(ns))?;
     let mut resp = internal::call(&stub, &Target::new(ReplicaOp::Whoami, ns, Some(r)), Some(secret), None, &[]).await?;
     let status = resp.status_code();
     let answer: Value = resp.json().await.unwrap_or(Value::Null);

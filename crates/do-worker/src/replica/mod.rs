@@ -70,7 +70,8 @@ use crate::body;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::hop::{Link, Via};
 use crate::http::{self, BINARY, NO_WAKE_HEADER, WRITE_ID_HEADER};
-use crate::internal::{self, REPLICA_BINDING, now_ms, random_u64, random_u128};
+use crate::internal::{self, now_ms, random_u64, random_u128, replica_binding};
+use crate::isolate;
 use crate::names::{self, ReplicaName};
 use crate::namespaces::{self, Boot, calls};
 use crate::socket::{Incoming, parse_answer};
@@ -151,6 +152,8 @@ impl Shell {
             let Ok(mut state) = self.state.try_borrow_mut() else { return Err(reentered(at)) };
             let result = f(&mut state, now);
             state.settle(now);
+            let (old, new) = state.held_change();
+            isolate::held_changed(old, new);
             (result, state.take_effects())
         };
         self.perform(effects);
@@ -248,7 +251,8 @@ impl Shell {
         let ns = self.enter("make link", |state, _| state.ident.clone().map(|(ns, _)| ns))?;
         let ns = ns.ok_or_else(|| HttpError::internal("no identity"))?;
         let object = to.object_name(&ns);
-        let link = Link::to(&self.env, (REPLICA_BINDING, &object), (&ns, Some(to)), ReplicaOp::Msg, ReplicaOp::Link)?;
+        let link =
+            Link::to(&self.env, (replica_binding(to), &object), (&ns, Some(to)), ReplicaOp::Msg, ReplicaOp::Link)?;
         Ok(Rc::new(link))
     }
 
@@ -391,7 +395,7 @@ impl Shell {
                 Ok(http::json(&json!({ "paused": me.as_str(), "ms": ms }))?)
             }
             ReplicaOp::Status => {
-                let line = self.enter("status", |state, now| state.status(me, now, wasm_memory_bytes()))?;
+                let line = self.enter("status", |state, now| state.status(me, now, isolate::wasm_memory_bytes()))?;
                 match line {
                     Some(line) => Ok(http::json(&line)?),
                     None => Ok(http::json(&json!({ "name": me.as_str(), "status": "stopped" }))?),
@@ -400,7 +404,8 @@ impl Shell {
             ReplicaOp::Msg => {
                 let body = body::read(&req, MAX_BATCH_BODY_BYTES, Code::BodyTooLarge).await?;
                 self.admit(false).await?;
-                let replies = self.enter("msg", |state, now| state.on_msg(&body, now))??;
+                let full = self.peer_isolate_full();
+                let replies = self.enter("msg", |state, now| state.on_msg(&body, full, now))??;
                 let headers = worker::Headers::new();
                 headers.set("content-type", BINARY)?;
                 Ok(Response::from_bytes(replies)?.with_headers(headers))
@@ -437,9 +442,16 @@ impl Shell {
         Ok(response)
     }
 
+    /// Whether this isolate is past the cap at which a peer takes no more
+    /// records (`crate::isolate`).
+    fn peer_isolate_full(&self) -> bool {
+        !isolate::room_for(0, vars::isolate_cap_bytes(&self.env).saturating_add(isolate::PEER_MARGIN_BYTES))
+    }
+
     /// One frame of a peer's socket: (status, body).
     fn frame(self: &Rc<Self>, frame: &[u8]) -> (u16, Vec<u8>) {
-        match self.enter("frame", |state, now| state.on_frame(frame, now)) {
+        let full = self.peer_isolate_full();
+        match self.enter("frame", |state, now| state.on_frame(frame, full, now)) {
             Ok(answer) => answer,
             Err(e) => (500, e.to_string().into_bytes()),
         }
@@ -476,6 +488,15 @@ impl Shell {
             return Err(HttpError::new(Code::NamespaceNotRunning, message));
         }
         self.admit(true).await?;
+        let grows = value.as_ref().map_or(0, |v| v.len().saturating_add(key.as_str().len()));
+        if grows > 0 && !isolate::room_for(grows, vars::isolate_cap_bytes(&self.env)) {
+            let message = format!(
+                "this replica's isolate holds {} bytes for all the namespaces in it, near its cap of {}; nothing changed",
+                isolate::held(),
+                vars::isolate_cap_bytes(&self.env)
+            );
+            return Err(HttpError::new(Code::IsolateFull, message));
+        }
         if let Some(ready) = self.enter("client", |state, now| state.wait_ready(now))? {
             let _ = future::select(ready, pin!(Delay::from(client::READY_WAIT))).await;
         }
@@ -502,17 +523,4 @@ async fn post(link: &Link, key: &std::result::Result<String, KeyProblem>, body: 
         Ok((status, body)) => Delivered::Answer { status, body },
         Err(e) => Delivered::Failed(e.to_string()),
     }
-}
-
-/// Bytes of the isolate's wasm linear memory: what the 128 MB isolate
-/// limit counts of the Rust side (`cargo xtask bench scale` reports it).
-#[cfg(target_arch = "wasm32")]
-fn wasm_memory_bytes() -> usize {
-    core::arch::wasm32::memory_size::<0>().saturating_mul(64 * 1024)
-}
-
-/// Not a wasm build (host unit tests): no isolate.
-#[cfg(not(target_arch = "wasm32"))]
-fn wasm_memory_bytes() -> usize {
-    0
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use futures_channel::oneshot;
 use protocol::handoff::{
-    ClientRequestId, Driver, HandleError, Input, Instance, Message, Millis, Output, ReplicaId, Status,
+    Body, ClientRequestId, Driver, HandleError, Input, Instance, Message, Millis, Output, ReplicaId, Status,
 };
 
 use super::client::{Answer, Clients, RETRY_AFTER_MS, Unavailable};
@@ -75,6 +75,8 @@ pub(super) struct ReplicaState {
     clients: Clients,
     /// Recording the driver's steps (trace validation runs only).
     trace: Option<TraceLog>,
+    /// The bytes this replica last reported to its isolate's gauge.
+    reported: usize,
     effects: Vec<Effect>,
 }
 
@@ -92,6 +94,7 @@ impl ReplicaState {
             transport: Transport::default(),
             clients: Clients::default(),
             trace: trace.then(TraceLog::default),
+            reported: 0,
             effects: Vec::new(),
         }
     }
@@ -286,6 +289,17 @@ impl ReplicaState {
         self.clients.drop_waiting();
     }
 
+    /// The bytes this replica holds (records and uncommitted writes) as the
+    /// isolate's gauge last had them, and as it holds them now: the shell
+    /// reports the change (`crate::isolate`).
+    pub(super) fn held_change(&mut self) -> (usize, usize) {
+        let held = self.driver.as_ref().map_or(0, |d| {
+            let status = d.replica().status();
+            status.bytes.saturating_add(status.pending_bytes)
+        });
+        (std::mem::replace(&mut self.reported, held), held)
+    }
+
     /// The status line (`GET /v1/{ns}/status`), `None` before boot.
     pub(super) fn status(&self, me: ReplicaName, now: u64, wasm_memory_bytes: usize) -> Option<StatusLine> {
         let driver = self.driver.as_ref()?;
@@ -444,7 +458,7 @@ impl ReplicaState {
     /// A batch of messages from another replica, stepped one by one (a
     /// refused one is counted and skipped). Returns the replies to the
     /// sender.
-    fn on_batch(&mut self, body: &[u8], now: u64) -> HttpResult<Vec<Message>> {
+    fn on_batch(&mut self, body: &[u8], isolate_full: bool, now: u64) -> HttpResult<Vec<Message>> {
         self.life.refuse_if_stopping()?;
         if self.paused(now) {
             return Err(Unavailable::Paused.into());
@@ -455,6 +469,13 @@ impl ReplicaState {
         }
         let mut replies = Vec::new();
         for msg in messages {
+            // An isolate past its hard cap takes no record that would grow
+            // it: the message is as good as lost, which the protocol
+            // tolerates (the write commits on the other peer's ack).
+            if isolate_full && grows_memory(&msg.body) {
+                add(&mut self.transport.counters.refused, 1);
+                continue;
+            }
             let from = msg.from;
             match self.step(now, Input::Message(msg), Some(from)) {
                 Ok(inline) => replies.extend(inline),
@@ -465,8 +486,8 @@ impl ReplicaState {
     }
 
     /// `POST /msg`: a batch, answered with the encoded replies.
-    pub(super) fn on_msg(&mut self, body: &[u8], now: u64) -> HttpResult<Vec<u8>> {
-        let replies = self.on_batch(body, now)?;
+    pub(super) fn on_msg(&mut self, body: &[u8], isolate_full: bool, now: u64) -> HttpResult<Vec<u8>> {
+        let replies = self.on_batch(body, isolate_full, now)?;
         self.transport.reply(&replies)
     }
 
@@ -474,8 +495,8 @@ impl ReplicaState {
     /// If the replies do not fit in a frame, they leave as this replica's
     /// own messages instead (the protocol does not care which way a reply
     /// travels) and the answer is an empty batch.
-    pub(super) fn on_frame(&mut self, frame: &[u8], now: u64) -> (u16, Vec<u8>) {
-        let answer = self.on_batch(frame, now).and_then(|replies| {
+    pub(super) fn on_frame(&mut self, frame: &[u8], isolate_full: bool, now: u64) -> (u16, Vec<u8>) {
+        let answer = self.on_batch(frame, isolate_full, now).and_then(|replies| {
             let body = self.transport.reply(&replies)?;
             if body.len() <= MAX_ANSWER_BYTES {
                 return Ok(body);
@@ -527,5 +548,18 @@ impl ReplicaState {
         if !self.life.stopping {
             self.stop(why);
         }
+    }
+}
+
+/// Whether a message to a peer brings records it would keep.
+fn grows_memory(body: &Body) -> bool {
+    matches!(body, Body::Push { .. } | Body::Records { .. } | Body::ReseedReply { .. })
+}
+
+/// A replica's state that goes (the runtime discarded its object, and V8
+/// collected it) gives its bytes back to the isolate's gauge.
+impl Drop for ReplicaState {
+    fn drop(&mut self) {
+        crate::isolate::held_changed(self.reported, 0);
     }
 }
