@@ -243,7 +243,11 @@ fn serve_for_tests_with(
     }
     fs::create_dir_all(&dir)?;
     let vars: Vec<(&str, &str)> =
-        [("HANDOFF_MAX_NAMESPACES", TEST_MAX_NAMESPACES)].into_iter().chain(vars.iter().copied()).collect();
+        [("HANDOFF_MAX_NAMESPACES", TEST_MAX_NAMESPACES), ("HANDOFF_ISOLATE_CAP_BYTES", TEST_ISOLATE_CAP_BYTES)]
+            .into_iter()
+            .filter(|(name, _)| !vars.iter().any(|(given, _)| given == name))
+            .chain(vars.iter().copied())
+            .collect();
     let (env_files, token) = dev_env_files(&tools, &dir, &vars)?;
     let port = wrangler::free_port()?;
     let log = dir.join("wrangler.log");
@@ -297,12 +301,12 @@ pub fn e2e(root: &Path) -> Result<bool> {
         Ok(status.success())
     };
     // The serial suite runs after the others, alone and one test at a time.
-    let status = run_suites(&["--skip", SERIAL_SUITE], E2E_THREADS)
+    let status = run_suites(&["--skip", SERIAL_SUITE, "--skip", MEMORY_SUITE], E2E_THREADS)
         .and_then(|passed| Ok(run_suites(&[SERIAL_SUITE], "1")? && passed));
     let panics = server.log_matches(&["panicked at", "RuntimeError: unreachable"]);
     server.stop()?;
     ensure!(!wrangler::interrupted(), "interrupted");
-    let passed = status?;
+    let passed = status? && memory_stage(root)?;
     if !panics.is_empty() {
         eprintln!("worker: the worker panicked during the end-to-end tests:\n{}", panics.join("\n"));
     }
@@ -317,6 +321,45 @@ const E2E_BINARY: &str = "it";
 /// Its module of tests that must run alone (crates/e2e/tests/it/serial): it
 /// fills the deployment's namespace limit and measures latencies.
 const SERIAL_SUITE: &str = "serial::";
+
+/// Its module of tests of the isolate's memory, run on a server of their
+/// own (`memory_stage`).
+const MEMORY_SUITE: &str = "memory::";
+/// That server's isolate cap (crates/e2e/tests/it/memory: `CAP`).
+const MEMORY_CAP_BYTES: &str = "3145728";
+
+/// The memory tests (bounded bodies, the isolate cap) on a fresh server
+/// with a small isolate cap, one test at a time, in name order.
+fn memory_stage(root: &Path) -> Result<bool> {
+    let mut server = serve_for_tests_with(
+        root,
+        "worker-memory",
+        "memory tests",
+        Inspector::On,
+        &[("HANDOFF_ISOLATE_CAP_BYTES", MEMORY_CAP_BYTES)],
+    )?;
+    println!("worker: cargo test -p e2e --test {E2E_BINARY} -- {MEMORY_SUITE} with HANDOFF_URL={}", server.base);
+    let status = crate::cargo::command()
+        .current_dir(root)
+        .args(["test", "-p", "e2e", "--test", E2E_BINARY, "--", MEMORY_SUITE, "--test-threads", "1"])
+        .env("HANDOFF_URL", &server.base)
+        .env("HANDOFF_TOKEN", &server.token)
+        .status()
+        .context("running cargo test -p e2e (memory)");
+    let panics = server.log_matches(&["panicked at", "RuntimeError: unreachable"]);
+    server.stop()?;
+    if !panics.is_empty() {
+        eprintln!("worker: the worker panicked during the memory tests:\n{}", panics.join("\n"));
+    }
+    Ok(status?.success() && panics.is_empty())
+}
+
+/// The isolate cap of the test servers: the suites fill dozens of
+/// namespaces at once, several to their budget, and locally each replica
+/// role's objects share one isolate, so the default cap (64 MiB) would
+/// refuse their writes; the cap itself is tested on a server of its own
+/// with a small one (`memory_stage`). workerd does not enforce 128 MB.
+const TEST_ISOLATE_CAP_BYTES: &str = "1073741824";
 
 /// Tests run in parallel (each in its own namespace); the idle test sleeps
 /// 25 s, so more threads than cores keeps the stage short.

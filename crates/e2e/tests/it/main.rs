@@ -2,9 +2,12 @@
 //! xtask test` starts `wrangler dev` and sets HANDOFF_URL and
 //! HANDOFF_TOKEN). `kv`, `claims` and `namespaces` run in parallel, each
 //! test in its own namespace; `serial` runs after them, alone and one test
-//! at a time (`cargo xtask e2e` runs `--skip serial::`, then `serial::`).
+//! at a time (`cargo xtask e2e` runs `--skip serial:: --skip memory::`,
+//! then `serial::`); `memory::` runs on a server of its own, with a small
+//! isolate cap.
 
 mod claims;
 mod kv;
+mod memory;
 mod namespaces;
 mod serial;
