@@ -32,6 +32,7 @@ mod workspace_tests;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -41,6 +42,29 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
+}
+
+/// What `cargo xtask dev` does to a running dev server.
+#[derive(Subcommand)]
+enum DevAction {
+    /// Restart one replica role (r0, r1, r2): a real restart of its process,
+    /// with fresh memory; returns once its replicas are ready again.
+    Restart {
+        role: String,
+        /// Kill it at once (SIGKILL), as a crash would, instead of stopping it.
+        #[arg(long)]
+        crash: bool,
+        /// Seconds its replicas get to be ready again.
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+    },
+    /// What a deploy does: rebuild, then restart r1, r2, r0 and the front
+    /// in turn, each once the previous recovered; non-zero if one does not.
+    Roll {
+        /// Seconds each role's replicas get to be ready again.
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+    },
 }
 
 #[derive(Subcommand)]
@@ -67,10 +91,14 @@ enum Cmd {
     },
     /// Build the Worker to wasm (crates/do-worker/build/).
     Build,
-    /// Serve the Worker locally on workerd (wrangler dev), test hooks on.
+    /// Serve the Worker locally on workerd, test hooks on: its four scripts
+    /// (front, r0, r1, r2), each its own `wrangler dev`; `restart` and
+    /// `roll` act on a running one.
     Dev {
-        #[arg(long, default_value_t = 8787)]
+        #[arg(long, global = true, default_value_t = worker::DEFAULT_DEV_PORT)]
         port: u16,
+        #[command(subcommand)]
+        action: Option<DevAction>,
     },
     /// The Worker stage of `test` alone: bundle (dry run), smoke and
     /// end-to-end tests on workerd.
@@ -117,7 +145,13 @@ fn run() -> Result<bool> {
         Cmd::E2e => worker_stage(&root),
         Cmd::Validate { dir } => validate::run(&root, dir.as_deref()),
         Cmd::Bench(args) => bench::run(&root, &args),
-        Cmd::Dev { port } => worker::dev(&root, port).map(|()| true),
+        Cmd::Dev { port, action: None } => worker::dev(&root, port).map(|()| true),
+        Cmd::Dev { port, action: Some(DevAction::Restart { role, crash, timeout }) } => {
+            worker::dev_restart(&root, port, &role, crash, Duration::from_secs(timeout)).map(|()| true)
+        }
+        Cmd::Dev { port, action: Some(DevAction::Roll { timeout }) } => {
+            worker::dev_roll(&root, port, Duration::from_secs(timeout)).map(|()| true)
+        }
         Cmd::Deploy { dry_run, outdir } => worker::deploy(&root, dry_run, outdir).map(|()| true),
     }
 }

@@ -9,8 +9,11 @@
 //! offline.
 
 mod bundle;
+pub(crate) mod cluster;
 pub(crate) mod http;
+pub(crate) mod roll;
 pub(crate) mod schemathesis;
+pub(crate) mod scripts;
 mod tools;
 mod wrangler;
 
@@ -25,8 +28,8 @@ use std::time::{Duration, SystemTime};
 use anyhow::{Context, Result, ensure};
 use serde_json::{Value, json};
 
-use wrangler::Output;
-pub(crate) use wrangler::{Dev, Inspector};
+pub(crate) use cluster::Cluster;
+pub(crate) use wrangler::Inspector;
 
 /// worker-build flags; keep in sync with `[build] command` in
 /// crates/do-worker/wrangler.toml, which wrangler runs again (a fast no-op
@@ -35,8 +38,6 @@ pub(crate) use wrangler::{Dev, Inspector};
 const WORKER_BUILD_ARGS: &[&str] = &["--release", "--no-opt"];
 /// Default `--outdir` for `deploy --dry-run`, relative to the root.
 const DEFAULT_BUNDLE_DIR: &str = "target/worker-bundle";
-/// wrangler dev rebuilds and boots workerd before it answers.
-const READY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Builds the worker into `crates/do-worker/build/`.
 pub fn build(root: &Path) -> Result<()> {
@@ -59,16 +60,33 @@ pub fn dev(root: &Path, port: u16) -> Result<()> {
         .with_context(|| format!("127.0.0.1:{port} is not free; pick another port"))?;
     let tools = ensure_tools(root)?;
     build_with(&tools)?;
-    let dir = root.join("target/worker-dev");
+    let dir = dev_dir(root, port);
     let (env_files, token) = dev_env_files(&tools, &dir, &[])?;
     let token_file = dir.join("token");
     write_secret_file(&token_file, &format!("{token}\n"))?;
-    let mut server = Dev::start(&tools, port, None, Output::Inherit, &env_files, Inspector::On)?;
-    server.wait_ready(READY_TIMEOUT)?;
-    let base = &server.base;
+    // The default port's token also where the README says.
+    if port == DEFAULT_DEV_PORT {
+        let legacy = root.join("target/worker-dev");
+        fs::create_dir_all(&legacy)?;
+        write_secret_file(&legacy.join("token"), &format!("{token}\n"))?;
+    }
+    println!(
+        "worker: starting the four scripts (front, r0, r1, r2), each its own wrangler dev; logs in {}",
+        dir.display()
+    );
+    let cluster = Cluster::start(cluster::Options {
+        dir: dir.clone(),
+        port: Some(port),
+        inspector: Inspector::On,
+        env_files,
+        token: token.clone(),
+        logs: true,
+        tools: &tools,
+    })?;
+    let base = cluster.base.clone();
     println!(
         "worker: ready on {base}, admin token {token} (also in {}); HANDOFF_TEST_HOOKS=1 from .dev.vars; \
-         Ctrl-C stops it",
+         Ctrl-C stops it; `cargo xtask dev restart r1 --port {port}` restarts one role, `cargo xtask dev roll --port {port}` all of them in turn",
         token_file.display()
     );
     println!("worker: try  TOKEN=$(cat {})", token_file.display());
@@ -77,7 +95,55 @@ pub fn dev(root: &Path, port: u16) -> Result<()> {
         "worker:      curl -s -X PUT -H \"Authorization: Bearer $TOKEN\" --data-binary 'hello' {base}/v1/demo/kv/greeting"
     );
     println!("worker:      curl -si -H \"Authorization: Bearer $TOKEN\" {base}/v1/demo/kv/greeting");
-    server.wait()
+    cluster.wait()
+}
+
+/// `cargo xtask dev restart <role>`: restarts one role of the dev server on
+/// `port` (its own process: fresh memory), or kills it at once (`crash`)
+/// and starts it again; returns once it answers and its namespaces' replicas
+/// of that role are ready again.
+pub fn dev_restart(root: &Path, port: u16, role: &str, crash: bool, timeout: Duration) -> Result<()> {
+    let role = scripts::Role::parse(role)?;
+    let tools = ensure_tools(root)?;
+    let mut cluster = Cluster::attach(&dev_dir(root, port))?;
+    let base = cluster.base.clone();
+    let token = cluster.token.clone();
+    let steps = roll::roll_one(&base, &token, timeout, scripts::Script::Role(role), |script| {
+        cluster.restart(&tools, script, crash).map(|_| ())
+    })?;
+    cluster.detach();
+    println!(
+        "worker: {role} restarted in {:.1} s; its replicas of {} namespaces ready again {:.1} s later",
+        steps.replaced_in.as_secs_f64(),
+        steps.namespaces,
+        steps.recovered_in.as_secs_f64()
+    );
+    Ok(())
+}
+
+/// `cargo xtask dev roll`: what a deploy does, locally: rebuilds the
+/// Worker, then restarts r1, r2, r0 and the front of the dev server on
+/// `port` on the new build, each once the previous one recovered.
+pub fn dev_roll(root: &Path, port: u16, timeout: Duration) -> Result<()> {
+    let tools = ensure_tools(root)?;
+    let mut cluster = Cluster::attach(&dev_dir(root, port))?;
+    build_with(&tools)?;
+    let generation = cluster.new_generation(&tools)?;
+    println!("worker: rolling the dev server on {port} onto build {generation}");
+    let (base, token) = (cluster.base.clone(), cluster.token.clone());
+    let steps = roll::roll(&base, &token, timeout, |script| cluster.restart(&tools, script, false).map(|_| ()))?;
+    cluster.detach();
+    let total: Duration = steps.iter().map(|s| s.replaced_in + s.recovered_in).sum();
+    println!("worker: roll done in {:.1} s", total.as_secs_f64());
+    Ok(())
+}
+
+/// `cargo xtask dev`'s default port.
+pub const DEFAULT_DEV_PORT: u16 = 8787;
+
+/// The directory of the dev server on `port`.
+pub fn dev_dir(root: &Path, port: u16) -> PathBuf {
+    root.join(format!("target/worker-dev/{port}"))
 }
 
 /// The `--env-file`s for wrangler (either [`Inspector`]): the worker's `.dev.vars` (test
@@ -216,31 +282,27 @@ pub fn smoke(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Builds the worker and serves it on workerd on a free port, with fresh
-/// local state and a log under `target/<name>/`, test hooks on, a fresh
-/// internal key and admin token (`Dev::token`), and a limit of
-/// [`TEST_MAX_NAMESPACES`] namespaces. For `smoke`, `e2e` and schemathesis
-/// (`wrangler dev`, [`Inspector::On`]) and `bench` ([`Inspector::Off`]).
-pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str, inspector: Inspector) -> Result<Dev> {
+/// Builds the worker and serves its four scripts on workerd, the front on
+/// a free port, with fresh local state and logs under `target/<name>/`,
+/// test hooks on, a fresh internal key and admin token
+/// (`Cluster::token`), a limit of [`TEST_MAX_NAMESPACES`] namespaces and an
+/// isolate cap of [`TEST_ISOLATE_CAP_BYTES`]. For `smoke`, `e2e` and
+/// schemathesis ([`Inspector::On`]) and `bench` ([`Inspector::Off`]).
+pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str, inspector: Inspector) -> Result<Cluster> {
     serve_for_tests_with(root, name, what, inspector, &[])
 }
 
 /// [`serve_for_tests`] with more variables.
-fn serve_for_tests_with(
+pub(crate) fn serve_for_tests_with(
     root: &Path,
     name: &str,
     what: &str,
     inspector: Inspector,
     vars: &[(&str, &str)],
-) -> Result<Dev> {
+) -> Result<Cluster> {
     let tools = ensure_tools(root)?;
     build_with(&tools)?;
     let dir = root.join("target").join(name);
-    let state = dir.join("state");
-    // Fresh local storage each run, so results never depend on a previous one.
-    if state.exists() {
-        fs::remove_dir_all(&state).with_context(|| format!("removing {}", state.display()))?;
-    }
     fs::create_dir_all(&dir)?;
     let vars: Vec<(&str, &str)> =
         [("HANDOFF_MAX_NAMESPACES", TEST_MAX_NAMESPACES), ("HANDOFF_ISOLATE_CAP_BYTES", TEST_ISOLATE_CAP_BYTES)]
@@ -249,17 +311,15 @@ fn serve_for_tests_with(
             .chain(vars.iter().copied())
             .collect();
     let (env_files, token) = dev_env_files(&tools, &dir, &vars)?;
-    let port = wrangler::free_port()?;
-    let log = dir.join("wrangler.log");
     let how = match inspector {
         Inspector::On => "wrangler dev",
         Inspector::Off => "wrangler's API without the inspector (serve.mjs)",
     };
-    println!("worker: {what}: {how} on 127.0.0.1:{port} (log {})", log.display());
-    let mut server = Dev::start(&tools, port, Some(&state), Output::File(log), &env_files, inspector)?;
-    server.token = token;
-    server.wait_ready(READY_TIMEOUT)?;
-    Ok(server)
+    println!("worker: {what}: the four scripts, each by {how} (logs {}/*.log)", dir.display());
+    let cluster =
+        Cluster::start(cluster::Options { dir, port: None, inspector, env_files, token, logs: true, tools: &tools })?;
+    println!("worker: {what}: front on {}", cluster.base);
+    Ok(cluster)
 }
 
 /// `cargo xtask test`'s end-to-end stage: serves the worker on workerd and
@@ -440,7 +500,7 @@ const SMOKE_CHECKS: &[Check] = &[
 ];
 
 impl Check {
-    fn run(&self, server: &Dev) -> Result<()> {
+    fn run(&self, server: &Cluster) -> Result<()> {
         let url = format!("{}{}", server.base, self.path);
         let token = self.token.then_some(server.token.as_str());
         let (status, body) = match self.method {

@@ -202,7 +202,7 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
             load(&base, &token, &ns, backend, op, args, warm);
         }
     }
-    let cpu = procs::cpu_by_command(server.group());
+    let cpu = procs::cpu_by_command(&server.groups());
     if !cpu.is_empty() {
         let procs: Vec<String> = cpu.iter().map(|(c, t)| format!("{c} {:.1} s", t.as_secs_f64())).collect();
         println!("bench: server processes (CPU so far): {}", procs.join(", "));
@@ -225,9 +225,9 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
             for &op in backend.ops() {
                 let replicated = backend == Backend::Replicated;
                 let sent_before = replicated.then(|| Traffic::read(&base, &token, &ns)).flatten();
-                let before = procs::cpu_by_command(server.group());
+                let before = procs::cpu_by_command(&server.groups());
                 let got = load(&base, &token, &ns, backend, op, args, per_phase);
-                let after = procs::cpu_by_command(server.group());
+                let after = procs::cpu_by_command(&server.groups());
                 let sent_after = replicated.then(|| Traffic::read(&base, &token, &ns)).flatten();
                 if let Some(Series { samples: s, cpu, traffic, .. }) =
                     samples.iter_mut().find(|s| s.key == (backend, op))

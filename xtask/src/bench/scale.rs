@@ -42,7 +42,7 @@ use super::{
     MAX_CLIENTS, MAX_DURATION_S, Machine, Op, Samples, Summary, agent, closed_loop, create_namespace_with, machine,
     namespace_status, procs, rand_u32, replica_sum, replicas, request, splice_into_docs, write_report,
 };
-use crate::worker::{self, Dev, http};
+use crate::worker::{self, Cluster, http};
 
 const MIB: u64 = 1024 * 1024;
 /// The sizes before the budget's own row.
@@ -153,7 +153,7 @@ struct Report {
 
 /// The namespace under test and how to reach it.
 struct Bench<'a> {
-    server: &'a Dev,
+    server: &'a Cluster,
     base: String,
     token: String,
     ns: String,
@@ -191,9 +191,9 @@ pub(super) fn run(root: &Path, args: &ScaleArgs) -> Result<bool> {
     Ok(met)
 }
 
-fn measure(server: &Dev, args: &ScaleArgs, machine: Machine) -> Result<Report> {
-    let workerd = procs::in_group(server.group(), "workerd");
-    ensure!(!workerd.is_empty(), "no workerd process in wrangler's process group {}", server.group());
+fn measure(server: &Cluster, args: &ScaleArgs, machine: Machine) -> Result<Report> {
+    let workerd = procs::in_groups(&server.groups(), "workerd");
+    ensure!(!workerd.is_empty(), "no workerd process in the scripts' process groups {:?}", server.groups());
     let ns = format!("scale-{:08x}", rand_u32()?);
     let settings = args.budget_mib.map(|m| format!("{{\"memory_budget_bytes\":{}}}", m * MIB));
     create_namespace_with(&server.base, &server.token, &ns, settings.as_deref())?;

@@ -139,7 +139,7 @@ impl Shell {
     fn new(object: State, env: Env, ident: Option<(String, ReplicaName)>) -> Self {
         let born = random_u64();
         let trace = TraceStore::open(&object, &env, born);
-        let state = ReplicaState::new(ident, born, now_ms(), trace.is_some());
+        let state = ReplicaState::new((ident, vars::role(&env)), born, now_ms(), trace.is_some());
         Shell { secret: internal::internal_key(&env), born, trace, object, env, state: RefCell::new(state) }
     }
 

@@ -60,6 +60,8 @@ pub(super) struct ReplicaState {
     /// (namespace, replica), from the object's name (`{ns}:r1`), or from
     /// the first request if the runtime does not pass the name.
     pub(super) ident: Option<(String, ReplicaName)>,
+    /// The role of the script this object runs in, if it is a role script.
+    role: Option<ReplicaName>,
     /// Random nonce of this object instance (tells a reset apart).
     pub(super) born: u64,
     pub(super) born_at: u64,
@@ -81,9 +83,15 @@ pub(super) struct ReplicaState {
 }
 
 impl ReplicaState {
-    pub(super) fn new(ident: Option<(String, ReplicaName)>, born: u64, now: u64, trace: bool) -> Self {
+    pub(super) fn new(
+        (ident, role): (Option<(String, ReplicaName)>, Option<ReplicaName>),
+        born: u64,
+        now: u64,
+        trace: bool,
+    ) -> Self {
         ReplicaState {
             ident,
+            role,
             born,
             born_at: now,
             life: Life::new(now),
@@ -115,6 +123,12 @@ impl ReplicaState {
             self.ident = Some((target.ns.clone(), r));
         }
         let Some((ns, me)) = &self.ident else { return Err(wrong("no identity".into())) };
+        if self.role.is_some_and(|role| role != *me) {
+            let role = self.role.map_or("?", |r| r.as_str());
+            return Err(wrong(format!(
+                "this is {ns}:{me}, in the script of role {role}: a replica runs in its role's script"
+            )));
+        }
         if *ns != target.ns || target.replica.is_some_and(|r| r != *me) {
             let meant = target.replica.map_or("?", |r| r.as_str());
             return Err(wrong(format!("this is {ns}:{me}, not {}:{meant}", target.ns)));
