@@ -361,12 +361,12 @@ pub fn e2e(root: &Path) -> Result<bool> {
         Ok(status.success())
     };
     // The serial suite runs after the others, alone and one test at a time.
-    let status = run_suites(&["--skip", SERIAL_SUITE, "--skip", MEMORY_SUITE], E2E_THREADS)
+    let status = run_suites(&["--skip", SERIAL_SUITE, "--skip", MEMORY_SUITE, "--skip", FAULTS_SUITE], E2E_THREADS)
         .and_then(|passed| Ok(run_suites(&[SERIAL_SUITE], "1")? && passed));
     let panics = server.log_matches(&["panicked at", "RuntimeError: unreachable"]);
     server.stop()?;
     ensure!(!wrangler::interrupted(), "interrupted");
-    let passed = status? && memory_stage(root)?;
+    let passed = status? & faults_stage(root, &traces)? & memory_stage(root)?;
     if !panics.is_empty() {
         eprintln!("worker: the worker panicked during the end-to-end tests:\n{}", panics.join("\n"));
     }
@@ -381,6 +381,76 @@ const E2E_BINARY: &str = "it";
 /// Its module of tests that must run alone (crates/e2e/tests/it/serial): it
 /// fills the deployment's namespace limit and measures latencies.
 const SERIAL_SUITE: &str = "serial::";
+
+/// Its module of tests of the platform's faults, run on a server of their
+/// own while xtask applies them (`faults_stage`).
+const FAULTS_SUITE: &str = "faults::";
+
+/// The faults test (crates/e2e/tests/it/faults) on a fresh server: once its
+/// clients run, r1's process is killed without warning and started again,
+/// then the deployment rolls onto a new build (r1, r2, r0, the front, each
+/// after the previous recovered), as `cargo xtask dev roll` does; the test
+/// then checks what the clients saw. The replicas record their steps, for
+/// trace validation.
+fn faults_stage(root: &Path, traces: &Path) -> Result<bool> {
+    let tools = ensure_tools(root)?;
+    let mut server =
+        serve_for_tests_with(root, "worker-faults", "faults test", Inspector::On, &[("HANDOFF_TRACE", "1")])?;
+    let signals = server.dir.join("signals");
+    if signals.exists() {
+        fs::remove_dir_all(&signals)?;
+    }
+    fs::create_dir_all(&signals)?;
+    println!("worker: cargo test -p e2e --test {E2E_BINARY} -- {FAULTS_SUITE} with HANDOFF_URL={}", server.base);
+    let mut test = crate::cargo::command()
+        .current_dir(root)
+        .args(["test", "-p", "e2e", "--test", E2E_BINARY, "--", FAULTS_SUITE, "--test-threads", "1", "--nocapture"])
+        .env("HANDOFF_URL", &server.base)
+        .env("HANDOFF_TOKEN", &server.token)
+        .env("HANDOFF_TRACE_DIR", traces)
+        .env("HANDOFF_FAULTS_DIR", &signals)
+        .spawn()
+        .context("running cargo test -p e2e (faults)")?;
+    let faults = apply_faults(&tools, &mut server, &signals, &mut test);
+    // Whatever happened, the test learns that the faults are over.
+    fs::write(signals.join("done"), b"")?;
+    let status = test.wait().context("waiting for the faults test")?;
+    let panics = server.log_matches(&["panicked at", "RuntimeError: unreachable"]);
+    server.stop()?;
+    if let Err(e) = &faults {
+        eprintln!("worker: applying the faults failed: {e:#}");
+    }
+    if !panics.is_empty() {
+        eprintln!("worker: the worker panicked during the faults test:\n{}", panics.join("\n"));
+    }
+    Ok(faults.is_ok() && status.success() && panics.is_empty())
+}
+
+/// Waits for the faults test's clients, then kills r1 and rolls.
+fn apply_faults(tools: &Tools, server: &mut Cluster, signals: &Path, test: &mut std::process::Child) -> Result<()> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(300);
+    while !signals.join("started").exists() {
+        ensure!(test.try_wait()?.is_none(), "the faults test ended before its clients started");
+        ensure!(std::time::Instant::now() < deadline, "the faults test's clients did not start");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (base, token) = (server.base.clone(), server.token.clone());
+    let timeout = Duration::from_secs(60);
+    std::thread::sleep(Duration::from_secs(2));
+    let r1 = scripts::Script::Role(scripts::Role::R1);
+    let crash = roll::roll_one(&base, &token, timeout, r1, |script| server.restart(tools, script, true).map(|_| ()))?;
+    println!(
+        "worker: faults: r1 killed and back in {:.1} s, its replicas ready {:.1} s later",
+        crash.replaced_in.as_secs_f64(),
+        crash.recovered_in.as_secs_f64()
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    build_with(tools)?;
+    server.new_generation(tools)?;
+    roll::roll(&base, &token, timeout, |script| server.restart(tools, script, false).map(|_| ()))?;
+    println!("worker: faults: rolled onto a new build");
+    Ok(())
+}
 
 /// Its module of tests of the isolate's memory, run on a server of their
 /// own (`memory_stage`).

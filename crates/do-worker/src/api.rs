@@ -50,10 +50,24 @@ impl KvCall {
     /// (it was reset while serving, or is unreachable) is a 503.
     pub async fn send<O: Ops>(&self, stub: &Stub, target: &Target<O>, secret: &str) -> HttpResult {
         let headers: Vec<(&str, &str)> = self.wid.as_deref().map(|w| (WRITE_ID_HEADER, w)).into_iter().collect();
-        let answer = internal::call(stub, target, Some(secret), self.value.as_deref(), &headers).await;
-        answer.map_err(|e| {
+        let unavailable = |e: String| {
             HttpError::unavailable(Code::ReplicaUnavailable, format!("the store did not answer ({e}); retry"), 1000)
-        })
+        };
+        let answer = internal::call(stub, target, Some(secret), self.value.as_deref(), &headers).await;
+        let answer = answer.map_err(|e| unavailable(e.to_string()))?;
+        // An answer that is none of the object's (its script not running, its
+        // isolate replaced mid-request: the runtime's own plain-text 5xx) is
+        // the same as no answer.
+        let ours = answer
+            .headers()
+            .get("content-type")
+            .ok()
+            .flatten()
+            .is_some_and(|t| t.starts_with("application/json") || t.starts_with(crate::http::BINARY));
+        if answer.status_code() >= 500 && !ours {
+            return Err(unavailable(format!("the runtime answered {}", answer.status_code())));
+        }
+        Ok(answer)
     }
 }
 

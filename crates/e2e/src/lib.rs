@@ -6,6 +6,7 @@
 
 pub mod claims;
 pub mod history;
+pub mod workload;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

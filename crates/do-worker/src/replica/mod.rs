@@ -121,8 +121,6 @@ pub(crate) struct Shell {
     env: Env,
     /// The internal secret, read once (see `internal::admit`).
     secret: std::result::Result<String, KeyProblem>,
-    /// Random nonce of this object instance (tells a reset apart).
-    born: u64,
     /// Where the driver's steps are recorded, in test runs that validate
     /// traces (`trace.rs`).
     trace: Option<TraceStore>,
@@ -137,10 +135,9 @@ fn reentered(at: &str) -> HttpError {
 
 impl Shell {
     fn new(object: State, env: Env, ident: Option<(String, ReplicaName)>) -> Self {
-        let born = random_u64();
-        let trace = TraceStore::open(&object, &env, born);
-        let state = ReplicaState::new((ident, vars::role(&env)), born, now_ms(), trace.is_some());
-        Shell { secret: internal::internal_key(&env), born, trace, object, env, state: RefCell::new(state) }
+        let trace = TraceStore::open(&object, &env);
+        let state = ReplicaState::new((ident, vars::role(&env)), random_u64(), now_ms(), trace.is_some());
+        Shell { secret: internal::internal_key(&env), trace, object, env, state: RefCell::new(state) }
     }
 
     /// An entry point: the state is borrowed once, `f` runs at the current
@@ -148,32 +145,45 @@ impl Shell {
     /// are performed.
     fn enter<R>(self: &Rc<Self>, at: &str, f: impl FnOnce(&mut ReplicaState, u64) -> R) -> HttpResult<R> {
         let now = now_ms();
-        let (result, effects) = {
+        let (result, effects, born) = {
             let Ok(mut state) = self.state.try_borrow_mut() else { return Err(reentered(at)) };
             let result = f(&mut state, now);
             state.settle(now);
             let (old, new) = state.held_change();
             isolate::held_changed(old, new);
-            (result, state.take_effects())
+            (result, state.take_effects(), state.born)
         };
-        self.perform(effects);
+        self.perform(effects, born);
         Ok(result)
     }
 
-    /// An entry point with no one to answer (a callback, a task's end): a
-    /// bug is logged by [`Shell::enter`].
-    fn quietly(self: &Rc<Self>, at: &str, f: impl FnOnce(&mut ReplicaState, u64)) {
-        let _ = self.enter(at, f);
+    /// An entry point with no one to answer (a callback, a task's end) of
+    /// the state instance `born` started: `f` runs only if that state is
+    /// still the object's (not renewed since), and a bug is logged by
+    /// [`Shell::enter`].
+    fn quietly(self: &Rc<Self>, born: u64, at: &str, f: impl FnOnce(&mut ReplicaState, u64)) {
+        let _ = self.enter(at, |state, now| {
+            if state.born == born {
+                f(state, now);
+            }
+        });
     }
 
-    /// Performs the effects, in order.
-    fn perform(self: &Rc<Self>, effects: Vec<Effect>) {
+    /// The current state instance's birth nonce.
+    fn born(self: &Rc<Self>) -> HttpResult<u64> {
+        self.enter("born", |state, _| state.born)
+    }
+
+    /// Performs the effects of state instance `born`, in order.
+    fn perform(self: &Rc<Self>, effects: Vec<Effect>, born: u64) {
         for effect in effects {
             match effect {
-                Effect::Deliver(delivery) => self.deliver(delivery),
-                Effect::OpenSocket { to, id, link } => self.open_socket(to, id, link),
-                Effect::WakeAt { token, at } => self.after(at, move |state, now| state.woke(token, now)),
-                Effect::HoldUntil { to, lane, at } => self.after(at, move |state, now| state.hold_ended(to, lane, now)),
+                Effect::Deliver(delivery) => self.deliver(delivery, born),
+                Effect::OpenSocket { to, id, link } => self.open_socket(to, id, link, born),
+                Effect::WakeAt { token, at } => self.after(at, born, move |state, now| state.woke(token, now)),
+                Effect::HoldUntil { to, lane, at } => {
+                    self.after(at, born, move |state, now| state.hold_ended(to, lane, now));
+                }
                 Effect::Answer { tx, answer } => {
                     // The client request went away meanwhile: nobody to tell.
                     let _ = tx.send(answer);
@@ -181,7 +191,11 @@ impl Shell {
                 Effect::Ready(waiting) => waiting.into_iter().for_each(|tx| {
                     let _ = tx.send(());
                 }),
-                Effect::Record(rows) => self.record(rows),
+                Effect::Record(rows) => self.record(rows, born),
+                Effect::Renew { why } => {
+                    worker::console_log!("renewing this replica ({why}): its memory goes");
+                    self.quietly(born, "renew", |state, now| state.renew(random_u64(), now));
+                }
                 Effect::Reset { why } => {
                     if why.starts_with("coordinator fenced") {
                         console_warn!("{why}: resetting this object");
@@ -194,7 +208,7 @@ impl Shell {
                     spawn_local(async move {
                         if let Err(e) = shell.stop_namespace(&ns).await {
                             console_warn!("idle expiry: the namespace did not stop ({e}); trying again later");
-                            shell.quietly("stop failed", |state, _| state.stop_failed());
+                            shell.quietly(born, "stop failed", |state, _| state.stop_failed());
                         }
                     });
                 }
@@ -203,16 +217,16 @@ impl Shell {
     }
 
     /// Calls `f` at `at` (unix ms), as an entry point.
-    fn after(self: &Rc<Self>, at: u64, f: impl FnOnce(&mut ReplicaState, u64) + 'static) {
+    fn after(self: &Rc<Self>, at: u64, born: u64, f: impl FnOnce(&mut ReplicaState, u64) + 'static) {
         let shell = self.clone();
         spawn_local(async move {
             Delay::from(Duration::from_millis(at.saturating_sub(now_ms()))).await;
-            shell.quietly("timer", f);
+            shell.quietly(born, "timer", f);
         });
     }
 
     /// Carries a batch as the state decided, then reports how it went.
-    fn deliver(self: &Rc<Self>, Delivery { to, lane, body, via }: Delivery) {
+    fn deliver(self: &Rc<Self>, Delivery { to, lane, body, via }: Delivery, born: u64) {
         let shell = self.clone();
         let key = self.secret.clone();
         match via {
@@ -221,7 +235,7 @@ impl Shell {
                 // answered in order.
                 if let Err(e) = socket.send(&body) {
                     console_warn!("a frame to {to} could not be sent: {e}");
-                    self.quietly("frame unsent", |state, _| state.socket_ended(to, id));
+                    self.quietly(born, "frame unsent", |state, _| state.socket_ended(to, id));
                 }
                 drop(socket);
                 spawn_local(async move {
@@ -229,19 +243,19 @@ impl Shell {
                         Some((status, body)) => Delivered::Answer { status, body: body.to_vec() },
                         None => Delivered::Failed("the socket closed before it answered".into()),
                     };
-                    shell.quietly("delivered", |state, now| state.delivered((to, lane), outcome, None, now));
+                    shell.quietly(born, "delivered", |state, now| state.delivered((to, lane), outcome, None, now));
                 });
             }
             Via::Http(link) => spawn_local(async move {
                 let outcome = post(&link, &key, &body).await;
-                shell.quietly("delivered", |state, now| state.delivered((to, lane), outcome, None, now));
+                shell.quietly(born, "delivered", |state, now| state.delivered((to, lane), outcome, None, now));
             }),
             Via::NewLink => spawn_local(async move {
                 let (outcome, made) = match shell.make_link(to) {
                     Ok(link) => (post(&link, &key, &body).await, Some(link)),
                     Err(e) => (Delivered::Failed(e.to_string()), None),
                 };
-                shell.quietly("delivered", |state, now| state.delivered((to, lane), outcome, made, now));
+                shell.quietly(born, "delivered", |state, now| state.delivered((to, lane), outcome, made, now));
             }),
         }
     }
@@ -258,7 +272,7 @@ impl Shell {
 
     /// Opens socket `id` of `link` (to `to`); its answers and end are
     /// entry points.
-    fn open_socket(self: &Rc<Self>, to: ReplicaName, id: u64, link: Rc<Link>) {
+    fn open_socket(self: &Rc<Self>, to: ReplicaName, id: u64, link: Rc<Link>, born: u64) {
         let shell = self.clone();
         let weak = Rc::downgrade(self);
         spawn_local(async move {
@@ -266,12 +280,12 @@ impl Shell {
             let answers = weak.clone();
             let on_answer = move |frame| {
                 if let Some(shell) = answers.upgrade() {
-                    shell.quietly("socket answer", |state, _| state.socket_answered(to, id, frame));
+                    shell.quietly(born, "socket answer", |state, _| state.socket_answered(to, id, frame));
                 }
             };
             let on_end = move || {
                 if let Some(shell) = weak.upgrade() {
-                    shell.quietly("socket end", |state, _| state.socket_ended(to, id));
+                    shell.quietly(born, "socket end", |state, _| state.socket_ended(to, id));
                 }
             };
             let opened = link.open(key, DELIVERY_TIMEOUT, on_answer, on_end).await;
@@ -279,18 +293,18 @@ impl Shell {
                 worker::console_debug!("the socket to {to} did not open: {e}");
                 None
             });
-            shell.quietly("socket opened", |state, _| state.socket_opened(to, id, socket));
+            shell.quietly(born, "socket opened", |state, _| state.socket_opened(to, id, socket));
         });
     }
 
     /// Appends recorded rows to the trace store; a failed write stops the
     /// recording (one `Lost` row marks it).
-    fn record(self: &Rc<Self>, rows: Vec<Vec<u8>>) {
+    fn record(self: &Rc<Self>, rows: Vec<Vec<u8>>, born: u64) {
         let Some(trace) = &self.trace else { return };
         for row in rows {
-            if trace.insert(row).is_err() {
+            if trace.insert(born, row).is_err() {
                 if let Ok(Some(lost)) = self.enter("trace failed", |state, _| state.trace_failed()) {
-                    let _ = trace.insert(lost);
+                    let _ = trace.insert(born, lost);
                 }
                 return;
             }
@@ -350,7 +364,7 @@ impl Shell {
     /// probe's `Ping` (its object is no replica of any namespace) first
     /// checks that this is the object the caller meant.
     async fn serve(self: Rc<Self>, req: Request, target: Target<ReplicaOp>) -> HttpResult {
-        let born = self.born;
+        let born = self.born()?;
         if target.op == ReplicaOp::Ping {
             return Ok(http::json(&json!({ "ok": true, "object": "Replica", "born": format!("{born:016x}") }))?);
         }
@@ -362,28 +376,28 @@ impl Shell {
                 Ok(http::json(&json!({ "name": me.as_str(), "born": format!("{born:016x}"), "booted": booted }))?)
             }
             ReplicaOp::Stop => {
-                let running = self.enter("stop", |state, _| {
+                // Stopping renews the replica: a new state instance, not
+                // booted, that the registry will not admit again while the
+                // namespace is deleting or idle.
+                let running = self.enter("stop", |state, now| {
                     let running = state.booted();
                     if running {
-                        state.life.stopping = true;
-                        state.drop_for_reset();
+                        state.renew(random_u64(), now);
                     }
                     running
                 })?;
-                if !running {
-                    return Ok(http::json(&json!({ "stopped": false, "running": false }))?);
-                }
-                self.reset("stopped by the Worker").await;
-                Err(HttpError::new(Code::StopFailed, "the object survived its reset"))
+                Ok(http::json(&json!({ "stopped": running, "running": false }))?)
             }
             ReplicaOp::Evict => {
-                // The eviction test hook: the object is reset so its memory
-                // is lost, as on a real eviction. The request itself fails
-                // (the object is gone); the Worker confirms the reset by
-                // seeing a new birth nonce.
-                self.enter("evict", |state, _| state.drop_for_reset())?;
-                self.reset("evicted by the test hook").await;
-                Err(HttpError::new(Code::EvictFailed, "the object survived its reset"))
+                // The eviction test hook: the replica's memory is lost, as
+                // on a real eviction (a new state instance, with a new birth
+                // nonce, which the Worker checks). The loss of the whole
+                // isolate is `cargo xtask dev restart` (a new process).
+                let after = self.enter("evict", |state, now| {
+                    state.renew(random_u64(), now);
+                    state.born
+                })?;
+                Ok(http::json(&json!({ "evicted": me.as_str(), "born": format!("{after:016x}") }))?)
             }
             ReplicaOp::Trace => {
                 let (page, next) = TraceStore::page(&self.object, target.ms.unwrap_or(0))?;
@@ -425,7 +439,7 @@ impl Shell {
     /// answers one. The socket holds this replica only weakly: it closes
     /// with the replica, it does not keep it.
     fn accept_link(self: &Rc<Self>) -> HttpResult {
-        let id = self.enter("link", |state, _| state.next_incoming_id())?;
+        let (id, born) = self.enter("link", |state, _| (state.next_incoming_id(), state.born))?;
         let frames = Rc::downgrade(self);
         let serve = move |frame: &[u8]| match frames.upgrade() {
             Some(shell) => shell.frame(frame),
@@ -434,11 +448,15 @@ impl Shell {
         let ends = Rc::downgrade(self);
         let on_end = move || {
             if let Some(shell) = ends.upgrade() {
-                shell.quietly("link end", |state, _| state.incoming_ended(id));
+                shell.quietly(born, "link end", |state, _| state.incoming_ended(id));
             }
         };
         let (response, socket) = Incoming::accept(serve, on_end)?;
-        self.enter("link", |state, _| state.accepted(id, socket))?;
+        self.enter("link", |state, _| {
+            if state.born == born {
+                state.accepted(id, socket);
+            }
+        })?;
         Ok(response)
     }
 

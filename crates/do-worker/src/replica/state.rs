@@ -295,6 +295,18 @@ impl ReplicaState {
         self.effects.push(Effect::Reset { why });
     }
 
+    /// Renews the replica: this state gives way to a fresh one, born
+    /// `born` at `now`, with nothing of this one but the object's identity
+    /// (as an eviction would leave it, and a stopped replica must be: it
+    /// boots again only if the registry admits it). Tasks and callbacks of
+    /// the old state find a state of another birth and do nothing.
+    pub(super) fn renew(&mut self, born: u64, now: u64) {
+        let fresh = ReplicaState::new((self.ident.clone(), self.role), born, now, self.trace.is_some());
+        // The old state's pending effects (answers to its clients are
+        // dropped with it: they see their instance gone) go with it.
+        drop(std::mem::replace(self, fresh));
+    }
+
     /// The records, queues, links and sockets go; nothing boots again.
     pub(super) fn drop_for_reset(&mut self) {
         self.life.resetting = true;
@@ -551,10 +563,11 @@ impl ReplicaState {
         self.life.stopping = false;
     }
 
-    /// Stops this replica: its records go, then the object is reset.
+    /// Stops this replica: it is renewed (its records go), after which the
+    /// registry admits it again only for a running namespace.
     pub(super) fn stop(&mut self, why: &'static str) {
         self.life.stopping = true;
-        self.reset(why);
+        self.effects.push(Effect::Renew { why });
     }
 
     /// A peer answered that the namespace is not running: stop too.

@@ -2,11 +2,13 @@
 //! xtask test` starts `wrangler dev` and sets HANDOFF_URL and
 //! HANDOFF_TOKEN). `kv`, `claims` and `namespaces` run in parallel, each
 //! test in its own namespace; `serial` runs after them, alone and one test
-//! at a time (`cargo xtask e2e` runs `--skip serial:: --skip memory::`,
-//! then `serial::`); `memory::` runs on a server of its own, with a small
-//! isolate cap.
+//! at a time (`cargo xtask e2e` runs `--skip serial:: --skip memory::
+//! --skip faults::`, then `serial::`); `faults::` and `memory::` each run on
+//! a server of their own (xtask kills and rolls the first one's scripts; the
+//! second has a small isolate cap).
 
 mod claims;
+mod faults;
 mod kv;
 mod memory;
 mod namespaces;
