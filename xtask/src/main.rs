@@ -112,13 +112,7 @@ enum Cmd {
     /// `bench models`: the Rust model checker against the TLA+ checker).
     Bench(bench::BenchArgs),
     /// Deploy with wrangler; --dry-run only writes the bundle.
-    Deploy {
-        #[arg(long)]
-        dry_run: bool,
-        /// Where the dry run writes the bundle (default: target/worker-bundle).
-        #[arg(long)]
-        outdir: Option<PathBuf>,
-    },
+    Deploy(worker::DeployArgs),
 }
 
 fn main() -> ExitCode {
@@ -152,7 +146,7 @@ fn run() -> Result<bool> {
         Cmd::Dev { port, action: Some(DevAction::Roll { timeout }) } => {
             worker::dev_roll(&root, port, Duration::from_secs(timeout)).map(|()| true)
         }
-        Cmd::Deploy { dry_run, outdir } => worker::deploy(&root, dry_run, outdir).map(|()| true),
+        Cmd::Deploy(args) => worker::deploy(&root, &args).map(|()| true),
     }
 }
 
@@ -197,7 +191,7 @@ fn test(root: &Path) -> Result<bool> {
 /// workerd: smoke and end-to-end tests, then schemathesis.
 fn worker_stage(root: &Path) -> Result<bool> {
     eprintln!("Worker stage: build, deploy bundle (dry run), run on workerd, smoke and end-to-end tests");
-    worker::deploy(root, true, None)?;
+    worker::deploy(root, &worker::DeployArgs { dry_run: true, outdir: None, url: None, timeout: 120 })?;
     worker::smoke(root)?;
     let e2e = worker::e2e(root)?;
     Ok(worker::schemathesis::run(root)? && e2e)

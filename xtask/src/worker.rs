@@ -197,41 +197,93 @@ fn write_secret_file(path: &Path, contents: &str) -> Result<()> {
 
 /// Runs `wrangler deploy`; with `dry_run`, only bundles into `outdir`
 /// (default `target/worker-bundle`) and reports what was written.
-pub fn deploy(root: &Path, dry_run: bool, outdir: Option<PathBuf>) -> Result<()> {
+pub fn deploy(root: &Path, args: &DeployArgs) -> Result<()> {
     let tools = ensure_tools(root)?;
     build_with(&tools)?;
+    let wrangler_toml = tools.worker_dir.join("wrangler.toml");
+    let front = scripts::Front::load(&wrangler_toml)?;
     // wrangler runs in crates/do-worker: a relative --outdir must not move.
-    let outdir = std::path::absolute(outdir.unwrap_or_else(|| root.join(DEFAULT_BUNDLE_DIR)))?;
-    let started = SystemTime::now();
-    let mut cmd = tools.command(&tools.wrangler)?;
-    cmd.arg("deploy").arg("--outdir").arg(&outdir);
-    // Kept alive until wrangler has uploaded it, then deleted.
-    let mut secrets = None;
-    if dry_run {
-        cmd.arg("--dry-run");
-    } else {
-        // A fresh internal key with every deployment: a deploy restarts
-        // every object anyway (memory-only: the store starts empty), so no
-        // object ever needs the previous one.
-        let dir = root.join("target/worker-deploy");
-        fs::create_dir_all(&dir)?;
-        let file = dir.join("secrets.json");
-        write_secret_file(&file, &json!({ INTERNAL_KEY_VAR: random_key()? }).to_string())?;
-        cmd.arg("--secrets-file").arg(&file);
-        secrets = Some(file);
+    let outdir = std::path::absolute(args.outdir.clone().unwrap_or_else(|| root.join(DEFAULT_BUNDLE_DIR)))?;
+    // The role scripts' configurations, derived from wrangler.toml, on the
+    // bundle just built (the front deploys from wrangler.toml itself).
+    let main = tools.worker_dir.join("build/index.js");
+    let main = main.to_str().context("the bundle's path is not UTF-8")?;
+    let configs = front.write_all(&outdir.join("scripts"), main, true)?;
+    let config_of = |script: scripts::Script| -> Result<PathBuf> {
+        match script {
+            scripts::Script::Front => Ok(wrangler_toml.clone()),
+            role => configs.iter().find(|(s, _)| *s == role).map(|(_, p)| p.clone()).context("no configuration"),
+        }
+    };
+    println!("worker: the deployment is four scripts, deployed in this order (a rolling deploy):");
+    for script in roll::PLAN {
+        println!(
+            "worker:   {} ({}), then wait until every live namespace's replica of it is ready again",
+            script.name(&front.name),
+            config_of(script)?.display()
+        );
     }
-    println!("worker: wrangler deploy{} (bundle in {})", if dry_run { " --dry-run" } else { "" }, outdir.display());
-    let deployed = run(cmd, "wrangler deploy");
-    if let Some(file) = secrets {
-        let _ = fs::remove_file(file);
-    }
-    deployed?;
-    if dry_run {
-        let files = report_bundle(&outdir, started)?;
-        bundle::check(root, &tools.worker_dir.join("wrangler.toml"), &outdir, &files)?;
+    if args.dry_run {
+        for script in roll::PLAN {
+            let dir = outdir.join(script.label());
+            let started = SystemTime::now();
+            let mut cmd = tools.command(&tools.wrangler)?;
+            cmd.arg("deploy").arg("--dry-run").arg("--config").arg(config_of(script)?).arg("--outdir").arg(&dir);
+            println!("worker: wrangler deploy --dry-run {} (bundle in {})", script.name(&front.name), dir.display());
+            run(cmd, "wrangler deploy --dry-run")?;
+            let files = report_bundle(&dir, started)?;
+            bundle::check(root, &config_of(script)?, &dir, &files, script == scripts::Script::Front)?;
+        }
         bundle::explain();
+        return Ok(());
     }
-    Ok(())
+    let url = args.url.as_deref().context("a deploy needs --url https://<your worker>: it waits on its namespaces")?;
+    let token = std::env::var(ADMIN_TOKEN_VAR)
+        .with_context(|| format!("a deploy needs the deployment's admin token in {ADMIN_TOKEN_VAR}"))?;
+    // One internal key for every script, kept across deploys: during a
+    // roll the new scripts and the old ones must accept each other.
+    let dir = root.join("target/worker-deploy");
+    fs::create_dir_all(&dir)?;
+    let key_file = dir.join("internal.key");
+    if !key_file.exists() {
+        write_secret_file(&key_file, &random_key()?)?;
+    }
+    let key = fs::read_to_string(&key_file).context("reading the internal key")?;
+    let secrets = dir.join("secrets.json");
+    write_secret_file(&secrets, &json!({ INTERNAL_KEY_VAR: key.trim() }).to_string())?;
+    let replace = |script: scripts::Script| -> Result<()> {
+        let mut cmd = tools.command(&tools.wrangler)?;
+        cmd.arg("deploy").arg("--config").arg(config_of(script)?).arg("--secrets-file").arg(&secrets);
+        run(cmd, "wrangler deploy")
+    };
+    let result = if http::get(&format!("{url}/health"), None).is_ok_and(|(status, _)| status == 200) {
+        roll::roll(url, &token, Duration::from_secs(args.timeout), replace).map(|_| ())
+    } else {
+        println!("worker: {url} does not answer yet: a first deploy, nothing to wait for");
+        roll::PLAN.into_iter().try_for_each(replace)
+    };
+    let _ = fs::remove_file(&secrets);
+    result
+}
+
+/// `cargo xtask deploy`'s arguments.
+#[derive(clap::Args, Debug)]
+pub struct DeployArgs {
+    /// Only write and check the four scripts' bundles, and print the plan.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Where the dry run writes the bundles (default: target/worker-bundle).
+    #[arg(long)]
+    pub outdir: Option<PathBuf>,
+    /// The deployment's URL (`https://handoff.<subdomain>.workers.dev`): a
+    /// deploy waits on its namespaces between scripts (admin token in
+    /// HANDOFF_ADMIN_TOKEN).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// Seconds a role's replicas get to be ready again before the deploy
+    /// stops.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
 }
 
 /// Prints the files the dry run wrote, and returns them with their sizes;
