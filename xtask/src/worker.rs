@@ -508,7 +508,7 @@ fn apply_faults(tools: &Tools, server: &mut Cluster, signals: &Path, test: &mut 
 /// own (`memory_stage`).
 const MEMORY_SUITE: &str = "memory::";
 /// That server's isolate cap (crates/e2e/tests/it/memory: `CAP`).
-const MEMORY_CAP_BYTES: &str = "3145728";
+const MEMORY_CAP_BYTES: &str = "1048576";
 
 /// The memory tests (bounded bodies, the isolate cap) on a fresh server
 /// with a small isolate cap, one test at a time, in name order.

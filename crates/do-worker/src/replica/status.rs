@@ -34,6 +34,9 @@ pub(super) struct StatusLine {
     /// The wasm linear memory of the isolate this replica runs in (shared
     /// by every object of the isolate; it only grows, so it is the peak).
     wasm_memory_bytes: usize,
+    /// The bytes the replicas of that isolate hold together (every
+    /// namespace's replicas of this role that run there).
+    isolate_held_bytes: usize,
     paused_ms: u64,
     timers: usize,
     /// The coordinator: when the namespace stops if no client request
@@ -92,6 +95,7 @@ pub(super) fn line(driver: &Driver, shown: Shown<'_>) -> StatusLine {
         object: format!("{:016x}", shown.object),
         uptime_ms: shown.now.saturating_sub(shown.born_at),
         wasm_memory_bytes: shown.wasm_memory_bytes,
+        isolate_held_bytes: crate::isolate::held(),
         paused_ms: shown.paused_until.saturating_sub(shown.now),
         timers: driver.armed(),
         idle_expires_at: shown.idle_expires_at,

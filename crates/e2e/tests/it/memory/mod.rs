@@ -9,10 +9,10 @@ mod b_isolate_cap;
 
 /// The isolate cap the memory stage's server runs with
 /// (`HANDOFF_ISOLATE_CAP_BYTES`, set by xtask).
-pub const CAP: u64 = 3 * 1024 * 1024;
+pub const CAP: u64 = 1024 * 1024;
 
-/// The isolate's wasm memory and the bytes its replicas hold, as `/health`
-/// reports them.
+/// The front's isolate's wasm memory and the bytes replicas hold in it (none:
+/// replicas run in their roles' scripts), as `/health` reports them.
 pub async fn isolate(s: &e2e::Store) -> (u64, u64) {
     let health = s.request("GET", "/health", None, &[]).await.json();
     let field = |name: &str| health[name].as_u64().unwrap_or_else(|| panic!("/health has no {name}: {health}"));
