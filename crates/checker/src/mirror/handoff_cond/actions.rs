@@ -164,8 +164,7 @@ impl HandoffCond {
                 if !self.ttls_for(wid).contains(t) {
                     return None;
                 }
-                let reads =
-                    self.reads.step(&s.reads, &ReadsAction::Scale(ScaleAction::ZombieWrite(z.clone(), *k)))?;
+                let reads = self.reads.step(&s.reads, &ReadsAction::Scale(ScaleAction::ZombieWrite(z.clone(), *k)))?;
                 let mut u = CondState { reads, ..s.clone() };
                 self.set_exp_at(&mut u, wid, *t);
                 Some(u)
@@ -186,7 +185,8 @@ impl HandoffCond {
                 let enabled = base.is_ready(*p) && s.reads.fenced[*p] == 0 && base.known[*p] == *e && waiting;
                 enabled.then(|| {
                     self.with(s, |u| {
-                        u.reads.reads = s.reads.reads.iter().map(|r| Read { conf: r.conf || r.ep == *e, ..r.clone() }).collect();
+                        u.reads.reads =
+                            s.reads.reads.iter().map(|r| Read { conf: r.conf || r.ep == *e, ..r.clone() }).collect();
                         u.conds = s.conds.iter().map(|x| CondW { conf: x.conf || x.ep == *e, ..x.clone() }).collect();
                     })
                 })
