@@ -275,6 +275,7 @@ pub fn describe(stream: &Stream, e: &Entry) -> String {
         Step::Handle(Input::Put { key, wid, .. }) => format!("client put {key} (wid {wid})"),
         Step::Handle(Input::Delete { key, wid, .. }) => format!("client delete {key} (wid {wid})"),
         Step::Handle(Input::Read { key, req }) => format!("client read {key} (req {})", req.0),
+        Step::Handle(Input::List { prefix, req, .. }) => format!("client list {prefix:?} (req {})", req.0),
         Step::Handle(Input::Timer(t)) | Step::Fire(t) => format!("timer {t:?}"),
     };
     format!(
@@ -297,6 +298,7 @@ fn summary(outputs: &[Output]) -> String {
             Output::Send(m) => format!("send {} to {}", message(m), m.to),
             Output::Reply { reply, .. } => format!("reply {reply:?}"),
             Output::ReadReply { read, .. } => format!("read reply {read:?}"),
+            Output::ListReply { list, .. } => format!("list reply {list:?}"),
             Output::SetTimer { timer, at } => format!("arm {timer:?} at {}", at.0),
         })
         .collect();

@@ -54,8 +54,14 @@ fn run(writes: u64) -> (Rows, Vec<Driver>) {
         if drivers[0].replica().phase() == Status::Ready && written < writes {
             written += 1;
             let key = Key::new(format!("k{written}")).expect("key");
-            let input =
-                Input::Put { req: ClientRequestId(written), key, value: b"v".to_vec(), wid: WriteId(written.into()) };
+            let input = Input::Put {
+                req: ClientRequestId(written),
+                key,
+                value: b"v".to_vec(),
+                wid: WriteId(written.into()),
+                cond: None,
+                ttl_ms: None,
+            };
             let out = drivers[0].handle(Millis(now), input).expect("put");
             take(&mut drivers[0], 0, &mut rows);
             sends(out, &mut queue);

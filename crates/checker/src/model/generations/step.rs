@@ -89,6 +89,8 @@ impl HandoffGenerations {
             key: self.keys.get(key)?.clone(),
             value: Vec::new(),
             wid: WriteId(n.into()),
+            cond: None,
+            ttl_ms: None,
         };
         let out = self.run(t, self.coordinator, input);
         if !out.iter().any(|o| matches!(o, Output::Send(m) if matches!(m.body, Body::Push { .. }))) {
@@ -112,12 +114,12 @@ impl HandoffGenerations {
                 let acked_in = t.replicas[usize::from(r.0)].generation().or(generation);
                 send(t, &out);
                 for o in &out {
-                    if let Output::Reply { reply: WriteReply::Committed { key, stamp, wid }, .. } = o {
+                    if let Output::Reply { reply: WriteReply::Committed { key, tag, .. }, .. } = o {
                         t.acked.push(Acked {
                             generation: acked_in,
                             key: key.clone(),
-                            stamp: *stamp,
-                            wid: *wid,
+                            stamp: tag.stamp,
+                            wid: tag.wid,
                             doomed: false,
                         });
                     }

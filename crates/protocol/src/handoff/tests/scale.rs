@@ -36,7 +36,8 @@ fn key(i: usize) -> String {
 
 /// What a put of `len` bytes to `key` costs in memory.
 fn put_cost(key: &str, len: usize) -> usize {
-    let record = Record { stamp: Stamp::ZERO, wid: WriteId(0), value: Value::Bytes(vec![0; len]) };
+    let record =
+        Record { stamp: Stamp::ZERO, wid: WriteId(0), value: Value::Bytes(vec![0; len]), expires_at: None, fp: None };
     crate::handoff::memory::cost(&Key::new(key).unwrap(), &record)
 }
 
@@ -120,7 +121,13 @@ fn a_ghost_push_older_than_a_collected_tombstone_is_refused() {
         assert!(net.replica(r).memory().is_empty(), "{r}: the tombstone is collected");
     }
     let generation = net.replica(C).generation();
-    let ghost = Record { stamp: stamp(1, 1), wid: WriteId(1), value: Value::Bytes(b"old".to_vec()) };
+    let ghost = Record {
+        stamp: stamp(1, 1),
+        wid: WriteId(1),
+        value: Value::Bytes(b"old".to_vec()),
+        expires_at: None,
+        fp: None,
+    };
     let instance = net.replica(C).instance();
     let acks_before = net.sent.get("push_ack").map_or(0, |c| c.0);
     for p in [P1, P2] {
@@ -238,7 +245,7 @@ fn a_recovering_peer_takes_no_pushes() {
     let push = Body::Push {
         instance: net.replica(C).instance(),
         key: Key::new("k").unwrap(),
-        record: Record { stamp: stamp(1, 1), wid: WriteId(1), value: Value::Tombstone },
+        record: Record { stamp: stamp(1, 1), wid: WriteId(1), value: Value::Tombstone, expires_at: None, fp: None },
     };
     let out = fresh.handle(net.now, Input::Message(Message::new(generation, C, P1, push))).unwrap();
     assert!(out.is_empty() && fresh == before);
