@@ -339,11 +339,9 @@ pub fn smoke(root: &Path) -> Result<()> {
 /// test hooks on, a fresh internal key and admin token
 /// (`Cluster::token`), a limit of [`TEST_MAX_NAMESPACES`] namespaces and an
 /// isolate cap of [`TEST_ISOLATE_CAP_BYTES`]. For `smoke`, `e2e` and
-/// the smoke test ([`Inspector::On`]: `wrangler dev` as developers run it),
-/// the other test stages and `bench` ([`Inspector::Off`]: with four scripts
-/// each `wrangler dev` attaches DevTools to its own, whose `Network` events
-/// make every request between objects cost CPU that Cloudflare does not
-/// spend, and the suites' latency bounds then fail on a busy machine).
+/// the test stages ([`Inspector::On`]: `wrangler dev` as developers run it)
+/// and `bench` ([`Inspector::Off`]: DevTools' `Network` events make every
+/// request between objects cost CPU that Cloudflare does not spend).
 pub(crate) fn serve_for_tests(root: &Path, name: &str, what: &str, inspector: Inspector) -> Result<Cluster> {
     serve_for_tests_with(root, name, what, inspector, &[])
 }
@@ -397,7 +395,7 @@ pub fn e2e(root: &Path) -> Result<bool> {
         fs::remove_dir_all(&traces).with_context(|| format!("removing {}", traces.display()))?;
     }
     let mut server =
-        serve_for_tests_with(root, "worker-e2e", "end-to-end tests", Inspector::Off, &[("HANDOFF_TRACE", "1")])?;
+        serve_for_tests_with(root, "worker-e2e", "end-to-end tests", Inspector::On, &[("HANDOFF_TRACE", "1")])?;
     let run_suites = |filter: &[&str], threads: &str| -> Result<bool> {
         let mut cmd = crate::cargo::command();
         cmd.current_dir(root).args(["test", "-p", "e2e", "--no-fail-fast", "--test", E2E_BINARY, "--"]);
@@ -451,7 +449,7 @@ const FAULTS_SUITE: &str = "faults::";
 fn faults_stage(root: &Path, traces: &Path) -> Result<bool> {
     let tools = ensure_tools(root)?;
     let mut server =
-        serve_for_tests_with(root, "worker-faults", "faults test", Inspector::Off, &[("HANDOFF_TRACE", "1")])?;
+        serve_for_tests_with(root, "worker-faults", "faults test", Inspector::On, &[("HANDOFF_TRACE", "1")])?;
     let signals = server.dir.join("signals");
     if signals.exists() {
         fs::remove_dir_all(&signals)?;
@@ -521,7 +519,7 @@ fn memory_stage(root: &Path) -> Result<bool> {
         root,
         "worker-memory",
         "memory tests",
-        Inspector::Off,
+        Inspector::On,
         &[("HANDOFF_ISOLATE_CAP_BYTES", MEMORY_CAP_BYTES)],
     )?;
     println!("worker: cargo test -p e2e --test {E2E_BINARY} -- {MEMORY_SUITE} with HANDOFF_URL={}", server.base);

@@ -9,9 +9,11 @@ use serde_json::{Value, json};
 use worker::{Env, Request, Result, Stub};
 
 use crate::body;
+use crate::conditions::Conditions;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::http::{self, WRITE_ID_HEADER};
 use crate::internal::{self, replica_binding, secret};
+use crate::listing::Page;
 use crate::names::ReplicaName;
 use crate::namespaces::{self, calls};
 use crate::vocab::{KvOp, MAX_VALUE_BYTES};
@@ -27,10 +29,23 @@ pub fn replica_stub(env: &Env, ns: &str, r: ReplicaName) -> Result<Stub> {
 pub struct KvCall {
     pub value: Option<Vec<u8>>,
     pub wid: Option<String>,
+    pub conditions: Conditions,
 }
 
 impl KvCall {
     pub async fn read(req: &Request, op: KvOp) -> HttpResult<KvCall> {
+        // The conditions are refused here if malformed, before anything is
+        // read or sent; the coordinator reads them again from the headers
+        // passed on.
+        let conditions = match op {
+            KvOp::Put | KvOp::Delete => {
+                let headers: Vec<(String, String)> = req.headers().entries().collect();
+                Conditions::parse(op == KvOp::Put, |name| {
+                    headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+                })?
+            }
+            KvOp::Get => Conditions::default(),
+        };
         let value = match op {
             KvOp::Put => Some(body::read(req, MAX_VALUE_BYTES, Code::ValueTooLarge).await?),
             KvOp::Get | KvOp::Delete => None,
@@ -43,13 +58,15 @@ impl KvCall {
             ),
             (_, None) => Some(WriteId(internal::random_u128())),
         };
-        Ok(KvCall { value, wid: wid.map(|w| w.to_string()) })
+        Ok(KvCall { value, wid: wid.map(|w| w.to_string()), conditions })
     }
 
     /// Sends the call to `stub` as `target`; a failure to reach the object
     /// (it was reset while serving, or is unreachable) is a 503.
     pub async fn send<O: Ops>(&self, stub: &Stub, target: &Target<O>, secret: &str) -> HttpResult {
-        let headers: Vec<(&str, &str)> = self.wid.as_deref().map(|w| (WRITE_ID_HEADER, w)).into_iter().collect();
+        let conditions = self.conditions.headers();
+        let mut headers: Vec<(&str, &str)> = self.wid.as_deref().map(|w| (WRITE_ID_HEADER, w)).into_iter().collect();
+        headers.extend(conditions.iter().map(|(name, value)| (*name, value.as_str())));
         let unavailable = |e: String| {
             HttpError::unavailable(Code::ReplicaUnavailable, format!("the store did not answer ({e}); retry"), 1000)
         };
@@ -77,6 +94,17 @@ pub async fn kv(req: Request, env: &Env, ns: &str, key: &str, op: KvOp) -> HttpR
     let call = KvCall::read(&req, op).await?;
     let target = Target::new(ReplicaOp::from(op), ns, Some(ReplicaName::R0)).with_key(key);
     call.send(&replica_stub(env, ns, ReplicaName::R0)?, &target, &secret).await
+}
+
+/// `GET /v1/{ns}/kv?prefix=&after=&limit=`: one page of the keys, from the
+/// coordinator.
+pub async fn list(env: &Env, ns: &str, page: &Page) -> HttpResult {
+    let secret = secret(env)?;
+    let answer =
+        internal::call(&replica_stub(env, ns, ReplicaName::R0)?, &page.target(ns), Some(&secret), None, &[]).await;
+    answer.map_err(|e| {
+        HttpError::unavailable(Code::ReplicaUnavailable, format!("the store did not answer ({e}); retry"), 1000)
+    })
 }
 
 /// `GET /v1/{ns}/status`: the namespace as the registry knows it, and the

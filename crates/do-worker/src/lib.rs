@@ -49,11 +49,13 @@ pub mod auth;
 mod baseline;
 mod body;
 pub mod claims;
+pub mod conditions;
 pub mod error;
 mod hop;
 mod http;
 mod internal;
 mod isolate;
+mod listing;
 pub mod names;
 pub mod namespaces;
 pub mod openapi;
@@ -107,7 +109,14 @@ struct Health {
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
-    match handle(req, &env).await.or_else(HttpError::respond) {
+    let head = req.method() == worker::Method::Head;
+    let answered = handle(req, &env).await.or_else(HttpError::respond);
+    // A HEAD is answered as its GET, without the body.
+    let answered = match answered {
+        Ok(resp) if head => Ok(Response::empty()?.with_status(resp.status_code()).with_headers(resp.headers().clone())),
+        other => other,
+    };
+    match answered {
         Ok(resp) => Ok(resp),
         Err(err) => {
             // Logged with detail for `wrangler tail`/the dev console; the
@@ -143,6 +152,7 @@ async fn handle(req: Request, env: &Env) -> HttpResult {
             _ => Err(HttpError::internal("minting without a bearer")),
         },
         Route::Kv { ns, key, op } => api::kv(req, env, &ns, &key, op).await,
+        Route::KvList { ns, page } => api::list(env, &ns, &page).await,
         Route::Status { ns } => api::status(env, &ns).await,
         Route::ClaimCreate { ns } => claims::api::create(req, env, &ns).await,
         Route::ClaimGet { ns, claim } => claims::api::get(env, &ns, &claim).await,

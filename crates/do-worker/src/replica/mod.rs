@@ -50,8 +50,6 @@ mod transport;
 mod waiters;
 mod wake;
 
-pub(crate) use client::Committed;
-
 use std::cell::RefCell;
 use std::pin::pin;
 use std::rc::Rc;
@@ -67,16 +65,18 @@ use worker::{
 
 use crate::auth::KeyProblem;
 use crate::body;
+use crate::conditions::Conditions;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::hop::{Link, Via};
 use crate::http::{self, BINARY, NO_WAKE_HEADER, WRITE_ID_HEADER};
 use crate::internal::{self, now_ms, random_u64, random_u128, replica_binding};
 use crate::isolate;
+use crate::listing;
 use crate::names::{self, ReplicaName};
 use crate::namespaces::{self, Boot, calls};
 use crate::socket::{Incoming, parse_answer};
 use crate::vars;
-use crate::vocab::{KvOp, MAX_PAUSE_MS, MAX_VALUE_BYTES};
+use crate::vocab::{KvOp, MAX_PAUSE_MS, MAX_VALUE_BYTES, RESERVED_PREFIX};
 use crate::wire::{ReplicaOp, Target};
 use effects::{Delivery, Effect};
 use state::ReplicaState;
@@ -428,6 +428,7 @@ impl Shell {
                 self.admit(false).await?;
                 self.accept_link()
             }
+            ReplicaOp::List => self.list((ns, me), &target).await,
             ReplicaOp::Put => self.client(KvOp::Put, (ns, me), &req, &target).await,
             ReplicaOp::Delete => self.client(KvOp::Delete, (ns, me), &req, &target).await,
             ReplicaOp::Get => self.client(KvOp::Get, (ns, me), &req, &target).await,
@@ -497,6 +498,12 @@ impl Shell {
                 .ok_or_else(|| HttpError::new(Code::InvalidWriteId, "handoff-write-id must be 32 hex digits"))?,
             None => WriteId(random_u128()),
         };
+        let headers: Vec<(String, String)> = req.headers().entries().collect();
+        let header = |name: &str| headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
+        let conditions = match op {
+            KvOp::Put | KvOp::Delete => Conditions::parse(op == KvOp::Put, header)?,
+            KvOp::Get => Conditions::default(),
+        };
         let value = match op {
             KvOp::Put => Some(body::read(req, MAX_VALUE_BYTES, Code::ValueTooLarge).await?),
             KvOp::Get | KvOp::Delete => None,
@@ -519,9 +526,13 @@ impl Shell {
             let _ = future::select(ready, pin!(Delay::from(client::READY_WAIT))).await;
         }
         let name = key.as_str().to_string();
+        let Conditions { cond, ttl_ms } = conditions;
+        let if_match = conditions.if_match();
         let (input, wait): (Box<dyn FnOnce(_) -> Input>, _) = match (op, value) {
-            (KvOp::Put, Some(value)) => (Box::new(move |req| Input::Put { req, key, value, wid }), client::COMMIT_WAIT),
-            (KvOp::Delete, _) => (Box::new(move |req| Input::Delete { req, key, wid }), client::COMMIT_WAIT),
+            (KvOp::Put, Some(value)) => {
+                (Box::new(move |req| Input::Put { req, key, value, wid, cond, ttl_ms }), client::COMMIT_WAIT)
+            }
+            (KvOp::Delete, _) => (Box::new(move |req| Input::Delete { req, key, wid, if_match }), client::COMMIT_WAIT),
             _ => (Box::new(move |req| Input::Read { req, key }), client::CONFIRM_WAIT),
         };
         let answer = self.enter("ask", |state, now| state.ask(input, wait, now))??;
@@ -531,6 +542,28 @@ impl Shell {
             KvOp::Get => client::read_answer(&name, answer),
             KvOp::Put | KvOp::Delete => client::write_answer(answer),
         }
+    }
+}
+
+impl Shell {
+    /// `GET /list`: one page of the namespace's keys, which only the
+    /// coordinator serves (confirmed as a read is); the reserved prefix is
+    /// left out.
+    async fn list(self: &Rc<Self>, (ns, me): (String, ReplicaName), target: &Target<ReplicaOp>) -> HttpResult {
+        if me != ReplicaName::R0 {
+            let message = format!("client requests go to {ns}:r0, not {ns}:{me}");
+            return Err(HttpError::new(Code::NotCoordinator, message));
+        }
+        let page = listing::Page::from_target(target)?;
+        self.admit(true).await?;
+        if let Some(ready) = self.enter("list", |state, now| state.wait_ready(now))? {
+            let _ = future::select(ready, pin!(Delay::from(client::READY_WAIT))).await;
+        }
+        let listing::Page { prefix, after, limit } = page;
+        let hide = Some(RESERVED_PREFIX.to_string());
+        let input = move |req| Input::List { req, prefix, after, limit, hide };
+        let answer = self.enter("list", |state, now| state.ask(input, client::CONFIRM_WAIT, now))??;
+        client::list_answer(answer.await.ok())
     }
 }
 

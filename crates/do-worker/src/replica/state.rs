@@ -210,6 +210,7 @@ impl ReplicaState {
                 Output::Send(msg) => self.send(msg, now),
                 Output::Reply { req, reply } => self.answer(req.0, Answer::Write(reply)),
                 Output::ReadReply { req, read } => self.answer(req.0, Answer::Read(read)),
+                Output::ListReply { req, list } => self.answer(req.0, Answer::List(list)),
                 // The driver keeps the timers; it never passes these on.
                 Output::SetTimer { .. } => {}
             }
