@@ -52,7 +52,7 @@ impl Written {
     /// A `200` write, sent with `write_id`.
     pub(crate) fn parse(reply: &Reply, write_id: WriteId) -> Result<Written, Error> {
         let ack: Ack = reply.json()?;
-        let expires_at = ack.expires_at.map(|ms| reply.instant(ms)).transpose()?;
+        let expires_at = ack.expires_at.map(|ms| reply.unix_ms(ms)).transpose()?;
         Ok(Written { etag: reply.required_etag()?, expires_at, write_id })
     }
 }

@@ -2,7 +2,7 @@
 //! the one place requests are sent (and sent again, see [`crate::retry`]).
 
 use std::fmt;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
@@ -48,7 +48,7 @@ impl Client {
             // A pooled connection the server closed while idle fails the
             // request that picks it up; such failures are retried, but
             // fewer happen when no connection idles long.
-            .pool_idle_timeout(std::time::Duration::from_secs(1))
+            .pool_idle_timeout(Duration::from_secs(1))
             .build()
             .map_err(|e| Error::Config(format!("HTTP client: {e}")))?;
         Ok(Client { http, base: base.to_owned(), authorization, retry: RetryPolicy::default() })

@@ -73,7 +73,7 @@ impl Page {
             .map(|k| {
                 let etag =
                     ETag::parse(&k.etag).map_err(|e| reply.invalid(format!("{}: etag {:?}: {e}", k.key, k.etag)))?;
-                let expires_at = k.expires_at.map(|ms| reply.instant(ms)).transpose()?;
+                let expires_at = k.expires_at.map(|ms| reply.unix_ms(ms)).transpose()?;
                 Ok(Listed { key: k.key, etag, bytes: k.bytes, expires_at })
             })
             .collect::<Result<_, Error>>()?;

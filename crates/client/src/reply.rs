@@ -48,13 +48,13 @@ impl Reply {
         self.header(EXPIRES_AT)
             .map(|value| {
                 let ms = value.trim().parse().map_err(|_| self.invalid(format!("{EXPIRES_AT} {value:?}")))?;
-                self.instant(ms)
+                self.unix_ms(ms)
             })
             .transpose()
     }
 
     /// The time `ms` milliseconds after the Unix epoch.
-    pub(crate) fn instant(&self, ms: u64) -> Result<SystemTime, Error> {
+    pub(crate) fn unix_ms(&self, ms: u64) -> Result<SystemTime, Error> {
         UNIX_EPOCH
             .checked_add(Duration::from_millis(ms))
             .ok_or_else(|| self.invalid(format!("expiry {ms} ms is past this platform's clock")))

@@ -22,7 +22,9 @@ pub enum CounterError {
 /// Adds one to the counter at `key` (absent counts as 0) and returns the
 /// new value. Every `Ok` is one increment that took effect exactly once:
 /// the write id makes retries safe, and `If-Match` makes a write over a
-/// value someone else changed fail instead of losing their increment.
+/// value someone else changed fail instead of losing their increment. An
+/// `Err` from the store once the write was sent (a transport failure,
+/// `not_committed`) leaves unknown whether that increment took effect.
 pub async fn increment(ns: &Namespace, key: &str) -> Result<u64, CounterError> {
     loop {
         let (current, condition) = match ns.get(key).await? {
