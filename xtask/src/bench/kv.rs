@@ -166,6 +166,8 @@ struct Report {
     keys: usize,
     value_bytes: usize,
     results: Vec<Stats>,
+    /// Conditional writes, a contended counter, a listing (`coord.rs`).
+    coordination: super::coord::Coord,
     ratios: Vec<Ratio>,
 }
 
@@ -248,6 +250,9 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
             }
         }
     }
+    println!("bench: coordination (conditional PUTs, a contended counter, a listing of 1,000 keys)");
+    let coordination =
+        super::coord::measure(&base, &token, args.clients, Duration::from_secs(args.duration), args.rounds)?;
     let panics = server.log_matches(&["panicked at", "RuntimeError: unreachable"]);
     server.stop()?;
     ensure!(panics.is_empty(), "the worker panicked during the benchmark:\n{}", panics.join("\n"));
@@ -310,6 +315,7 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
             ratios.push(ratio("replicated/echo-do PUT p50".into(), rep.summary.p50_ms / echo.summary.p50_ms, None));
         }
     }
+    ratios.extend(coordination.ratios());
     let command = format!(
         "cargo xtask bench kv --clients {} --duration {} --rounds {} --keys {} --value-bytes {} --warmup {}",
         args.clients, args.duration, args.rounds, args.keys, args.value_bytes, args.warmup
@@ -323,6 +329,7 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
         keys: args.keys,
         value_bytes: args.value_bytes,
         results,
+        coordination,
         ratios,
     };
     let md = markdown(&report);
@@ -394,6 +401,7 @@ fn markdown(r: &Report) -> String {
         }
     }
     let _ = writeln!(md);
+    let _ = writeln!(md, "{}", r.coordination.markdown());
     ratio_table(&mut md, &r.ratios);
     md
 }

@@ -15,6 +15,7 @@
 //! samples and their statistics, the HTTP agent, the machine description.
 
 mod claims;
+mod coord;
 mod kv;
 mod models;
 mod procs;
