@@ -23,7 +23,8 @@
 //! waiter, and the client gets its 200.
 //!
 //! Files by job: `state.rs` (the state, the driver, settling),
-//! `transport.rs` (links, queues, batches), `outbox.rs` (the bounded queue
+//! `transport.rs` (links, queues, batches), `versions.rs` (the wire
+//! version each peer reads, for rolling deploys; pure), `outbox.rs` (the bounded queue
 //! per destination and lane; pure), `client.rs` (client requests and every
 //! 503 a replica answers), `waiters.rs` (deadlines; pure), `wake.rs` (the
 //! wake-up token; pure), `lifecycle.rs` (admission, idle expiry,
@@ -47,6 +48,7 @@ mod state;
 mod status;
 mod trace;
 mod transport;
+mod versions;
 mod waiters;
 mod wake;
 
