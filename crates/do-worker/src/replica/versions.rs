@@ -91,7 +91,7 @@ mod tests {
         let record = Record {
             stamp: Stamp::default(),
             wid: WriteId(7),
-            value: Value::Bytes(b"v".to_vec().into()),
+            value: Value::Bytes(b"v".to_vec()),
             expires_at: expires_at.map(Millis),
             fp: None,
         };
