@@ -40,14 +40,17 @@
 //! execute it twice (docs/remora.md section 6 lists this gap).
 //!
 //! A 503 from Handoff (the coordinator recovering, or reset while serving)
-//! is retried with backoff for at most [`LEASE_STORE_WAIT`]; a write is
+//! is retried with backoff for at most [`LEASE_STORE_WAIT`], every attempt
+//! included (one still unanswered then is abandoned); a write is
 //! retried with the same write id, so Handoff applies it once. After that the
 //! request fails with [`LeaseStoreError::Unavailable`] (503 + Retry-After).
 
 use std::cell::RefCell;
+use std::pin::pin;
 use std::rc::Rc;
 use std::time::Duration;
 
+use futures_util::future::{self, Either};
 use protocol::claim::lease;
 use protocol::claim::{ClaimId, ClaimRow, Lease, LeaseReply, LeaseRequest};
 use protocol::handoff::WriteId;
@@ -203,10 +206,17 @@ impl Leases<'_> {
                 let mut resp = internal::call(&stub, &target, Some(secret), body.as_deref(), &headers).await?;
                 Ok::<_, worker::Error>((resp.status_code(), resp.bytes().await?))
             };
-            let last = match attempt.await {
-                Ok((503, reply)) => String::from_utf8_lossy(&reply).into_owned(),
-                Ok(answer) => return Ok(answer),
-                Err(e) => e.to_string(),
+            // An attempt waits at most what is left of the call's budget (a
+            // coordinator may hold a write up to its commit wait): giving up
+            // on it is as uncertain as a 503 not_committed, which the
+            // activation already treats as a lease that may have been written.
+            let left = give_up.saturating_sub(now_ms()).max(1);
+            let timeout = Delay::from(Duration::from_millis(left));
+            let last = match future::select(pin!(attempt), pin!(timeout)).await {
+                Either::Left((Ok((503, reply)), _)) => String::from_utf8_lossy(&reply).into_owned(),
+                Either::Left((Ok(answer), _)) => return Ok(answer),
+                Either::Left((Err(e), _)) => e.to_string(),
+                Either::Right(_) => format!("no answer within {} ms", LEASE_STORE_WAIT.as_millis()),
             };
             if now_ms().saturating_add(backoff) > give_up {
                 return Err(LeaseStoreError::Unavailable { object, last });

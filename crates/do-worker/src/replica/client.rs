@@ -16,8 +16,14 @@ use crate::http;
 
 /// How long a client request waits for a recovering coordinator before it
 /// gets a 503. Recovery is two round trips to the peers (collect, then
-/// announce): milliseconds when both answer.
-pub(super) const READY_WAIT: Duration = Duration::from_secs(2);
+/// announce): milliseconds when both answer, but the first request to a
+/// namespace also waits for its three objects to boot, each admitted by
+/// the registry (seconds on a loaded machine, where each script is its own
+/// process).
+pub(super) const READY_WAIT: Duration = Duration::from_secs(5);
+/// Client requests waiting for readiness at once; those beyond get the
+/// 503 at once (the protocol answers `recovering`).
+const MAX_READY_WAITERS: usize = 1024;
 /// How long a read waits for a peer to confirm the coordinator's epoch
 /// before a 503 (one round trip when a peer answers).
 pub(super) const CONFIRM_WAIT: Duration = Duration::from_secs(5);
@@ -49,9 +55,15 @@ pub(super) struct Clients {
 }
 
 impl Clients {
-    /// `None` if the coordinator is `ready`; else where to wait for it.
+    /// `None` if the coordinator is `ready` (or [`MAX_READY_WAITERS`] wait
+    /// already); else where to wait for it.
     pub(super) fn wait_ready(&mut self, ready: bool) -> Option<oneshot::Receiver<()>> {
         if ready {
+            return None;
+        }
+        // Those that stopped waiting (their deadline passed) leave first.
+        self.ready.retain(|tx| !tx.is_canceled());
+        if self.ready.len() >= MAX_READY_WAITERS {
             return None;
         }
         let (tx, rx) = oneshot::channel();
@@ -295,5 +307,22 @@ impl From<Unavailable> for HttpError {
             Unavailable::Paused => (Code::Paused, "this replica is paused by the test hook".into(), RETRY_AFTER_MS),
         };
         HttpError::unavailable(code, message, retry_after_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readiness_waiters_are_bounded_and_those_gone_make_room() {
+        let mut clients = Clients::default();
+        assert!(clients.wait_ready(true).is_none(), "a ready coordinator makes nobody wait");
+        let mut waiting: Vec<_> = (0..MAX_READY_WAITERS).filter_map(|_| clients.wait_ready(false)).collect();
+        assert_eq!(waiting.len(), MAX_READY_WAITERS);
+        assert!(clients.wait_ready(false).is_none(), "one more is answered at once");
+        waiting.pop();
+        assert!(clients.wait_ready(false).is_some(), "a waiter that left makes room");
+        assert_eq!(clients.take_ready().len(), MAX_READY_WAITERS);
     }
 }

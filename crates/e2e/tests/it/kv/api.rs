@@ -187,9 +187,11 @@ async fn wrong_methods_are_405_with_allow() {
     let s = Store::from_env();
     let ns = s.new_ns("methods").await;
     for (method, path, allow) in [
-        ("POST", format!("/v1/{ns}/kv/k"), "GET, PUT, DELETE"),
-        ("PATCH", format!("/v1/{ns}/kv/k"), "GET, PUT, DELETE"),
-        ("OPTIONS", format!("/v1/{ns}/kv/k"), "GET, PUT, DELETE"),
+        ("POST", format!("/v1/{ns}/kv/k"), "GET, HEAD, PUT, DELETE"),
+        ("PATCH", format!("/v1/{ns}/kv/k"), "GET, HEAD, PUT, DELETE"),
+        ("OPTIONS", format!("/v1/{ns}/kv/k"), "GET, HEAD, PUT, DELETE"),
+        ("PUT", format!("/v1/{ns}/kv"), "GET"),
+        ("DELETE", format!("/v1/{ns}/kv"), "GET"),
         ("PUT", format!("/v1/{ns}/status"), "GET"),
         ("DELETE", format!("/v1/{ns}/status"), "GET"),
         ("POST", "/health".to_string(), "GET"),
@@ -204,7 +206,7 @@ async fn wrong_methods_are_405_with_allow() {
 #[tokio::test]
 async fn unknown_paths_are_404() {
     let s = Store::from_env();
-    for path in ["/", "/v1/", "/v1/ns/", "/v1/ns/kv", "/v1/ns/keys/k", "/v2/ns/kv/k", "/V1/ns/kv/k", "/healthz"] {
+    for path in ["/", "/v1/", "/v1/ns/", "/v1/ns/kvs", "/v1/ns/keys/k", "/v2/ns/kv/k", "/V1/ns/kv/k", "/healthz"] {
         for method in ["GET", "PUT", "POST", "DELETE"] {
             s.request(method, path, None, &[]).await.expect_error(404, "not_found");
         }
