@@ -16,6 +16,7 @@ use crate::internal::{self, replica_binding, secret};
 use crate::listing::Page;
 use crate::names::ReplicaName;
 use crate::namespaces::{self, calls};
+use crate::tokens;
 use crate::vocab::{KvOp, MAX_VALUE_BYTES};
 use crate::wire::{Ops, ReplicaOp, Target};
 
@@ -89,19 +90,21 @@ impl KvCall {
 }
 
 /// `GET|PUT|DELETE /v1/{ns}/kv/{key}`: served by the coordinator `{ns}:r0`.
-pub async fn kv(req: Request, env: &Env, ns: &str, key: &str, op: KvOp) -> HttpResult {
+/// (`life`, here and below: the namespace life the client's token is bound
+/// to, which the coordinator checks.)
+pub async fn kv(req: Request, env: &Env, ns: &str, key: &str, op: KvOp, life: Option<u64>) -> HttpResult {
     let secret = secret(env)?;
     let call = KvCall::read(&req, op).await?;
-    let target = Target::new(ReplicaOp::from(op), ns, Some(ReplicaName::R0)).with_key(key);
+    let target = Target::new(ReplicaOp::from(op), ns, Some(ReplicaName::R0)).with_key(key).with_life(life);
     call.send(&replica_stub(env, ns, ReplicaName::R0)?, &target, &secret).await
 }
 
 /// `GET /v1/{ns}/kv?prefix=&after=&limit=`: one page of the keys, from the
 /// coordinator.
-pub async fn list(env: &Env, ns: &str, page: &Page) -> HttpResult {
+pub async fn list(env: &Env, ns: &str, page: &Page, life: Option<u64>) -> HttpResult {
     let secret = secret(env)?;
-    let answer =
-        internal::call(&replica_stub(env, ns, ReplicaName::R0)?, &page.target(ns), Some(&secret), None, &[]).await;
+    let target = page.target(ns).with_life(life);
+    let answer = internal::call(&replica_stub(env, ns, ReplicaName::R0)?, &target, Some(&secret), None, &[]).await;
     answer.map_err(|e| {
         HttpError::unavailable(Code::ReplicaUnavailable, format!("the store did not answer ({e}); retry"), 1000)
     })
@@ -112,9 +115,11 @@ pub async fn list(env: &Env, ns: &str, page: &Page) -> HttpResult {
 /// replica that is not running says so). `idle_expires_at` (unix ms) is
 /// when the namespace stops its replicas if no client request comes first:
 /// its data then goes.
-pub async fn status(env: &Env, ns: &str) -> HttpResult {
+pub async fn status(env: &Env, ns: &str, life: Option<u64>) -> HttpResult {
     let secret = secret(env)?;
-    let info = calls::get(env, &secret, ns).await?.ok_or_else(|| namespaces::not_found(ns))?;
+    let info = calls::get(env, &secret, ns).await?;
+    tokens::check_life(life, ns, info.as_ref().map(|i| i.created_at))?;
+    let info = info.ok_or_else(|| namespaces::not_found(ns))?;
     let lines = replica_lines(env, ns, ReplicaOp::Status, &secret).await;
     let idle_expires_at = lines.first().and_then(|r0| r0.get("idle_expires_at")).cloned().unwrap_or(Value::Null);
     Ok(http::json(&json!({

@@ -140,24 +140,27 @@ async fn handle(req: Request, env: &Env) -> HttpResult {
             (Some(bearer), Some(admin))
         }
     };
+    // The namespace life a scoped token is bound to travels with every
+    // request for the namespace, to the object that knows the current one.
+    let life = bearer.as_ref().and_then(Bearer::life);
     match route {
         Route::Health { deep } => health(env, deep).await,
         Route::OpenApi => Ok(openapi::response()?),
         Route::NamespaceList => namespaces::api::list(env).await,
-        Route::Namespace { ns, op: NsOp::Put } => namespaces::api::put(req, env, &ns).await,
-        Route::Namespace { ns, op: NsOp::Get } => namespaces::api::get(env, &ns).await,
-        Route::Namespace { ns, op: NsOp::Delete } => namespaces::api::delete(env, &ns).await,
+        Route::Namespace { ns, op: NsOp::Put } => namespaces::api::put(req, env, &ns, life).await,
+        Route::Namespace { ns, op: NsOp::Get } => namespaces::api::get(env, &ns, life).await,
+        Route::Namespace { ns, op: NsOp::Delete } => namespaces::api::delete(env, &ns, life).await,
         Route::TokenMint => match (bearer, admin_token) {
-            (Some(bearer), Some(admin)) => namespaces::api::mint(req, &bearer, &admin).await,
+            (Some(bearer), Some(admin)) => namespaces::api::mint(req, env, &bearer, &admin).await,
             _ => Err(HttpError::internal("minting without a bearer")),
         },
-        Route::Kv { ns, key, op } => api::kv(req, env, &ns, &key, op).await,
-        Route::KvList { ns, page } => api::list(env, &ns, &page).await,
-        Route::Status { ns } => api::status(env, &ns).await,
-        Route::ClaimCreate { ns } => claims::api::create(req, env, &ns).await,
-        Route::ClaimGet { ns, claim } => claims::api::get(env, &ns, &claim).await,
-        Route::ClaimActivate { ns, claim } => claims::api::activate(req, env, &ns, claim, false).await,
-        Route::ClaimHeartbeat { ns, claim } => claims::api::heartbeat(req, env, &ns, claim).await,
+        Route::Kv { ns, key, op } => api::kv(req, env, &ns, &key, op, life).await,
+        Route::KvList { ns, page } => api::list(env, &ns, &page, life).await,
+        Route::Status { ns } => api::status(env, &ns, life).await,
+        Route::ClaimCreate { ns } => claims::api::create(req, env, &ns, life).await,
+        Route::ClaimGet { ns, claim } => claims::api::get(env, &ns, &claim, life).await,
+        Route::ClaimActivate { ns, claim } => claims::api::activate(req, env, &ns, claim, life).await,
+        Route::ClaimHeartbeat { ns, claim } => claims::api::heartbeat(req, env, &ns, claim, life).await,
         Route::Hook(hook) => test_hooks::serve(hook, req, env).await,
         Route::Forbidden { code, message } | Route::BadRequest { code, message } => Err(HttpError::new(code, message)),
         Route::MethodNotAllowed { allow } => Err(HttpError::method_not_allowed(method.as_ref(), url.path(), allow)),
@@ -169,14 +172,9 @@ async fn handle(req: Request, env: &Env) -> HttpResult {
 /// deployment has no admin token: it fails closed), and the admin token.
 fn authenticate(req: &Request, env: &Env) -> HttpResult<(Bearer, String)> {
     let configured = env.var(tokens::ADMIN_BINDING).ok().map(|v| v.to_string());
-    let refused = |e: tokens::AuthError| {
-        let code = e.code();
-        let error = HttpError::new(code, e.to_string());
-        if code == Code::Unauthorized { error.with_header("www-authenticate", "Bearer") } else { error }
-    };
-    let admin = tokens::admin_token(configured.as_deref()).map_err(refused)?;
+    let admin = tokens::admin_token(configured.as_deref())?;
     let header = req.headers().get("authorization").ok().flatten();
-    let bearer = tokens::authenticate(admin, header.as_deref(), internal::now_ms() / 1000).map_err(refused)?;
+    let bearer = tokens::authenticate(admin, header.as_deref(), internal::now_ms() / 1000)?;
     Ok((bearer, admin.to_string()))
 }
 

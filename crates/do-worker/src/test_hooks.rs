@@ -41,7 +41,7 @@ pub async fn serve(hook: Hook, req: Request, env: &Env) -> HttpResult {
         Hook::Bulk { ns, count, reservation_ttl_ms } => claims::api::bulk(env, &ns, count, reservation_ttl_ms).await,
         Hook::Count { ns } => claims::api::count(env, &ns).await,
         Hook::Migrations { ns } => claims::api::migrations(env, &ns).await,
-        Hook::BenchActivate { ns, claim } => claims::api::activate(req, env, &ns, claim, true).await,
+        Hook::BenchActivate { ns, claim } => claims::api::activate_baseline(req, env, &ns, claim).await,
         Hook::Bench { baseline, ns, key, op } => {
             let secret = secret(env)?;
             let call = KvCall::read(&req, op).await?;

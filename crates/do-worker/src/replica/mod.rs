@@ -350,9 +350,9 @@ impl Shell {
         let Some((ns, me)) = ident else { return Ok(()) };
         let secret = self.secret.as_ref().map_err(internal::key_missing)?;
         match calls::boot(&self.env, secret, &ns, me, client).await? {
-            Boot::Admitted { settings } => {
+            Boot::Admitted { settings, created_at } => {
                 let budget = vars::budget_bytes(&self.env);
-                self.enter("boot", |state, now| state.boot(settings, budget, now, random_u64()))?
+                self.enter("boot", |state, now| state.boot((settings, created_at), budget, now, random_u64()))?
             }
             Boot::Refused { .. } if client => Err(namespaces::not_found(&ns)),
             Boot::Refused { state } => Err(HttpError::new(
@@ -515,6 +515,7 @@ impl Shell {
             return Err(HttpError::new(Code::NamespaceNotRunning, message));
         }
         self.admit(true).await?;
+        self.enter("token", |state, _| state.life.check_token(&ns, target.life))??;
         let grows = value.as_ref().map_or(0, |v| v.len().saturating_add(key.as_str().len()));
         if grows > 0 && !isolate::room_for(grows, vars::isolate_cap_bytes(&self.env)) {
             let message = format!(
@@ -558,6 +559,7 @@ impl Shell {
         }
         let page = listing::Page::from_target(target)?;
         self.admit(true).await?;
+        self.enter("token", |state, _| state.life.check_token(&ns, target.life))??;
         if let Some(ready) = self.enter("list", |state, now| state.wait_ready(now))? {
             let _ = future::select(ready, pin!(Delay::from(client::READY_WAIT))).await;
         }

@@ -150,10 +150,11 @@ impl ReplicaState {
     }
 
     /// Boots the protocol replica of a namespace with `settings` (the
-    /// registry admitted it); a no-op once booted.
+    /// registry admitted it, in the namespace life `created_at`); a no-op
+    /// once booted.
     pub(super) fn boot(
         &mut self,
-        settings: Settings,
+        (settings, created_at): (Settings, u64),
         default_budget: Option<u64>,
         now: u64,
         seed: u64,
@@ -173,7 +174,7 @@ impl ReplicaState {
             boot(config, ReplicaId(me.index()), Millis(now), seed).map_err(|e| HttpError::internal(e.to_string()))?;
         self.instance = Some(driver.replica().instance());
         self.driver = Some(driver);
-        self.life.admitted(settings, now);
+        self.life.admitted(settings, created_at, now);
         self.record();
         self.apply(outputs, None, now);
         Ok(())
