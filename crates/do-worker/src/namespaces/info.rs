@@ -71,7 +71,5 @@ pub enum Boot {
     },
     /// The namespace does not exist, is being deleted, or is idle and the
     /// request was not a client's.
-    Refused {
-        state: Option<State>,
-    },
+    Refused { state: Option<State> },
 }

@@ -29,6 +29,8 @@ fn client() -> Client {
 async fn a_counter_under_evictions_loses_no_increment_and_counts_none_twice() {
     let s = Store::from_env();
     let name = s.new_ns("counter-evictions").await;
+    // A read starts the replicas (nothing else does).
+    s.get(&name, "hits").await.expect_error(404, "key_not_found");
     s.wait_ready(&name, RECOVER).await;
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
