@@ -131,7 +131,13 @@ pub fn dev_roll(root: &Path, port: u16, timeout: Duration) -> Result<()> {
     let generation = cluster.new_generation(&tools)?;
     println!("worker: rolling the dev server on {port} onto build {generation}");
     let (base, token) = (cluster.base.clone(), cluster.token.clone());
-    let steps = roll::roll(&base, &token, timeout, |script| cluster.restart(&tools, script, false).map(|_| ()))?;
+    let (live, writes) = roll::live_versions(&base)?;
+    let mut steps = Vec::new();
+    for wire in roll::wire_phases(live, writes)? {
+        announce_phase(live, wire);
+        cluster.set_wire_version(wire)?;
+        steps.extend(roll::roll(&base, &token, timeout, |script| cluster.restart(&tools, script, false).map(|_| ()))?);
+    }
     cluster.detach();
     let total: Duration = steps.iter().map(|s| s.replaced_in + s.recovered_in).sum();
     println!("worker: roll done in {:.1} s", total.as_secs_f64());
@@ -223,6 +229,12 @@ pub fn deploy(root: &Path, args: &DeployArgs) -> Result<()> {
             config_of(script)?.display()
         );
     }
+    println!(
+        "worker: if the live build reads an older replica wire version than this one ({}), the roll runs twice: \
+         first every script writing the old version, then every script writing the new one (`{}`)",
+        protocol::handoff::PROTOCOL_VERSION,
+        cluster::WIRE_VERSION_VAR
+    );
     if args.dry_run {
         for script in roll::PLAN {
             let dir = outdir.join(script.label());
@@ -251,19 +263,40 @@ pub fn deploy(root: &Path, args: &DeployArgs) -> Result<()> {
     let key = fs::read_to_string(&key_file).context("reading the internal key")?;
     let secrets = dir.join("secrets.json");
     write_secret_file(&secrets, &json!({ INTERNAL_KEY_VAR: key.trim() }).to_string())?;
-    let replace = |script: scripts::Script| -> Result<()> {
+    let replace = |script: scripts::Script, wire: Option<u16>| -> Result<()> {
         let mut cmd = tools.command(&tools.wrangler)?;
         cmd.arg("deploy").arg("--config").arg(config_of(script)?).arg("--secrets-file").arg(&secrets);
+        if let Some(v) = wire {
+            cmd.arg("--var").arg(format!("{}:{v}", cluster::WIRE_VERSION_VAR));
+        }
         run(cmd, "wrangler deploy")
     };
     let result = if http::get(&format!("{url}/health"), None).is_ok_and(|(status, _)| status == 200) {
-        roll::roll(url, &token, Duration::from_secs(args.timeout), replace).map(|_| ())
+        roll::live_versions(url).and_then(|(live, writes)| {
+            for wire in roll::wire_phases(live, writes)? {
+                announce_phase(live, wire);
+                roll::roll(url, &token, Duration::from_secs(args.timeout), |script| replace(script, wire))?;
+            }
+            Ok(())
+        })
     } else {
         println!("worker: {url} does not answer yet: a first deploy, nothing to wait for");
-        roll::PLAN.into_iter().try_for_each(replace)
+        roll::PLAN.into_iter().try_for_each(|script| replace(script, None))
     };
     let _ = fs::remove_file(&secrets);
     result
+}
+
+/// Says which roll of an upgrade from a build reading `live` runs next.
+fn announce_phase(live: u16, wire: Option<u16>) {
+    let new = protocol::handoff::PROTOCOL_VERSION;
+    match wire {
+        Some(old) => println!(
+            "worker: the live build reads wire version {live}, this one {new}: a first roll still writing {old}, then a second writing {new}"
+        ),
+        None if live < new => println!("worker: every replica reads wire version {new} now: the second roll writes it"),
+        None => println!("worker: wire version {new} on both builds: one roll"),
+    }
 }
 
 /// `cargo xtask deploy`'s arguments.

@@ -92,6 +92,11 @@ struct Health {
     ok: bool,
     service: &'static str,
     version: &'static str,
+    /// The replicas' wire protocol: the newest version this build reads and
+    /// writes, and the one this script's replicas write
+    /// (`HANDOFF_WIRE_VERSION`; `cargo xtask deploy` reads both).
+    protocol_version: u16,
+    wire_version: u16,
     /// Whether `HANDOFF_TEST_HOOKS` is "1" (local `wrangler dev` only).
     test_hooks: bool,
     /// Whether the internal secret is configured and usable.
@@ -205,6 +210,8 @@ async fn health(env: &Env, deep: bool) -> HttpResult {
         ok: true,
         service: SERVICE,
         version: env!("CARGO_PKG_VERSION"),
+        protocol_version: protocol::handoff::PROTOCOL_VERSION,
+        wire_version: replica::wire_version(env).get(),
         test_hooks: vars::test_hooks(env),
         internal_key: internal::internal_key(env).is_ok(),
         admin_token: tokens::admin_token(env.var(tokens::ADMIN_BINDING).ok().map(|v| v.to_string()).as_deref()).is_ok(),

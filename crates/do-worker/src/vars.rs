@@ -16,6 +16,9 @@ const BUDGET_BYTES: &str = "HANDOFF_BUDGET_BYTES";
 const ISOLATE_CAP_BYTES: &str = "HANDOFF_ISOLATE_CAP_BYTES";
 /// The replica role a role script serves (`r0`, `r1`, `r2`).
 const ROLE: &str = "HANDOFF_ROLE";
+/// The wire version replicas write (the first roll of a deploy that raises
+/// the protocol version sets the old one: `replica/versions.rs`).
+pub const WIRE_VERSION: &str = "HANDOFF_WIRE_VERSION";
 
 fn flag(env: &Env, name: &str) -> bool {
     env.var(name).is_ok_and(|v| v.to_string() == "1")
@@ -46,4 +49,9 @@ pub fn isolate_cap_bytes(env: &Env) -> usize {
 /// `Replica` objects must all be of that role.
 pub fn role(env: &Env) -> Option<ReplicaName> {
     env.var(ROLE).ok().and_then(|v| ReplicaName::parse(&v.to_string()))
+}
+
+/// [`WIRE_VERSION`], if set (checked by `replica::versions`).
+pub fn wire_version(env: &Env) -> Option<String> {
+    env.var(WIRE_VERSION).ok().map(|v| v.to_string())
 }

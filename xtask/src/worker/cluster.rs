@@ -30,6 +30,9 @@ use super::Tools;
 use super::scripts::{Front, Script, copy_bundle};
 use super::wrangler::{Dev, Inspector, Launch, free_port};
 
+/// The replicas' wire version (`crates/do-worker/src/vars.rs`).
+pub const WIRE_VERSION_VAR: &str = "HANDOFF_WIRE_VERSION";
+
 /// How long one script gets to answer `/health` after it starts.
 const READY_TIMEOUT: Duration = Duration::from_secs(120);
 
@@ -151,6 +154,19 @@ impl Cluster {
 
     fn member(&self, label: &str) -> Result<&MemberFile> {
         self.run.members.iter().find(|m| m.label == label).with_context(|| format!("no script {label} in this run"))
+    }
+
+    /// The wire version the scripts restarted from now on write (`None`:
+    /// their build's own): an env file after the run's, or none.
+    pub fn set_wire_version(&mut self, wire: Option<u16>) -> Result<()> {
+        let file = self.dir.join("wire.vars");
+        self.run.env_files.retain(|f| *f != file);
+        if let Some(v) = wire {
+            fs::write(&file, format!("{WIRE_VERSION_VAR}={v}\n"))
+                .with_context(|| format!("writing {}", file.display()))?;
+            self.run.env_files.push(file);
+        }
+        self.save()
     }
 
     /// Builds a new bundle generation from crates/do-worker/build (the

@@ -16,11 +16,43 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+use protocol::handoff::{MIN_PROTOCOL_VERSION, PROTOCOL_VERSION};
+
 use super::http;
 use super::scripts::{Role, Script};
 
 /// The order of a roll: the peers one at a time, the coordinator, the front.
 pub const PLAN: [Script; 4] = [Script::Role(Role::R1), Script::Role(Role::R2), Script::Role(Role::R0), Script::Front];
+
+/// The replicas' wire versions of the deployment at `base`: (the newest
+/// its build reads, the one it writes), from `/health`; a build older than
+/// that field is taken to be the oldest version this one reads.
+pub fn live_versions(base: &str) -> Result<(u16, u16)> {
+    let (status, body) = http::get(&format!("{base}/health"), None)?;
+    if status != 200 {
+        bail!("GET {base}/health answered {status}: {body}");
+    }
+    let health: Value = serde_json::from_str(&body).context("GET /health's answer")?;
+    let field = |name: &str| health[name].as_u64().and_then(|v| u16::try_from(v).ok());
+    let reads = field("protocol_version").unwrap_or(MIN_PROTOCOL_VERSION);
+    Ok((reads, field("wire_version").unwrap_or(reads)))
+}
+
+/// The rolls that bring a deployment whose build reads up to `live` (and
+/// writes `live_writes`) onto this build, each as the wire version its
+/// scripts are told to write (`None`: their own). A build that reads a
+/// newer version than the live one rolls twice: first still writing the
+/// version the live replicas read, then, once every replica reads the new
+/// one, writing it. A build older than the one before this one cannot be
+/// rolled onto without a gap (this one does not read what it writes).
+pub fn wire_phases(live: u16, live_writes: u16) -> Result<Vec<Option<u16>>> {
+    if live_writes < MIN_PROTOCOL_VERSION {
+        bail!(
+            "the live replicas write wire version {live_writes}, which this build (reading {MIN_PROTOCOL_VERSION}..={PROTOCOL_VERSION}) cannot read: deploy the release in between first"
+        );
+    }
+    Ok(if live < PROTOCOL_VERSION { vec![Some(live.max(MIN_PROTOCOL_VERSION)), None] } else { vec![None] })
+}
 
 /// What one step of a roll took.
 pub struct Step {
@@ -164,4 +196,32 @@ fn encode(ns: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_same_protocol_rolls_once_in_its_own_version() {
+        assert_eq!(wire_phases(PROTOCOL_VERSION, PROTOCOL_VERSION).ok(), Some(vec![None]));
+    }
+
+    #[test]
+    fn a_newer_protocol_rolls_first_writing_the_old_version_then_its_own() {
+        let old = PROTOCOL_VERSION - 1;
+        assert_eq!(wire_phases(old, old).ok(), Some(vec![Some(old), None]));
+    }
+
+    #[test]
+    fn a_half_done_upgrade_finishes_with_the_second_roll() {
+        // The first roll ran (the live build is this one, writing the old
+        // version): one roll writing the new version is what is left.
+        assert_eq!(wire_phases(PROTOCOL_VERSION, PROTOCOL_VERSION - 1).ok(), Some(vec![None]));
+    }
+
+    #[test]
+    fn a_build_too_old_to_be_read_is_refused() {
+        assert!(wire_phases(MIN_PROTOCOL_VERSION - 1, MIN_PROTOCOL_VERSION - 1).is_err());
+    }
 }

@@ -81,9 +81,10 @@ use crate::vars;
 use crate::vocab::{KvOp, MAX_PAUSE_MS, MAX_VALUE_BYTES, RESERVED_PREFIX};
 use crate::wire::{ReplicaOp, Target};
 use effects::{Delivery, Effect};
-use state::ReplicaState;
+use state::{Deployment, ReplicaState};
 use trace::TraceStore;
 use transport::{DELIVERY_TIMEOUT, Delivered};
+pub use versions::WireVersion;
 
 /// Largest batch body `POST /msg` reads: what an outbox sends at most.
 const MAX_BATCH_BODY_BYTES: usize = outbox::MAX_BATCH_BYTES + MAX_MESSAGE_BYTES;
@@ -129,6 +130,16 @@ pub(crate) struct Shell {
     state: RefCell<ReplicaState>,
 }
 
+/// The wire version to write: the deployment's if this build writes it,
+/// else this build's (a bad value is logged; `/health` shows the result).
+pub fn wire_version(env: &Env) -> WireVersion {
+    let Some(var) = vars::wire_version(env) else { return WireVersion::default() };
+    WireVersion::parse(&var).unwrap_or_else(|| {
+        console_error!("{}={var:?} is not a version this build writes; it writes its own", vars::WIRE_VERSION);
+        WireVersion::default()
+    })
+}
+
 /// A borrow of the state failed: re-entrance, which the shell never does.
 fn reentered(at: &str) -> HttpError {
     console_error!("bug: the replica's state was borrowed twice ({at})");
@@ -138,7 +149,12 @@ fn reentered(at: &str) -> HttpError {
 impl Shell {
     fn new(object: State, env: Env, ident: Option<(String, ReplicaName)>) -> Self {
         let trace = TraceStore::open(&object, &env);
-        let state = ReplicaState::new((ident, vars::role(&env)), random_u64(), now_ms(), trace.is_some());
+        let state = ReplicaState::new(
+            (ident, Deployment { role: vars::role(&env), wire: wire_version(&env) }),
+            random_u64(),
+            now_ms(),
+            trace.is_some(),
+        );
         Shell { secret: internal::internal_key(&env), trace, object, env, state: RefCell::new(state) }
     }
 

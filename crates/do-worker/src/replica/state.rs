@@ -25,6 +25,7 @@ use super::lifecycle::{self, Life};
 use super::status::{self, Shown, StatusLine};
 use super::trace::TraceLog;
 use super::transport::{Arrived, Delivered, Transport, add};
+use super::versions::WireVersion;
 use super::wake::WakeUp;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::hop::Link;
@@ -55,13 +56,22 @@ impl From<StepError> for HttpError {
     }
 }
 
+/// What a replica takes from its deployment's variables (`vars.rs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Deployment {
+    /// The role of the script this object runs in, if it is a role script.
+    pub(super) role: Option<ReplicaName>,
+    /// The wire version it writes (`versions.rs`).
+    pub(super) wire: WireVersion,
+}
+
 /// One replica object's state.
 pub(super) struct ReplicaState {
     /// (namespace, replica), from the object's name (`{ns}:r1`), or from
     /// the first request if the runtime does not pass the name.
     pub(super) ident: Option<(String, ReplicaName)>,
-    /// The role of the script this object runs in, if it is a role script.
-    role: Option<ReplicaName>,
+    /// What the deployment's variables say (role, wire version).
+    deployment: Deployment,
     /// Random nonce of this object instance (tells a reset apart).
     pub(super) born: u64,
     pub(super) born_at: u64,
@@ -84,14 +94,14 @@ pub(super) struct ReplicaState {
 
 impl ReplicaState {
     pub(super) fn new(
-        (ident, role): (Option<(String, ReplicaName)>, Option<ReplicaName>),
+        (ident, deployment): (Option<(String, ReplicaName)>, Deployment),
         born: u64,
         now: u64,
         trace: bool,
     ) -> Self {
         ReplicaState {
             ident,
-            role,
+            deployment,
             born,
             born_at: now,
             life: Life::new(now),
@@ -99,7 +109,7 @@ impl ReplicaState {
             driver: None,
             instance: None,
             wake: WakeUp::default(),
-            transport: Transport::default(),
+            transport: Transport::new(deployment.wire),
             clients: Clients::default(),
             trace: trace.then(TraceLog::default),
             reported: 0,
@@ -123,8 +133,8 @@ impl ReplicaState {
             self.ident = Some((target.ns.clone(), r));
         }
         let Some((ns, me)) = &self.ident else { return Err(wrong("no identity".into())) };
-        if self.role.is_some_and(|role| role != *me) {
-            let role = self.role.map_or("?", |r| r.as_str());
+        if self.deployment.role.is_some_and(|role| role != *me) {
+            let role = self.deployment.role.map_or("?", |r| r.as_str());
             return Err(wrong(format!(
                 "this is {ns}:{me}, in the script of role {role}: a replica runs in its role's script"
             )));
@@ -303,7 +313,7 @@ impl ReplicaState {
     /// boots again only if the registry admits it). Tasks and callbacks of
     /// the old state find a state of another birth and do nothing.
     pub(super) fn renew(&mut self, born: u64, now: u64) {
-        let fresh = ReplicaState::new((self.ident.clone(), self.role), born, now, self.trace.is_some());
+        let fresh = ReplicaState::new((self.ident.clone(), self.deployment), born, now, self.trace.is_some());
         // The old state's pending effects (answers to its clients are
         // dropped with it: they see their instance gone) go with it.
         drop(std::mem::replace(self, fresh));
@@ -313,7 +323,7 @@ impl ReplicaState {
     pub(super) fn drop_for_reset(&mut self) {
         self.life.resetting = true;
         self.driver = None;
-        self.transport = Transport::default();
+        self.transport = Transport::new(self.deployment.wire);
         self.clients.drop_waiting();
     }
 

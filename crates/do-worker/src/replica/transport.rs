@@ -16,7 +16,7 @@ use protocol::handoff::{Body, Message};
 
 use super::effects::{Delivery, Effect};
 use super::outbox::{Next, Outbox};
-use super::versions::Versions;
+use super::versions::WireVersion;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::hop::{Link, LinkState, Via};
 use crate::names::ReplicaName;
@@ -86,19 +86,19 @@ pub(super) struct Transport {
     /// The peer the coordinator waits for (the other one's pushes and
     /// confirms are held back briefly: `outbox.rs`).
     pub(super) preferred: ReplicaName,
-    /// The wire version each other replica reads (`versions.rs`).
-    versions: Versions,
+    /// The wire version this replica writes (`versions.rs`).
+    wire: WireVersion,
     pub(super) counters: Counters,
 }
 
-impl Default for Transport {
-    fn default() -> Self {
+impl Transport {
+    pub(super) fn new(wire: WireVersion) -> Self {
         Transport {
             links: Default::default(),
             incoming: Accepted::default(),
             outboxes: Default::default(),
             preferred: ReplicaName::R1,
-            versions: Versions::default(),
+            wire,
             counters: Counters::default(),
         }
     }
@@ -146,13 +146,7 @@ impl Transport {
         let Some(to) = ReplicaName::from_index(msg.to.0) else { return };
         let lane = usize::from(matches!(msg.body, Body::Digest { .. } | Body::Records { .. }));
         let holdable = matches!(msg.body, Body::Push { .. } | Body::Confirm { .. });
-        let Some(bytes) = self.versions.encode(to, &msg) else { return };
-        if let Some(hello) = self.versions.announcement(to, &msg)
-            && let Some(outbox) = self.outbox(to, lane)
-        {
-            // Not urgent of itself: it rides with the message it precedes.
-            outbox.offer(hello, true, now);
-        }
+        let Some(bytes) = self.wire.encode(&msg) else { return };
         add(&mut self.counters.msgs_out, 1);
         if !self.outbox(to, lane).is_some_and(|outbox| outbox.offer(bytes, holdable, now)) {
             add(&mut self.counters.send_failures, 1);
@@ -254,7 +248,6 @@ impl Transport {
                 if let Some(slot) = self.link(to) {
                     *slot = None;
                 }
-                self.versions.forget(to);
                 Arrived::Failed
             }
         };
@@ -283,9 +276,6 @@ impl Transport {
             .into_iter()
             .filter_map(|raw| Message::decode(raw).map_err(|e| worker::console_warn!("bad reply from {to}: {e}")).ok())
             .collect();
-        for reply in &replies {
-            self.versions.heard(to, reply.v);
-        }
         Arrived::Replies(replies)
     }
 
@@ -321,18 +311,13 @@ impl Transport {
     /// Socket `id` to `to` closed: the link is lost (its object most likely
     /// went away), replaced by the next delivery.
     pub(super) fn socket_ended(&mut self, to: ReplicaName, id: u64) {
-        let mut lost = false;
         if let Some(slot) = self.link(to) {
             if let Some(link) = slot.as_mut() {
                 link.ended(id);
             }
             if slot.as_ref().is_some_and(LinkState::lost) {
                 *slot = None;
-                lost = true;
             }
-        }
-        if lost {
-            self.versions.forget(to);
         }
     }
 
@@ -346,9 +331,6 @@ impl Transport {
             match Message::decode(raw) {
                 Ok(msg) => {
                     add(&mut self.counters.msgs_in, 1);
-                    if let Some(from) = ReplicaName::from_index(msg.from.0) {
-                        self.versions.heard(from, msg.v);
-                    }
                     messages.push(msg);
                 }
                 Err(_) => add(&mut self.counters.refused, 1),
@@ -358,13 +340,8 @@ impl Transport {
     }
 
     /// The answer to a batch: its replies, encoded and counted.
-    /// Each reply is written in the version its addressee reads (the
-    /// batch it answers has just told).
     pub(super) fn reply(&mut self, replies: &[Message]) -> HttpResult<Vec<u8>> {
-        let encoded: Vec<Vec<u8>> = replies
-            .iter()
-            .filter_map(|m| ReplicaName::from_index(m.to.0).and_then(|to| self.versions.encode(to, m)))
-            .collect();
+        let encoded: Vec<Vec<u8>> = replies.iter().filter_map(|m| self.wire.encode(m)).collect();
         let body = Batch::encode(&encoded).map_err(|e| HttpError::internal(e.to_string()))?;
         add(&mut self.counters.bytes_out, body.len());
         Ok(body)
