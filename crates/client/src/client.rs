@@ -81,8 +81,17 @@ impl Client {
     pub(crate) async fn send(&self, call: &Call) -> Result<Reply, Error> {
         let started = Instant::now();
         let mut retries = 0u32;
+        let mut unknown = false;
         loop {
-            let outcome = self.attempt(call).await;
+            let mut outcome = self.attempt(call).await;
+            if let Ok(reply) = &mut outcome {
+                reply.after_unknown = unknown;
+            }
+            unknown |= match &outcome {
+                Ok(reply) => reply.is_retryable() && Error::from_reply(reply).may_have_taken_effect(),
+                Err(Error::Transport(e)) => !e.is_connect() && !e.is_builder(),
+                Err(_) => false,
+            };
             let retry_after = match &outcome {
                 Ok(reply) if reply.is_retryable() => reply.retry_after(),
                 Ok(_) => return outcome,
@@ -113,7 +122,7 @@ impl Client {
         let response = request.send().await?;
         let (status, headers) = (response.status(), response.headers().clone());
         let body = response.bytes().await?.to_vec();
-        Ok(Reply { status, headers, body })
+        Ok(Reply { status, headers, body, after_unknown: false })
     }
 }
 

@@ -20,6 +20,16 @@ pub enum Error {
         /// The key's ETag now, `None` if it is absent.
         current: Option<ETag>,
     },
+    /// `412` on a retry after an earlier attempt of the same write went
+    /// unanswered (or was answered `503 not_committed`): that attempt may
+    /// have committed and been overwritten since, so the condition failing
+    /// now does not say whether this write took effect. Nothing changed on
+    /// this attempt.
+    #[error("outcome unknown: an earlier attempt may have taken effect; the condition fails now (current ETag: {})", current.as_ref().map_or("none, the key is absent".to_owned(), ETag::to_string))]
+    OutcomeUnknown {
+        /// The key's ETag now, `None` if it is absent.
+        current: Option<ETag>,
+    },
     /// `404`: no such namespace (`namespace_not_found`), or no such route.
     /// (A read of an absent key is not an error: `get` answers `None`.)
     #[error("not found ({code}): {message}")]
@@ -89,6 +99,19 @@ pub enum Error {
     Randomness(getrandom::Error),
 }
 
+impl Error {
+    /// Whether the request this answers may have taken effect anyway: no
+    /// answer once sent, or a write answered `503 not_committed`.
+    pub fn may_have_taken_effect(&self) -> bool {
+        match self {
+            Error::Unavailable { code, .. } => code == "not_committed",
+            Error::Transport(e) => !e.is_connect() && !e.is_builder(),
+            Error::OutcomeUnknown { .. } => true,
+            _ => false,
+        }
+    }
+}
+
 /// The server's error envelope.
 #[derive(Deserialize)]
 struct Envelope {
@@ -113,6 +136,7 @@ impl Error {
         };
         match reply.status {
             StatusCode::PRECONDITION_FAILED => match reply.etag() {
+                Ok(current) if reply.after_unknown => Error::OutcomeUnknown { current },
                 Ok(current) => Error::PreconditionFailed { current },
                 Err(invalid) => invalid,
             },
@@ -146,6 +170,21 @@ mod tests {
         assert!(matches!(Error::from_reply(&without), Error::PreconditionFailed { current: None }));
         let weak = reply(412, &[("etag", "W/\"e2\"")], &envelope("precondition_failed"));
         assert!(matches!(Error::from_reply(&weak), Error::InvalidResponse { status: 412, .. }));
+    }
+
+    #[test]
+    fn a_412_after_an_attempt_of_unknown_outcome_is_an_unknown_outcome() {
+        let mut after = reply(412, &[("etag", "\"e3\"")], &envelope("precondition_failed"));
+        after.after_unknown = true;
+        let e = Error::from_reply(&after);
+        assert!(matches!(&e, Error::OutcomeUnknown { current: Some(t) } if t.to_string() == "\"e3\""));
+        assert!(e.may_have_taken_effect());
+        let first = Error::from_reply(&reply(412, &[], &envelope("precondition_failed")));
+        assert!(!first.may_have_taken_effect(), "a first attempt's 412 is definite");
+        let not_committed = Error::from_reply(&reply(503, &[], &envelope("not_committed")));
+        assert!(not_committed.may_have_taken_effect());
+        let recovering = Error::from_reply(&reply(503, &[], &envelope("recovering")));
+        assert!(!recovering.may_have_taken_effect(), "a write refused while recovering never takes effect");
     }
 
     #[test]

@@ -18,6 +18,10 @@ pub(crate) struct Reply {
     pub(crate) status: StatusCode,
     pub(crate) headers: HeaderMap,
     pub(crate) body: Vec<u8>,
+    /// Whether an earlier attempt of the same request may have taken
+    /// effect unseen (no answer after it was sent, or `503 not_committed`):
+    /// a `412` then does not say that the write did not happen.
+    pub(crate) after_unknown: bool,
 }
 
 impl Reply {
@@ -91,7 +95,12 @@ pub(crate) mod tests {
         for (name, value) in headers {
             map.append(HeaderName::from_bytes(name.as_bytes()).unwrap(), HeaderValue::from_str(value).unwrap());
         }
-        Reply { status: StatusCode::from_u16(status).unwrap(), headers: map, body: body.as_bytes().to_vec() }
+        Reply {
+            status: StatusCode::from_u16(status).unwrap(),
+            headers: map,
+            body: body.as_bytes().to_vec(),
+            after_unknown: false,
+        }
     }
 
     #[test]

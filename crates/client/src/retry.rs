@@ -13,16 +13,23 @@
 //! Every write carries a `handoff-write-id`, picked once per logical write
 //! and sent unchanged on each attempt. The server applies a write id at most
 //! once and answers any later request with that id (and the same request)
-//! with the first answer. So a write whose answer was lost on the way back
-//! is answered again, not applied twice; and a 503 or any other failure
-//! the server did answer never takes effect later.
+//! with the first answer while its record is still the key's current
+//! one. So a write whose answer was lost on the way back is answered
+//! again, not applied twice; and a failure the server answered never takes
+//! effect later, except `503 not_committed`, which may still commit.
 //!
 //! This matters most for conditional writes. Without the id, a retried
 //! `If-Match: "v1"` PUT whose first attempt committed (and made the tag
 //! `"v2"`) would come back `412`: the caller would believe it lost a race it
 //! won. With the id, the retry gets the first attempt's `200` and its new
 //! `ETag`. Likewise a retried `If-None-Match: *` create is not refused by its
-//! own first attempt.
+//! own first attempt. One case stays open: if the first attempt committed
+//! and someone else wrote the key before the retry arrived, the retry's
+//! condition fails against their write, and the first attempt is no longer
+//! the key's record to answer from. A `412` after an attempt of unknown
+//! outcome is therefore [`crate::Error::OutcomeUnknown`], never
+//! [`crate::Error::PreconditionFailed`] (which always means this write did
+//! not happen).
 
 use std::time::Duration;
 

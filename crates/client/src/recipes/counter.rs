@@ -24,7 +24,8 @@ pub enum CounterError {
 /// the write id makes retries safe, and `If-Match` makes a write over a
 /// value someone else changed fail instead of losing their increment. An
 /// `Err` from the store once the write was sent (a transport failure,
-/// `not_committed`) leaves unknown whether that increment took effect.
+/// `not_committed`, [`Error::OutcomeUnknown`]) leaves unknown whether that
+/// increment took effect ([`Error::may_have_taken_effect`]).
 pub async fn increment(ns: &Namespace, key: &str) -> Result<u64, CounterError> {
     loop {
         let (current, condition) = match ns.get(key).await? {

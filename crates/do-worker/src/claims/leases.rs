@@ -69,6 +69,11 @@ use crate::wire::{ReplicaOp as Op, Target};
 pub const LEASE_PREFIX: &str = "_remora/lease/";
 /// How long one lease-store call keeps retrying 503s before giving up.
 pub const LEASE_STORE_WAIT: Duration = Duration::from_secs(10);
+/// How long all the lease-store calls of one client request take at most
+/// together (an activation makes several): the request is answered 503
+/// `lease_store_unavailable`, with a Retry-After, well before a client's
+/// usual 30 s timeout, instead of never.
+pub const REQUEST_LEASE_BUDGET: Duration = Duration::from_secs(20);
 const FIRST_BACKOFF_MS: u64 = 50;
 const MAX_BACKOFF_MS: u64 = 1000;
 
@@ -103,8 +108,10 @@ impl LeaseStore {
 
     /// The leases of namespace `ns` (the claim object's own), locked in
     /// the object's `state`.
+    /// Its calls end by [`REQUEST_LEASE_BUDGET`] from now.
     pub fn of<'a>(&'a self, ns: &'a str, state: &'a Rc<RefCell<ClaimsState>>) -> Leases<'a> {
-        Leases { store: self, ns, state }
+        let deadline = now_ms().saturating_add(REQUEST_LEASE_BUDGET.as_millis() as u64);
+        Leases { store: self, ns, state, deadline }
     }
 }
 
@@ -113,6 +120,8 @@ pub struct Leases<'a> {
     store: &'a LeaseStore,
     ns: &'a str,
     state: &'a Rc<RefCell<ClaimsState>>,
+    /// When every call gives up (the request's budget).
+    deadline: u64,
 }
 
 /// A claim's lease lock in the claim object.
@@ -197,7 +206,7 @@ impl Leases<'_> {
         if op != Op::Get {
             headers.push((WRITE_ID_HEADER, wid.as_str()));
         }
-        let give_up = now_ms().saturating_add(LEASE_STORE_WAIT.as_millis() as u64);
+        let give_up = now_ms().saturating_add(LEASE_STORE_WAIT.as_millis() as u64).min(self.deadline);
         let mut backoff = FIRST_BACKOFF_MS;
         loop {
             let attempt = async {
@@ -216,7 +225,7 @@ impl Leases<'_> {
                 Either::Left((Ok((503, reply)), _)) => String::from_utf8_lossy(&reply).into_owned(),
                 Either::Left((Ok(answer), _)) => return Ok(answer),
                 Either::Left((Err(e), _)) => e.to_string(),
-                Either::Right(_) => format!("no answer within {} ms", LEASE_STORE_WAIT.as_millis()),
+                Either::Right(_) => format!("no answer within {left} ms"),
             };
             if now_ms().saturating_add(backoff) > give_up {
                 return Err(LeaseStoreError::Unavailable { object, last });
