@@ -355,6 +355,7 @@ impl ReplicaState {
                 preferred: self.transport.preferred,
                 memory_budget_bytes: self.life.settings.as_ref().and_then(|s| s.memory_budget_bytes),
                 counters: &self.transport.counters,
+                wire_version: self.deployment.wire.get(),
             },
         ))
     }

@@ -56,6 +56,10 @@ pub(super) struct StatusLine {
     deliveries_out: u64,
     send_failures: u64,
     refused: u64,
+    /// The wire version this replica writes, and how many messages it read
+    /// in an older one (`replica/versions.rs`).
+    wire_version: u16,
+    msgs_in_older: u64,
 }
 
 /// What the status line shows besides the protocol's report.
@@ -71,6 +75,7 @@ pub(super) struct Shown<'a> {
     pub(super) preferred: ReplicaName,
     pub(super) memory_budget_bytes: Option<u64>,
     pub(super) counters: &'a Counters,
+    pub(super) wire_version: u16,
 }
 
 /// The status line of the replica `driver` runs.
@@ -107,5 +112,7 @@ pub(super) fn line(driver: &Driver, shown: Shown<'_>) -> StatusLine {
         deliveries_out: c.deliveries_out,
         send_failures: c.send_failures,
         refused: c.refused,
+        wire_version: shown.wire_version,
+        msgs_in_older: c.msgs_in_older,
     }
 }

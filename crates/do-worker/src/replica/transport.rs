@@ -12,7 +12,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use protocol::handoff::message::Batch;
-use protocol::handoff::{Body, Message};
+use protocol::handoff::{Body, Message, PROTOCOL_VERSION};
 
 use super::effects::{Delivery, Effect};
 use super::outbox::{Next, Outbox};
@@ -59,6 +59,9 @@ pub(super) struct Counters {
     pub(super) deliveries_out: u64,
     pub(super) send_failures: u64,
     pub(super) refused: u64,
+    /// Messages and replies read in a wire version older than this build's
+    /// (from replicas writing it during a roll: `versions.rs`).
+    pub(super) msgs_in_older: u64,
 }
 
 /// Adds `n` to a counter, saturating.
@@ -276,6 +279,7 @@ impl Transport {
             .into_iter()
             .filter_map(|raw| Message::decode(raw).map_err(|e| worker::console_warn!("bad reply from {to}: {e}")).ok())
             .collect();
+        add(&mut self.counters.msgs_in_older, replies.iter().filter(|m| m.v < PROTOCOL_VERSION).count());
         Arrived::Replies(replies)
     }
 
@@ -331,6 +335,7 @@ impl Transport {
             match Message::decode(raw) {
                 Ok(msg) => {
                     add(&mut self.counters.msgs_in, 1);
+                    add(&mut self.counters.msgs_in_older, usize::from(msg.v < PROTOCOL_VERSION));
                     messages.push(msg);
                 }
                 Err(_) => add(&mut self.counters.refused, 1),
