@@ -20,6 +20,8 @@ mod bench;
 mod cargo;
 mod check;
 mod chromium;
+#[cfg(test)]
+mod code_map_test;
 mod explore;
 mod explorer_test;
 mod npm;
