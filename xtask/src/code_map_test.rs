@@ -87,9 +87,7 @@ fn needed(rs_files: &[String], roots: &[String]) -> (BTreeMap<String, Option<Str
         }
         let covered_by = match (at_root, name) {
             (false, "mod.rs" | "main.rs") => Some(dir.to_string()),
-            (true, "lib.rs" | "main.rs") if root.ends_with("/src") => {
-                Some(root.trim_end_matches("/src").to_string())
-            }
+            (true, "lib.rs" | "main.rs") if root.ends_with("/src") => Some(root.trim_end_matches("/src").to_string()),
             _ => None,
         };
         files.insert(file.clone(), covered_by);
