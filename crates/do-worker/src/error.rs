@@ -120,6 +120,8 @@ codes! {
     // 507: no room.
     NamespaceFull = 507 "namespace_full",
     IsolateFull = 507 "isolate_full",
+    /// The namespace's KV has no room for the claim's lease.
+    LeaseStoreFull = 507 "lease_store_full",
 }
 
 #[derive(Debug)]

@@ -82,6 +82,8 @@ const MAX_BACKOFF_MS: u64 = 1000;
 pub enum LeaseStoreError {
     #[error("the lease store ({object}) did not answer in time; last: {last}")]
     Unavailable { object: String, last: String },
+    #[error("the namespace's KV has no room for the lease: {body}")]
+    Full { body: String },
     #[error("the lease store answered {status}: {body}")]
     Unexpected { status: u16, body: String },
     #[error("the stored lease does not decode: {0}")]
@@ -236,8 +238,11 @@ impl Leases<'_> {
     }
 }
 
+/// An answer a lease call does not expect: 507 (the KV writers filled the
+/// namespace, or its coordinator's isolate) is the client's to know.
 fn unexpected(status: u16, body: &[u8]) -> LeaseStoreError {
-    LeaseStoreError::Unexpected { status, body: String::from_utf8_lossy(body).into_owned() }
+    let body = String::from_utf8_lossy(body).into_owned();
+    if status == 507 { LeaseStoreError::Full { body } } else { LeaseStoreError::Unexpected { status, body } }
 }
 
 /// The Handoff key of a claim's lease.
