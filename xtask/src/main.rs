@@ -20,6 +20,8 @@ mod bench;
 mod cargo;
 mod check;
 mod chromium;
+#[cfg(test)]
+mod code_map_test;
 mod explore;
 mod explorer_test;
 mod npm;
@@ -32,6 +34,7 @@ mod workspace_tests;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -41,6 +44,29 @@ use clap::{Parser, Subcommand};
 struct Cli {
     #[command(subcommand)]
     command: Cmd,
+}
+
+/// What `cargo xtask dev` does to a running dev server.
+#[derive(Subcommand)]
+enum DevAction {
+    /// Restart one replica role (r0, r1, r2): a real restart of its process,
+    /// with fresh memory; returns once its replicas are ready again.
+    Restart {
+        role: String,
+        /// Kill it at once (SIGKILL), as a crash would, instead of stopping it.
+        #[arg(long)]
+        crash: bool,
+        /// Seconds its replicas get to be ready again.
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+    },
+    /// What a deploy does: rebuild, then restart r1, r2, r0 and the front
+    /// in turn, each once the previous recovered; non-zero if one does not.
+    Roll {
+        /// Seconds each role's replicas get to be ready again.
+        #[arg(long, default_value_t = 60)]
+        timeout: u64,
+    },
 }
 
 #[derive(Subcommand)]
@@ -67,10 +93,14 @@ enum Cmd {
     },
     /// Build the Worker to wasm (crates/do-worker/build/).
     Build,
-    /// Serve the Worker locally on workerd (wrangler dev), test hooks on.
+    /// Serve the Worker locally on workerd, test hooks on: its four scripts
+    /// (front, r0, r1, r2), each its own `wrangler dev`; `restart` and
+    /// `roll` act on a running one.
     Dev {
-        #[arg(long, default_value_t = 8787)]
+        #[arg(long, global = true, default_value_t = worker::DEFAULT_DEV_PORT)]
         port: u16,
+        #[command(subcommand)]
+        action: Option<DevAction>,
     },
     /// The Worker stage of `test` alone: bundle (dry run), smoke and
     /// end-to-end tests on workerd.
@@ -84,13 +114,7 @@ enum Cmd {
     /// `bench models`: the Rust model checker against the TLA+ checker).
     Bench(bench::BenchArgs),
     /// Deploy with wrangler; --dry-run only writes the bundle.
-    Deploy {
-        #[arg(long)]
-        dry_run: bool,
-        /// Where the dry run writes the bundle (default: target/worker-bundle).
-        #[arg(long)]
-        outdir: Option<PathBuf>,
-    },
+    Deploy(worker::DeployArgs),
 }
 
 fn main() -> ExitCode {
@@ -117,8 +141,14 @@ fn run() -> Result<bool> {
         Cmd::E2e => worker_stage(&root),
         Cmd::Validate { dir } => validate::run(&root, dir.as_deref()),
         Cmd::Bench(args) => bench::run(&root, &args),
-        Cmd::Dev { port } => worker::dev(&root, port).map(|()| true),
-        Cmd::Deploy { dry_run, outdir } => worker::deploy(&root, dry_run, outdir).map(|()| true),
+        Cmd::Dev { port, action: None } => worker::dev(&root, port).map(|()| true),
+        Cmd::Dev { port, action: Some(DevAction::Restart { role, crash, timeout }) } => {
+            worker::dev_restart(&root, port, &role, crash, Duration::from_secs(timeout)).map(|()| true)
+        }
+        Cmd::Dev { port, action: Some(DevAction::Roll { timeout }) } => {
+            worker::dev_roll(&root, port, Duration::from_secs(timeout)).map(|()| true)
+        }
+        Cmd::Deploy(args) => worker::deploy(&root, &args).map(|()| true),
     }
 }
 
@@ -163,7 +193,7 @@ fn test(root: &Path) -> Result<bool> {
 /// workerd: smoke and end-to-end tests, then schemathesis.
 fn worker_stage(root: &Path) -> Result<bool> {
     eprintln!("Worker stage: build, deploy bundle (dry run), run on workerd, smoke and end-to-end tests");
-    worker::deploy(root, true, None)?;
+    worker::deploy(root, &worker::DeployArgs { dry_run: true, outdir: None, url: None, timeout: 120 })?;
     worker::smoke(root)?;
     let e2e = worker::e2e(root)?;
     Ok(worker::schemathesis::run(root)? && e2e)

@@ -42,6 +42,7 @@ models! {
     crate::mirror::handoff_ext::HandoffZombie,
     crate::mirror::handoff_scale::HandoffScale,
     crate::mirror::handoff_reads::HandoffReads,
+    crate::mirror::handoff_cond::HandoffCond,
     crate::model::handoff::HandoffImpl,
     crate::model::generations::HandoffGenerations,
     crate::mirror::remora::RemoraClaimActivation,

@@ -9,16 +9,19 @@ use serde_json::{Value, json};
 use worker::{Env, Request, Result, Stub};
 
 use crate::body;
+use crate::conditions::Conditions;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::http::{self, WRITE_ID_HEADER};
-use crate::internal::{self, REPLICA_BINDING, secret};
+use crate::internal::{self, replica_binding, secret};
+use crate::listing::Page;
 use crate::names::ReplicaName;
 use crate::namespaces::{self, calls};
+use crate::tokens;
 use crate::vocab::{KvOp, MAX_VALUE_BYTES};
 use crate::wire::{Ops, ReplicaOp, Target};
 
 pub fn replica_stub(env: &Env, ns: &str, r: ReplicaName) -> Result<Stub> {
-    internal::stub(env, REPLICA_BINDING, &r.object_name(ns))
+    internal::stub(env, replica_binding(r), &r.object_name(ns))
 }
 
 /// What a KV request carries to the object that serves it: the value (a
@@ -27,10 +30,23 @@ pub fn replica_stub(env: &Env, ns: &str, r: ReplicaName) -> Result<Stub> {
 pub struct KvCall {
     pub value: Option<Vec<u8>>,
     pub wid: Option<String>,
+    pub conditions: Conditions,
 }
 
 impl KvCall {
     pub async fn read(req: &Request, op: KvOp) -> HttpResult<KvCall> {
+        // The conditions are refused here if malformed, before anything is
+        // read or sent; the coordinator reads them again from the headers
+        // passed on.
+        let conditions = match op {
+            KvOp::Put | KvOp::Delete => {
+                let headers: Vec<(String, String)> = req.headers().entries().collect();
+                Conditions::parse(op == KvOp::Put, |name| {
+                    headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+                })?
+            }
+            KvOp::Get => Conditions::default(),
+        };
         let value = match op {
             KvOp::Put => Some(body::read(req, MAX_VALUE_BYTES, Code::ValueTooLarge).await?),
             KvOp::Get | KvOp::Delete => None,
@@ -43,26 +59,55 @@ impl KvCall {
             ),
             (_, None) => Some(WriteId(internal::random_u128())),
         };
-        Ok(KvCall { value, wid: wid.map(|w| w.to_string()) })
+        Ok(KvCall { value, wid: wid.map(|w| w.to_string()), conditions })
     }
 
     /// Sends the call to `stub` as `target`; a failure to reach the object
     /// (it was reset while serving, or is unreachable) is a 503.
     pub async fn send<O: Ops>(&self, stub: &Stub, target: &Target<O>, secret: &str) -> HttpResult {
-        let headers: Vec<(&str, &str)> = self.wid.as_deref().map(|w| (WRITE_ID_HEADER, w)).into_iter().collect();
-        let answer = internal::call(stub, target, Some(secret), self.value.as_deref(), &headers).await;
-        answer.map_err(|e| {
+        let conditions = self.conditions.headers();
+        let mut headers: Vec<(&str, &str)> = self.wid.as_deref().map(|w| (WRITE_ID_HEADER, w)).into_iter().collect();
+        headers.extend(conditions.iter().map(|(name, value)| (*name, value.as_str())));
+        let unavailable = |e: String| {
             HttpError::unavailable(Code::ReplicaUnavailable, format!("the store did not answer ({e}); retry"), 1000)
-        })
+        };
+        let answer = internal::call(stub, target, Some(secret), self.value.as_deref(), &headers).await;
+        let answer = answer.map_err(|e| unavailable(e.to_string()))?;
+        // An answer that is none of the object's (its script not running, its
+        // isolate replaced mid-request: the runtime's own plain-text 5xx) is
+        // the same as no answer.
+        let ours = answer
+            .headers()
+            .get("content-type")
+            .ok()
+            .flatten()
+            .is_some_and(|t| t.starts_with("application/json") || t.starts_with(crate::http::BINARY));
+        if answer.status_code() >= 500 && !ours {
+            return Err(unavailable(format!("the runtime answered {}", answer.status_code())));
+        }
+        Ok(answer)
     }
 }
 
 /// `GET|PUT|DELETE /v1/{ns}/kv/{key}`: served by the coordinator `{ns}:r0`.
-pub async fn kv(req: Request, env: &Env, ns: &str, key: &str, op: KvOp) -> HttpResult {
+/// (`life`, here and below: the namespace life the client's token is bound
+/// to, which the coordinator checks.)
+pub async fn kv(req: Request, env: &Env, ns: &str, key: &str, op: KvOp, life: Option<u64>) -> HttpResult {
     let secret = secret(env)?;
     let call = KvCall::read(&req, op).await?;
-    let target = Target::new(ReplicaOp::from(op), ns, Some(ReplicaName::R0)).with_key(key);
+    let target = Target::new(ReplicaOp::from(op), ns, Some(ReplicaName::R0)).with_key(key).with_life(life);
     call.send(&replica_stub(env, ns, ReplicaName::R0)?, &target, &secret).await
+}
+
+/// `GET /v1/{ns}/kv?prefix=&after=&limit=`: one page of the keys, from the
+/// coordinator.
+pub async fn list(env: &Env, ns: &str, page: &Page, life: Option<u64>) -> HttpResult {
+    let secret = secret(env)?;
+    let target = page.target(ns).with_life(life);
+    let answer = internal::call(&replica_stub(env, ns, ReplicaName::R0)?, &target, Some(&secret), None, &[]).await;
+    answer.map_err(|e| {
+        HttpError::unavailable(Code::ReplicaUnavailable, format!("the store did not answer ({e}); retry"), 1000)
+    })
 }
 
 /// `GET /v1/{ns}/status`: the namespace as the registry knows it, and the
@@ -70,9 +115,11 @@ pub async fn kv(req: Request, env: &Env, ns: &str, key: &str, op: KvOp) -> HttpR
 /// replica that is not running says so). `idle_expires_at` (unix ms) is
 /// when the namespace stops its replicas if no client request comes first:
 /// its data then goes.
-pub async fn status(env: &Env, ns: &str) -> HttpResult {
+pub async fn status(env: &Env, ns: &str, life: Option<u64>) -> HttpResult {
     let secret = secret(env)?;
-    let info = calls::get(env, &secret, ns).await?.ok_or_else(|| namespaces::not_found(ns))?;
+    let info = calls::get(env, &secret, ns).await?;
+    tokens::check_life(life, ns, info.as_ref().map(|i| i.created_at))?;
+    let info = info.ok_or_else(|| namespaces::not_found(ns))?;
     let lines = replica_lines(env, ns, ReplicaOp::Status, &secret).await;
     let idle_expires_at = lines.first().and_then(|r0| r0.get("idle_expires_at")).cloned().unwrap_or(Value::Null);
     Ok(http::json(&json!({
@@ -113,7 +160,7 @@ pub async fn replica_json(env: &Env, ns: &str, r: ReplicaName, op: ReplicaOp, se
 /// `/health?deep=1`: one authenticated round trip through a `Replica` stub.
 pub async fn ping(env: &Env, object: &str) -> Result<Value> {
     let secret = internal::internal_key(env).map_err(|p| worker::Error::RustError(p.to_string()))?;
-    let stub = internal::stub(env, REPLICA_BINDING, object)?;
+    let stub = internal::stub(env, replica_binding(ReplicaName::R0), object)?;
     let mut resp = internal::call(&stub, &Target::new(ReplicaOp::Ping, object, None), Some(&secret), None, &[]).await?;
     if resp.status_code() != 200 {
         return Err(format!("status {}", resp.status_code()).into());

@@ -59,6 +59,9 @@ codes! {
     InvalidTtl = 400 "invalid_ttl",
     InvalidSetting = 400 "invalid_setting",
     InvalidRights = 400 "invalid_rights",
+    InvalidPrecondition = 400 "invalid_precondition",
+    InvalidLimit = 400 "invalid_limit",
+    InvalidCursor = 400 "invalid_cursor",
     /// Internal: a replica was sent a batch it cannot decode.
     BadMessage = 400 "bad_message",
     /// Internal: the request reached another object than the one it names.
@@ -74,7 +77,7 @@ codes! {
     KeyNotFound = 404 "key_not_found",
     ClaimNotFound = 404 "claim_not_found",
     MethodNotAllowed = 405 "method_not_allowed",
-    // 409, 410, 413: the request conflicts with the state, or is too big.
+    // 409, 410, 412, 413: the request conflicts with the state, or is too big.
     /// Internal: the protocol refused a client input.
     Refused = 409 "refused",
     NamespaceExists = 409 "namespace_exists",
@@ -83,8 +86,10 @@ codes! {
     ClaimExists = 409 "claim_exists",
     StaleFence = 409 "stale_fence",
     IdempotencyKeyReused = 409 "idempotency_key_reused",
+    WriteIdReused = 409 "write_id_reused",
     /// Internal: the namespace's replicas are not running.
     NamespaceNotRunning = 410 "namespace_not_running",
+    PreconditionFailed = 412 "precondition_failed",
     ValueTooLarge = 413 "value_too_large",
     BodyTooLarge = 413 "body_too_large",
     // 500: the deployment or the object failed.
@@ -114,6 +119,9 @@ codes! {
     ActivationPending = 503 "activation_pending",
     // 507: no room.
     NamespaceFull = 507 "namespace_full",
+    IsolateFull = 507 "isolate_full",
+    /// The namespace's KV has no room for the claim's lease.
+    LeaseStoreFull = 507 "lease_store_full",
 }
 
 #[derive(Debug)]

@@ -9,10 +9,23 @@ use worker::{Env, Request, Response, Result, Stub, web_sys};
 
 use crate::auth::{self, KeyProblem};
 use crate::error::{Code, HttpError, HttpResult};
+use crate::names::ReplicaName;
 use crate::wire::{Ops, Target};
 
 /// Durable Object bindings, declared in wrangler.toml.
-pub const REPLICA_BINDING: &str = "REPLICA";
+/// The replicas of role `r` (`{ns}:r0`, ...): one binding per role, so
+/// that each role can live in a Worker script of its own (its own failure
+/// domain; docs/handoff.md section 4, "Failure domains").
+pub fn replica_binding(r: ReplicaName) -> &'static str {
+    match r {
+        ReplicaName::R0 => REPLICA_R0_BINDING,
+        ReplicaName::R1 => REPLICA_R1_BINDING,
+        ReplicaName::R2 => REPLICA_R2_BINDING,
+    }
+}
+pub const REPLICA_R0_BINDING: &str = "REPLICA_R0";
+pub const REPLICA_R1_BINDING: &str = "REPLICA_R1";
+pub const REPLICA_R2_BINDING: &str = "REPLICA_R2";
 pub const MEM_BINDING: &str = "MEM_BASELINE";
 pub const SQL_BINDING: &str = "SQL_BASELINE";
 pub const ECHO_BINDING: &str = "ECHO_BASELINE";

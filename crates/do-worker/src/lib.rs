@@ -49,10 +49,13 @@ pub mod auth;
 mod baseline;
 mod body;
 pub mod claims;
+pub mod conditions;
 pub mod error;
 mod hop;
 mod http;
 mod internal;
+mod isolate;
+mod listing;
 pub mod names;
 pub mod namespaces;
 pub mod openapi;
@@ -89,12 +92,21 @@ struct Health {
     ok: bool,
     service: &'static str,
     version: &'static str,
+    /// The replicas' wire protocol: the newest version this build reads and
+    /// writes, and the one this script's replicas write
+    /// (`HANDOFF_WIRE_VERSION`; `cargo xtask deploy` reads both).
+    protocol_version: u16,
+    wire_version: u16,
     /// Whether `HANDOFF_TEST_HOOKS` is "1" (local `wrangler dev` only).
     test_hooks: bool,
     /// Whether the internal secret is configured and usable.
     internal_key: bool,
     /// Whether the admin token (client authentication) is configured.
     admin_token: bool,
+    /// The wasm memory of the isolate that answered (it only grows: its
+    /// peak), and the bytes the replicas in it hold.
+    wasm_memory_bytes: usize,
+    isolate_held_bytes: usize,
     /// The replica's own answer, present for `?deep=1`.
     #[serde(skip_serializing_if = "Option::is_none")]
     replica: Option<serde_json::Value>,
@@ -102,7 +114,14 @@ struct Health {
 
 #[event(fetch)]
 async fn fetch(req: Request, env: Env, _ctx: Context) -> Result<Response> {
-    match handle(req, &env).await.or_else(HttpError::respond) {
+    let head = req.method() == worker::Method::Head;
+    let answered = handle(req, &env).await.or_else(HttpError::respond);
+    // A HEAD is answered as its GET, without the body.
+    let answered = match answered {
+        Ok(resp) if head => Ok(Response::empty()?.with_status(resp.status_code()).with_headers(resp.headers().clone())),
+        other => other,
+    };
+    match answered {
         Ok(resp) => Ok(resp),
         Err(err) => {
             // Logged with detail for `wrangler tail`/the dev console; the
@@ -126,23 +145,27 @@ async fn handle(req: Request, env: &Env) -> HttpResult {
             (Some(bearer), Some(admin))
         }
     };
+    // The namespace life a scoped token is bound to travels with every
+    // request for the namespace, to the object that knows the current one.
+    let life = bearer.as_ref().and_then(Bearer::life);
     match route {
         Route::Health { deep } => health(env, deep).await,
         Route::OpenApi => Ok(openapi::response()?),
         Route::NamespaceList => namespaces::api::list(env).await,
-        Route::Namespace { ns, op: NsOp::Put } => namespaces::api::put(req, env, &ns).await,
-        Route::Namespace { ns, op: NsOp::Get } => namespaces::api::get(env, &ns).await,
-        Route::Namespace { ns, op: NsOp::Delete } => namespaces::api::delete(env, &ns).await,
+        Route::Namespace { ns, op: NsOp::Put } => namespaces::api::put(req, env, &ns, life).await,
+        Route::Namespace { ns, op: NsOp::Get } => namespaces::api::get(env, &ns, life).await,
+        Route::Namespace { ns, op: NsOp::Delete } => namespaces::api::delete(env, &ns, life).await,
         Route::TokenMint => match (bearer, admin_token) {
-            (Some(bearer), Some(admin)) => namespaces::api::mint(req, &bearer, &admin).await,
+            (Some(bearer), Some(admin)) => namespaces::api::mint(req, env, &bearer, &admin).await,
             _ => Err(HttpError::internal("minting without a bearer")),
         },
-        Route::Kv { ns, key, op } => api::kv(req, env, &ns, &key, op).await,
-        Route::Status { ns } => api::status(env, &ns).await,
-        Route::ClaimCreate { ns } => claims::api::create(req, env, &ns).await,
-        Route::ClaimGet { ns, claim } => claims::api::get(env, &ns, &claim).await,
-        Route::ClaimActivate { ns, claim } => claims::api::activate(req, env, &ns, claim, false).await,
-        Route::ClaimHeartbeat { ns, claim } => claims::api::heartbeat(req, env, &ns, claim).await,
+        Route::Kv { ns, key, op } => api::kv(req, env, &ns, &key, op, life).await,
+        Route::KvList { ns, page } => api::list(env, &ns, &page, life).await,
+        Route::Status { ns } => api::status(env, &ns, life).await,
+        Route::ClaimCreate { ns } => claims::api::create(req, env, &ns, life).await,
+        Route::ClaimGet { ns, claim } => claims::api::get(env, &ns, &claim, life).await,
+        Route::ClaimActivate { ns, claim } => claims::api::activate(req, env, &ns, claim, life).await,
+        Route::ClaimHeartbeat { ns, claim } => claims::api::heartbeat(req, env, &ns, claim, life).await,
         Route::Hook(hook) => test_hooks::serve(hook, req, env).await,
         Route::Forbidden { code, message } | Route::BadRequest { code, message } => Err(HttpError::new(code, message)),
         Route::MethodNotAllowed { allow } => Err(HttpError::method_not_allowed(method.as_ref(), url.path(), allow)),
@@ -154,14 +177,9 @@ async fn handle(req: Request, env: &Env) -> HttpResult {
 /// deployment has no admin token: it fails closed), and the admin token.
 fn authenticate(req: &Request, env: &Env) -> HttpResult<(Bearer, String)> {
     let configured = env.var(tokens::ADMIN_BINDING).ok().map(|v| v.to_string());
-    let refused = |e: tokens::AuthError| {
-        let code = e.code();
-        let error = HttpError::new(code, e.to_string());
-        if code == Code::Unauthorized { error.with_header("www-authenticate", "Bearer") } else { error }
-    };
-    let admin = tokens::admin_token(configured.as_deref()).map_err(refused)?;
+    let admin = tokens::admin_token(configured.as_deref())?;
     let header = req.headers().get("authorization").ok().flatten();
-    let bearer = tokens::authenticate(admin, header.as_deref(), internal::now_ms() / 1000).map_err(refused)?;
+    let bearer = tokens::authenticate(admin, header.as_deref(), internal::now_ms() / 1000)?;
     Ok((bearer, admin.to_string()))
 }
 
@@ -192,9 +210,13 @@ async fn health(env: &Env, deep: bool) -> HttpResult {
         ok: true,
         service: SERVICE,
         version: env!("CARGO_PKG_VERSION"),
+        protocol_version: protocol::handoff::PROTOCOL_VERSION,
+        wire_version: replica::wire_version(env).get(),
         test_hooks: vars::test_hooks(env),
         internal_key: internal::internal_key(env).is_ok(),
         admin_token: tokens::admin_token(env.var(tokens::ADMIN_BINDING).ok().map(|v| v.to_string()).as_deref()).is_ok(),
+        wasm_memory_bytes: isolate::wasm_memory_bytes(),
+        isolate_held_bytes: isolate::held(),
         replica,
     })?)
 }

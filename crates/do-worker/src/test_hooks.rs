@@ -14,7 +14,7 @@ use crate::body;
 use crate::claims;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::http;
-use crate::internal::{self, ECHO_BINDING, MEM_BINDING, REPLICA_BINDING, SQL_BINDING, secret};
+use crate::internal::{self, ECHO_BINDING, MEM_BINDING, SQL_BINDING, replica_binding, secret};
 use crate::names::ReplicaName;
 use crate::route::{Baseline, Hook};
 use crate::vocab::MAX_VALUE_BYTES;
@@ -41,7 +41,7 @@ pub async fn serve(hook: Hook, req: Request, env: &Env) -> HttpResult {
         Hook::Bulk { ns, count, reservation_ttl_ms } => claims::api::bulk(env, &ns, count, reservation_ttl_ms).await,
         Hook::Count { ns } => claims::api::count(env, &ns).await,
         Hook::Migrations { ns } => claims::api::migrations(env, &ns).await,
-        Hook::BenchActivate { ns, claim } => claims::api::activate(req, env, &ns, claim, true).await,
+        Hook::BenchActivate { ns, claim } => claims::api::activate_baseline(req, env, &ns, claim).await,
         Hook::Bench { baseline, ns, key, op } => {
             let secret = secret(env)?;
             let call = KvCall::read(&req, op).await?;
@@ -124,7 +124,7 @@ async fn link(env: &Env, ns: &str, r: ReplicaName, auth: bool) -> HttpResult {
     let secret = secret(env)?;
     let key = if auth { Some(secret.as_str()) } else { None };
     let url = Target::new(ReplicaOp::Link, ns, Some(r)).url().map_err(|e| HttpError::internal(e.to_string()))?;
-    let stub = internal::raw_stub(env, REPLICA_BINDING, &r.object_name(ns))?;
+    let stub = internal::raw_stub(env, replica_binding(r), &r.object_name(ns))?;
     let resp = internal::upgrade(&stub, &url, key).await?;
     if let Some(socket) = resp.websocket() {
         socket.accept().map_err(worker::Error::from)?;

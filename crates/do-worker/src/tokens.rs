@@ -9,14 +9,19 @@
 //!   namespace. Compared in constant time (both sides hashed first, so the
 //!   comparison does not even depend on the lengths);
 //! - scoped tokens, minted by `POST /v1/_tokens` with an admin right:
-//!   `hs1.<payload>.<signature>`, the payload a [`Grant`] (one namespace or
-//!   all, a set of [`Right`]s, an expiry) as URL-safe base64 of JSON, the
+//!   `hs2.<payload>.<signature>`, the payload a [`Grant`] (one namespace
+//!   and its life, or all; a set of [`Right`]s; an expiry) as URL-safe
+//!   base64 of JSON, the
 //!   signature HMAC-SHA256 over `hs1.<payload>` with a key derived from the
 //!   admin token (HMAC-SHA256 of a fixed label under it), verified in
 //!   constant time by the `hmac` crate. Rotating the admin token revokes
-//!   every scoped token.
+//!   every scoped token. A token for one namespace names the life it was
+//!   minted in (the namespace's `created_at`): the object serving the
+//!   namespace compares it with its own ([`check_life`]), so deleting the
+//!   namespace ends the token even if one of the same name is created
+//!   again. (Format 1 had no life; its tokens are refused.)
 
-use crate::error::Code;
+use crate::error::{Code, HttpError};
 use std::fmt;
 
 use base64::Engine;
@@ -31,7 +36,7 @@ pub const ADMIN_BINDING: &str = "HANDOFF_ADMIN_TOKEN";
 /// Shortest admin token accepted (xtask generates 64 hex digits).
 pub const MIN_ADMIN_TOKEN_LEN: usize = 32;
 /// Every scoped token starts with this (the format's version).
-const PREFIX: &str = "hs1.";
+const PREFIX: &str = "hs2.";
 /// What the signing key is derived for: changing it revokes every token.
 const KEY_LABEL: &[u8] = b"handoff scoped token signing key v1";
 /// Longest token accepted, in bytes (a grant names at most one namespace of
@@ -86,6 +91,10 @@ pub struct Grant {
     pub rights: Vec<Right>,
     /// Unix seconds; the token is refused from then on.
     pub exp: u64,
+    /// With `ns`: that namespace's `created_at` (unix ms) when the token was
+    /// minted. The token ends with that life of the namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub life: Option<u64>,
 }
 
 /// Who a request speaks for.
@@ -107,6 +116,13 @@ pub enum AuthError {
     Invalid,
     #[error("the token expired at {exp} (unix seconds)")]
     Expired { exp: u64 },
+    /// The token's namespace was deleted since it was minted (one of the
+    /// same name may have been created again).
+    #[error(
+        "the token was minted for namespace {ns:?} as created at {minted_for} (unix ms); that namespace was deleted{}",
+        now.map_or(String::new(), |at| format!(" (the one of that name now was created at {at})"))
+    )]
+    Ended { ns: String, minted_for: u64, now: Option<u64> },
     /// The deployment has no usable admin token (500: it fails closed).
     #[error(
         "{ADMIN_BINDING} is not set or shorter than {MIN_ADMIN_TOKEN_LEN} characters; `cargo xtask dev` sets one, a \
@@ -122,6 +138,15 @@ impl AuthError {
             AuthError::NoAdminToken => Code::AdminTokenMissing,
             _ => Code::Unauthorized,
         }
+    }
+}
+
+impl From<AuthError> for HttpError {
+    /// A 401 names the scheme it wants (RFC 9110, `WWW-Authenticate`).
+    fn from(e: AuthError) -> HttpError {
+        let code = e.code();
+        let error = HttpError::new(code, e.to_string());
+        if code == Code::Unauthorized { error.with_header("www-authenticate", "Bearer") } else { error }
     }
 }
 
@@ -147,7 +172,7 @@ pub fn authenticate(admin: &str, header: Option<&str>, now: u64) -> Result<Beare
     if bool::from(Sha256::digest(token.as_bytes()).ct_eq(&Sha256::digest(admin.as_bytes()))) {
         return Ok(Bearer::Admin);
     }
-    let grant = verify(admin, token).ok_or(AuthError::Invalid)?;
+    let grant = verify(admin, token).filter(|g| g.ns.is_some() == g.life.is_some()).ok_or(AuthError::Invalid)?;
     if now >= grant.exp {
         return Err(AuthError::Expired { exp: grant.exp });
     }
@@ -209,12 +234,33 @@ impl Bearer {
         }
     }
 
+    /// The life of its namespace a scoped token is bound to (`None`: the
+    /// admin token, and tokens for every namespace).
+    pub fn life(&self) -> Option<u64> {
+        match self {
+            Bearer::Admin => None,
+            Bearer::Scoped(grant) => grant.life,
+        }
+    }
+
     /// The latest expiry a token minted by this bearer may have.
     pub fn expires(&self) -> Option<u64> {
         match self {
             Bearer::Admin => None,
             Bearer::Scoped(grant) => Some(grant.exp),
         }
+    }
+}
+
+/// Whether a token bound to life `token` (`None`: bound to none) may act on
+/// namespace `ns`, whose current life is `current` (`None`: it does not
+/// exist). Called by the object that knows `current`.
+pub fn check_life(token: Option<u64>, ns: &str, current: Option<u64>) -> Result<(), AuthError> {
+    match token {
+        Some(minted_for) if current != Some(minted_for) => {
+            Err(AuthError::Ended { ns: ns.to_string(), minted_for, now: current })
+        }
+        _ => Ok(()),
     }
 }
 
@@ -229,8 +275,10 @@ mod tests {
         format!("Bearer {token}")
     }
 
+    const LIFE: u64 = 1_799_999_999_000;
+
     fn grant(ns: Option<&str>, rights: &[Right]) -> Grant {
-        Grant { ns: ns.map(str::to_string), rights: rights.to_vec(), exp: NOW + 60 }
+        Grant { ns: ns.map(str::to_string), rights: rights.to_vec(), exp: NOW + 60, life: ns.map(|_| LIFE) }
     }
 
     #[test]
@@ -253,7 +301,7 @@ mod tests {
         assert_eq!(authenticate(ADMIN, Some(&bearer(&ADMIN[1..])), NOW), Err(AuthError::Invalid));
         let huge = "x".repeat(MAX_TOKEN_BYTES + 1);
         assert_eq!(authenticate(ADMIN, Some(&bearer(&huge)), NOW), Err(AuthError::Invalid));
-        assert_eq!(authenticate(ADMIN, Some(&bearer("hs1..")), NOW), Err(AuthError::Invalid));
+        assert_eq!(authenticate(ADMIN, Some(&bearer("hs2..")), NOW), Err(AuthError::Invalid));
     }
 
     #[test]
@@ -294,6 +342,28 @@ mod tests {
         assert_eq!(authenticate(ADMIN, Some(&bearer(&forged)), NOW), Err(AuthError::Invalid));
         let truncated = format!("{signed}.{}", &signature[1..]);
         assert_eq!(authenticate(ADMIN, Some(&bearer(&truncated)), NOW), Err(AuthError::Invalid));
+    }
+
+    #[test]
+    fn a_namespace_token_ends_with_the_life_it_was_minted_in() {
+        let b = authenticate(ADMIN, Some(&bearer(&mint(ADMIN, &grant(Some("shop"), &[Right::Read])))), NOW).unwrap();
+        assert_eq!(b.life(), Some(LIFE));
+        assert_eq!(check_life(b.life(), "shop", Some(LIFE)), Ok(()));
+        let ended = check_life(b.life(), "shop", Some(LIFE + 5));
+        assert_eq!(ended, Err(AuthError::Ended { ns: "shop".into(), minted_for: LIFE, now: Some(LIFE + 5) }));
+        assert!(check_life(b.life(), "shop", None).is_err(), "deleted and not created again");
+        assert_eq!(ended.map_err(|e| e.code()), Err(Code::Unauthorized));
+        assert_eq!(check_life(None, "shop", Some(LIFE + 5)), Ok(()), "the admin token, or one for every namespace");
+    }
+
+    #[test]
+    fn a_namespace_token_without_a_life_or_of_the_first_format_is_refused() {
+        let unbound = Grant { life: None, ..grant(Some("shop"), &[Right::Read]) };
+        assert_eq!(authenticate(ADMIN, Some(&bearer(&mint(ADMIN, &unbound))), NOW), Err(AuthError::Invalid));
+        let stray = Grant { life: Some(LIFE), ..grant(None, &[Right::Read]) };
+        assert_eq!(authenticate(ADMIN, Some(&bearer(&mint(ADMIN, &stray))), NOW), Err(AuthError::Invalid));
+        let first_format = mint(ADMIN, &grant(Some("shop"), &[Right::Read])).replacen("hs2.", "hs1.", 1);
+        assert_eq!(authenticate(ADMIN, Some(&bearer(&first_format)), NOW), Err(AuthError::Invalid));
     }
 
     #[test]

@@ -76,6 +76,9 @@ ops! {
         Delete = "POST" "/delete",
         /// A client read (`key=`).
         Get = "GET" "/get",
+        /// A client listing (`prefix=`, `key=` the key to list after,
+        /// `ms=` the limit: `crate::listing`).
+        List = "GET" "/list",
         /// This replica's status line.
         Status = "GET" "/status",
         /// Reset this object, losing its memory (test hook).
@@ -190,11 +193,17 @@ pub struct Target<O> {
     pub replica: Option<ReplicaName>,
     pub key: Option<String>,
     pub ms: Option<u64>,
+    /// A listing's prefix.
+    pub prefix: Option<String>,
+    /// The namespace life the client's token is bound to
+    /// ([`crate::tokens::check_life`]), for the object that knows the
+    /// namespace's current one.
+    pub life: Option<u64>,
 }
 
 impl<O: Ops> Target<O> {
     pub fn new(op: O, ns: &str, replica: Option<ReplicaName>) -> Target<O> {
-        Target { op, ns: ns.to_string(), replica, key: None, ms: None }
+        Target { op, ns: ns.to_string(), replica, key: None, ms: None, prefix: None, life: None }
     }
 
     pub fn with_key(mut self, key: &str) -> Target<O> {
@@ -204,6 +213,17 @@ impl<O: Ops> Target<O> {
 
     pub fn with_ms(mut self, ms: u64) -> Target<O> {
         self.ms = Some(ms);
+        self
+    }
+
+    pub fn with_prefix(mut self, prefix: &str) -> Target<O> {
+        self.prefix = Some(prefix.to_string());
+        self
+    }
+
+    /// Bound to the token's namespace life, if it has one.
+    pub fn with_life(mut self, life: Option<u64>) -> Target<O> {
+        self.life = life;
         self
     }
 
@@ -222,6 +242,12 @@ impl<O: Ops> Target<O> {
             if let Some(ms) = self.ms {
                 q.append_pair("ms", &ms.to_string());
             }
+            if let Some(prefix) = &self.prefix {
+                q.append_pair("prefix", prefix);
+            }
+            if let Some(life) = self.life {
+                q.append_pair("life", &life.to_string());
+            }
         }
         Ok(url.into())
     }
@@ -230,7 +256,7 @@ impl<O: Ops> Target<O> {
     /// build for an object of this class.
     pub fn parse(url: &Url) -> Option<Target<O>> {
         let op = O::ALL.iter().copied().find(|op| op.path() == url.path())?;
-        let mut target = Target { op, ns: String::new(), replica: None, key: None, ms: None };
+        let mut target = Target::new(op, "", None);
         let mut ns = None;
         for (k, v) in url.query_pairs() {
             match k.as_ref() {
@@ -238,6 +264,8 @@ impl<O: Ops> Target<O> {
                 "r" => target.replica = Some(ReplicaName::parse(&v)?),
                 "key" => target.key = Some(v.into_owned()),
                 "ms" => target.ms = Some(v.parse().ok()?),
+                "prefix" => target.prefix = Some(v.into_owned()),
+                "life" => target.life = Some(v.parse().ok()?),
                 _ => return None,
             }
         }
@@ -259,7 +287,11 @@ mod tests {
         for &op in O::ALL {
             for (ns, key) in [("shop", "cart"), ("a:b&c=d", "k/with/slashes?x#y"), ("café", "🔑 %2F+%"), ("ns", " ")]
             {
-                let t = Target::new(op, ns, Some(ReplicaName::R2)).with_key(key).with_ms(1500);
+                let t = Target::new(op, ns, Some(ReplicaName::R2))
+                    .with_key(key)
+                    .with_ms(1500)
+                    .with_prefix(key)
+                    .with_life(Some(1_800_000_000_000));
                 assert_eq!(round_trip(&t).as_ref(), Some(&t), "{op:?} {ns:?} {key:?}");
                 let bare = Target::new(op, ns, None);
                 assert_eq!(round_trip(&bare).as_ref(), Some(&bare));

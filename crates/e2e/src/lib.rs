@@ -6,6 +6,7 @@
 
 pub mod claims;
 pub mod history;
+pub mod workload;
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -427,4 +428,34 @@ pub fn replica_field<'a>(status: &'a Value, name: &str, field: &str) -> &'a Valu
         .and_then(|rs| rs.iter().find(|r| r.get("name").and_then(Value::as_str) == Some(name)))
         .and_then(|r| r.get(field))
         .unwrap_or(&Value::Null)
+}
+
+/// A PUT with `Transfer-Encoding: chunked` over a raw socket (no length
+/// announced); returns the response head.
+pub async fn chunked_put(base: &str, path: &str, total: usize) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = base.trim_start_matches("http://");
+    let mut sock = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let token = admin_token();
+    let head = format!(
+        "PUT {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nTransfer-Encoding: chunked\r\n\
+         Connection: close\r\n\r\n"
+    );
+    sock.write_all(head.as_bytes()).await.expect("write head");
+    let chunk = vec![b'x'; 64 * 1024];
+    let mut left = total;
+    while left > 0 {
+        let n = left.min(chunk.len());
+        let mut frame = format!("{n:x}\r\n").into_bytes();
+        frame.extend_from_slice(&chunk[..n]);
+        frame.extend_from_slice(b"\r\n");
+        if sock.write_all(&frame).await.is_err() {
+            break; // the server may answer 413 and close before the end
+        }
+        left -= n;
+    }
+    let _ = sock.write_all(b"0\r\n\r\n").await;
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(30), sock.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).lines().next().unwrap_or("").to_string()
 }

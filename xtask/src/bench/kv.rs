@@ -166,6 +166,8 @@ struct Report {
     keys: usize,
     value_bytes: usize,
     results: Vec<Stats>,
+    /// Conditional writes, a contended counter, a listing (`coord.rs`).
+    coordination: super::coord::Coord,
     ratios: Vec<Ratio>,
 }
 
@@ -202,7 +204,7 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
             load(&base, &token, &ns, backend, op, args, warm);
         }
     }
-    let cpu = procs::cpu_by_command(server.group());
+    let cpu = procs::cpu_by_command(&server.groups());
     if !cpu.is_empty() {
         let procs: Vec<String> = cpu.iter().map(|(c, t)| format!("{c} {:.1} s", t.as_secs_f64())).collect();
         println!("bench: server processes (CPU so far): {}", procs.join(", "));
@@ -225,9 +227,9 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
             for &op in backend.ops() {
                 let replicated = backend == Backend::Replicated;
                 let sent_before = replicated.then(|| Traffic::read(&base, &token, &ns)).flatten();
-                let before = procs::cpu_by_command(server.group());
+                let before = procs::cpu_by_command(&server.groups());
                 let got = load(&base, &token, &ns, backend, op, args, per_phase);
-                let after = procs::cpu_by_command(server.group());
+                let after = procs::cpu_by_command(&server.groups());
                 let sent_after = replicated.then(|| Traffic::read(&base, &token, &ns)).flatten();
                 if let Some(Series { samples: s, cpu, traffic, .. }) =
                     samples.iter_mut().find(|s| s.key == (backend, op))
@@ -248,6 +250,9 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
             }
         }
     }
+    println!("bench: coordination (conditional PUTs, a contended counter, a listing of 1,000 keys)");
+    let coordination =
+        super::coord::measure(&base, &token, args.clients, Duration::from_secs(args.duration), args.rounds)?;
     let panics = server.log_matches(&["panicked at", "RuntimeError: unreachable"]);
     server.stop()?;
     ensure!(panics.is_empty(), "the worker panicked during the benchmark:\n{}", panics.join("\n"));
@@ -310,6 +315,7 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
             ratios.push(ratio("replicated/echo-do PUT p50".into(), rep.summary.p50_ms / echo.summary.p50_ms, None));
         }
     }
+    ratios.extend(coordination.ratios());
     let command = format!(
         "cargo xtask bench kv --clients {} --duration {} --rounds {} --keys {} --value-bytes {} --warmup {}",
         args.clients, args.duration, args.rounds, args.keys, args.value_bytes, args.warmup
@@ -323,6 +329,7 @@ pub(super) fn run(root: &Path, args: &KvArgs) -> Result<bool> {
         keys: args.keys,
         value_bytes: args.value_bytes,
         results,
+        coordination,
         ratios,
     };
     let md = markdown(&report);
@@ -394,6 +401,7 @@ fn markdown(r: &Report) -> String {
         }
     }
     let _ = writeln!(md);
+    let _ = writeln!(md, "{}", r.coordination.markdown());
     ratio_table(&mut md, &r.ratios);
     md
 }

@@ -9,15 +9,20 @@
 //!   on the same cfgs (no workerd).
 //! - `scale` (`scale.rs`): one namespace of the KV store at growing sizes:
 //!   idle CPU, PUT latency, recovery after evictions, memory, idle traffic
-//!   (`procs.rs` reads workerd's CPU time and memory from `/proc`).
+//!   (`procs.rs` reads workerd's CPU time and memory from `/proc`); the
+//!   bytes counted against the isolates' growth (`accounting.rs`); a
+//!   rolling restart at the budget under writes (`rolling.rs`).
 //!
 //! This file holds what they share: the arguments, closed-loop clients'
 //! samples and their statistics, the HTTP agent, the machine description.
 
+mod accounting;
 mod claims;
+mod coord;
 mod kv;
 mod models;
 mod procs;
+mod rolling;
 mod scale;
 
 use std::fs;

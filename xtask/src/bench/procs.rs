@@ -44,12 +44,13 @@ fn parse_stat(line: &str) -> Option<Stat> {
     Some(Stat { comm, pgrp, cpu_ticks: utime.saturating_add(stime) })
 }
 
-/// The ids of the processes named `comm` in process group `pgrp`.
-pub(super) fn in_group(pgrp: i32, comm: &str) -> Vec<u32> {
+/// The ids of the processes named `comm` in the process groups `pgrps`
+/// (one per script of a run).
+pub(super) fn in_groups(pgrps: &[i32], comm: &str) -> Vec<u32> {
     let Ok(dir) = fs::read_dir("/proc") else { return Vec::new() };
     let mut pids: Vec<u32> = dir
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| stat(*pid).is_some_and(|s| s.pgrp == pgrp && s.comm == comm))
+        .filter(|pid| stat(*pid).is_some_and(|s| pgrps.contains(&s.pgrp) && s.comm == comm))
         .collect();
     pids.sort_unstable();
     pids
@@ -66,11 +67,13 @@ pub(super) fn cpu_ticks(pids: &[u32]) -> u64 {
 
 /// CPU time so far of each process in group `pgrp`, summed by command
 /// name (`node` for wrangler, `workerd`); empty where there is no /proc.
-pub(super) fn cpu_by_command(pgrp: i32) -> BTreeMap<String, Duration> {
+pub(super) fn cpu_by_command(pgrps: &[i32]) -> BTreeMap<String, Duration> {
     let tick = Duration::from_secs(1).div_f64(clock_ticks());
     let Ok(dir) = fs::read_dir("/proc") else { return BTreeMap::new() };
     let mut by_command = BTreeMap::new();
-    for s in dir.filter_map(|e| stat(e.ok()?.file_name().to_str()?.parse::<u32>().ok()?)).filter(|s| s.pgrp == pgrp) {
+    for s in
+        dir.filter_map(|e| stat(e.ok()?.file_name().to_str()?.parse::<u32>().ok()?)).filter(|s| pgrps.contains(&s.pgrp))
+    {
         *by_command.entry(s.comm).or_default() += tick * u32::try_from(s.cpu_ticks).unwrap_or(u32::MAX);
     }
     by_command
@@ -114,7 +117,8 @@ mod tests {
         let me = std::process::id();
         let own = stat(me).map(|s| s.pgrp).unwrap_or(-1);
         let comm = stat(me).map(|s| s.comm).unwrap_or_default();
-        assert!(in_group(own, &comm).contains(&me));
+        assert!(in_groups(&[own], &comm).contains(&me));
+        assert!(!in_groups(&[own + 1], &comm).contains(&me));
         assert!(peak_rss(&[me]).iter().all(|b| *b > 0));
     }
 }

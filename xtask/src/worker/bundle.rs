@@ -38,6 +38,9 @@ struct DurableObjects {
 struct Binding {
     name: String,
     class_name: String,
+    /// The script whose class it is, when not this one's.
+    #[serde(default)]
+    script_name: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -51,9 +54,10 @@ struct Migration {
     deleted_classes: Vec<String>,
 }
 
-/// Checks the bundle in `outdir` (index.js and one .wasm) against
-/// `wrangler.toml` and the Worker's code; prints what it found.
-pub fn check(root: &Path, wrangler_toml: &Path, outdir: &Path, files: &[(String, u64)]) -> Result<()> {
+/// Checks the bundle in `outdir` (index.js and one .wasm) against the
+/// script's configuration `wrangler_toml` and, for the front (which serves
+/// every route), the bindings the Worker's code uses; prints what it found.
+pub fn check(root: &Path, wrangler_toml: &Path, outdir: &Path, files: &[(String, u64)], front: bool) -> Result<()> {
     let text = fs::read_to_string(wrangler_toml).with_context(|| format!("reading {}", wrangler_toml.display()))?;
     let config: Config = toml::from_str(&text).with_context(|| format!("parsing {}", wrangler_toml.display()))?;
 
@@ -84,7 +88,7 @@ pub fn check(root: &Path, wrangler_toml: &Path, outdir: &Path, files: &[(String,
             ensure!(created.remove(class.as_str()), "migration {:?} deletes {class}, never created", m.tag);
         }
     }
-    for b in &config.durable_objects.bindings {
+    for b in config.durable_objects.bindings.iter().filter(|b| b.script_name.is_none()) {
         ensure!(
             exported.contains(b.class_name.as_str()),
             "binding {}: the bundle exports no class {}",
@@ -103,7 +107,9 @@ pub fn check(root: &Path, wrangler_toml: &Path, outdir: &Path, files: &[(String,
         fs::read_to_string(root.join(BINDINGS_SOURCE)).with_context(|| format!("reading {BINDINGS_SOURCE}"))?;
     let used = used_bindings(&source);
     ensure!(!used.is_empty(), "{BINDINGS_SOURCE} names no binding");
-    for name in &used {
+    // A role script serves replicas only: its bindings are derived
+    // (scripts.rs, whose tests check them).
+    for name in used.iter().filter(|_| front) {
         ensure!(
             config.durable_objects.bindings.iter().any(|b| b.name == *name),
             "the Worker uses the binding {name} ({BINDINGS_SOURCE}), which wrangler.toml does not declare"
@@ -139,13 +145,16 @@ pub fn check(root: &Path, wrangler_toml: &Path, outdir: &Path, files: &[(String,
 /// dry run.
 pub fn explain() {
     for line in [
-        "a real deploy (`cargo xtask deploy`, after `npx wrangler login` in crates/do-worker):",
-        "  - uploads this bundle with a fresh HANDOFF_INTERNAL_KEY secret (replica-to-replica and Worker-to-object auth)",
-        "  - needs the secret HANDOFF_ADMIN_TOKEN, set once by hand: `npx wrangler secret put HANDOFF_ADMIN_TOKEN`",
-        "    (in crates/do-worker); without it every route but /health answers 500",
-        "  - restarts every Durable Object: every Handoff namespace's data is emptied (replicas keep it in memory only)",
-        "  - keeps the namespace registry and the claims (SQLite): executing claims' leases are restored by their",
-        "    worker's next heartbeat with its (fence, worker); a lease that expired before the deploy stays expired",
+        "a real deploy (`cargo xtask deploy --url https://<the front> `, HANDOFF_ADMIN_TOKEN set, after `npx wrangler login`",
+        "in crates/do-worker) is a rolling one: handoff-r1, then handoff-r2, then handoff-r0, then the front (handoff),",
+        "  each once every live namespace's replica of the previous role is a new instance and ready again; it stops",
+        "  with the namespace and status it waited for if one does not recover in time (--timeout, default 120 s)",
+        "  - never two replicas of a namespace down at once: no acknowledged write is lost, clients see 503s with",
+        "    Retry-After while the coordinator recovers (after handoff-r0's upload)",
+        "  - one HANDOFF_INTERNAL_KEY for all four scripts, generated at the first deploy and kept in",
+        "    target/worker-deploy/internal.key (old and new scripts must accept each other during the roll)",
+        "  - needs the secret HANDOFF_ADMIN_TOKEN on the front, set once by hand: `npx wrangler secret put HANDOFF_ADMIN_TOKEN`",
+        "  - the namespace registry and the claims (SQLite, in the front) are kept",
     ] {
         println!("worker: {line}");
     }
@@ -198,7 +207,7 @@ mod tests {
         fs::write(dir.join("w.wasm"), [0u8; 64]).expect("wasm");
         fs::write(dir.join(BINDINGS_SOURCE), code).expect("code");
         let files = vec![("index.js".to_string(), 0), ("w.wasm".to_string(), 64)];
-        check(&dir, &dir.join("wrangler.toml"), &dir, &files).err().map(|e| e.to_string())
+        check(&dir, &dir.join("wrangler.toml"), &dir, &files, true).err().map(|e| e.to_string())
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result, ensure};
 
-use super::Dev;
+use super::Cluster;
 
 /// The pinned version (OpenAPI 3.1 support, the `st run` CLI of 4.x).
 const VERSION: &str = "4.32.5";
@@ -65,7 +65,7 @@ pub fn run(root: &Path) -> Result<bool> {
     Ok(passed)
 }
 
-fn check(root: &Path, st: &Path, server: &Dev) -> Result<bool> {
+fn check(root: &Path, st: &Path, server: &Cluster) -> Result<bool> {
     println!("worker: schemathesis {VERSION} on {DOCUMENT} against {} ({CHECKS})", server.base);
     // Run from the server's directory: schemathesis keeps its cache in
     // `.schemathesis/` under its working directory.

@@ -7,7 +7,10 @@
 // (`Inspector::Off`, the benchmarks) with the same flags it gives
 // `wrangler dev`, in the worker's directory, as its own process group:
 //
-//   node serve.mjs --ip 127.0.0.1 --port N [--persist-to DIR] [--env-file F]...
+//   node serve.mjs --config C --ip 127.0.0.1 --port N [--persist-to DIR] [--env-file F]...
+//
+// The scripts of one run find each other through the dev registry named by
+// WRANGLER_REGISTRY_PATH, as `wrangler dev` does.
 //
 // Unlike `wrangler dev`, it does not watch the sources. wrangler's logger and
 // workerd's console output go to stdout/stderr as with the CLI. SIGINT, SIGTERM or SIGHUP dispose the worker and exit.
@@ -17,6 +20,7 @@ import { unstable_startWorker } from "wrangler";
 
 const { values } = parseArgs({
   options: {
+    config: { type: "string" },
     ip: { type: "string" },
     port: { type: "string" },
     "persist-to": { type: "string" },
@@ -25,21 +29,16 @@ const { values } = parseArgs({
   strict: true,
 });
 const port = Number(values.port);
-if (!values.ip || !Number.isInteger(port) || port <= 0 || port > 65535) {
-  console.error(`serve.mjs: --ip and --port (1-65535) are required, got ${JSON.stringify(values)}`);
+if (!values.config || !values.ip || !Number.isInteger(port) || port <= 0 || port > 65535) {
+  console.error(`serve.mjs: --config, --ip and --port (1-65535) are required, got ${JSON.stringify(values)}`);
   process.exit(2);
 }
 
 let worker;
 try {
   worker = await unstable_startWorker({
-    config: "wrangler.toml",
+    config: values.config,
     envFiles: values["env-file"],
-    // wrangler.toml's custom build command still runs once at start (a
-    // no-op: the Worker is built), but its `watch_dir` (src) is not
-    // watched: only wrangler.toml is, which nothing writes. (wrangler needs
-    // some path: with none its build never finishes starting.)
-    build: { custom: { watch: "wrangler.toml" } },
     dev: {
       remote: false,
       inspector: false,
@@ -49,6 +48,7 @@ try {
       watch: false,
       server: { hostname: values.ip, port },
       persist: values["persist-to"],
+      registry: process.env.WRANGLER_REGISTRY_PATH,
     },
   });
   // Errors of the dev environment's controllers (runtime, bundler, proxy)

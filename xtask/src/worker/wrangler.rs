@@ -1,6 +1,6 @@
-//! A wrangler child process serving the worker on workerd (`wrangler dev`,
-//! or `serve.mjs` through wrangler's API without the inspector), its process
-//! group, and Ctrl-C handling.
+//! A wrangler child process serving one Worker script on workerd (`wrangler
+//! dev`, or `serve.mjs` through wrangler's API without the inspector), its
+//! process group, and Ctrl-C handling.
 //!
 //! wrangler starts workerd and, on rebuilds, a shell running worker-build.
 //! It is spawned as the leader of a new process group so that stopping it
@@ -11,7 +11,7 @@
 use std::fs::{self, File};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::thread::sleep;
@@ -21,20 +21,26 @@ use anyhow::{Context, Result, bail};
 
 use super::Tools;
 
-/// Process group of the running wrangler (0: none), for the Ctrl-C handler.
-static GROUP: AtomicI32 = AtomicI32::new(0);
+/// Process groups of the running wranglers, for the Ctrl-C handler (0:
+/// free slot): one per script of a run, and a benchmark may run two runs.
+static GROUPS: [AtomicI32; 8] = [const { AtomicI32::new(0) }; 8];
 /// Set once Ctrl-C (or SIGTERM/SIGHUP) has been received.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// How long wrangler gets to shut down before the group is killed.
 const GRACE: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(250);
 
-/// Where wrangler's output goes.
-pub(crate) enum Output {
-    /// The terminal (interactive `dev`).
-    Inherit,
-    /// A log file, whose tail is quoted in errors (`smoke`).
-    File(PathBuf),
+/// How to start one script's wrangler.
+pub(crate) struct Launch<'a> {
+    pub config: &'a Path,
+    pub port: u16,
+    pub persist_to: Option<&'a Path>,
+    /// Where its output goes (appended to: a restarted script keeps one
+    /// log); the terminal if `None` (interactive `dev`).
+    pub log: Option<PathBuf>,
+    pub env_files: &'a [PathBuf],
+    pub inspector: Inspector,
+    pub registry: &'a Path,
 }
 
 /// Whether wrangler attaches its DevTools inspector to workerd.
@@ -54,8 +60,6 @@ pub(crate) struct Dev {
     child: Child,
     /// Base URL, `http://127.0.0.1:<port>`.
     pub base: String,
-    /// The admin token it was started with (empty if the caller kept it).
-    pub token: String,
     log: Option<PathBuf>,
     /// Set by [`Dev::stop`], so Drop does not signal a group id that may
     /// since have been reused.
@@ -63,22 +67,17 @@ pub(crate) struct Dev {
 }
 
 impl Dev {
-    /// Serves the worker on 127.0.0.1:`port`, with or without the
-    /// `inspector`. `env_files` are passed as `--env-file`, later ones
-    /// overriding earlier ones; wrangler then reads only those (not
-    /// `.dev.vars` by itself), so callers list `.dev.vars` first (see
-    /// [`super::dev_env_files`]). Both ways take the same flags, and run the
-    /// `[build] command` of wrangler.toml before serving.
-    pub fn start(
-        tools: &Tools,
-        port: u16,
-        persist_to: Option<&Path>,
-        output: Output,
-        env_files: &[PathBuf],
-        inspector: Inspector,
-    ) -> Result<Self> {
+    /// Serves the script configured in `launch.config` on
+    /// 127.0.0.1:`launch.port`, with or without the inspector. `env_files`
+    /// are passed as `--env-file`, later ones overriding earlier ones;
+    /// wrangler then reads only those (not `.dev.vars` by itself), so
+    /// callers list `.dev.vars` first (see [`super::dev_env_files`]). The
+    /// scripts of one run find each other through the dev registry in
+    /// `launch.registry` (one per run: two runs sharing one would reach each
+    /// other's scripts). Both ways take the same flags.
+    pub fn start(tools: &Tools, launch: &Launch<'_>) -> Result<Self> {
         install_ctrlc_handler();
-        let mut cmd = match inspector {
+        let mut cmd = match launch.inspector {
             Inspector::On => {
                 let mut cmd = tools.command(&tools.wrangler)?;
                 cmd.arg("dev")
@@ -96,25 +95,31 @@ impl Dev {
                 cmd
             }
         };
-        cmd.args(["--ip", "127.0.0.1", "--port", &port.to_string()]).stdin(Stdio::null());
-        if let Some(dir) = persist_to {
+        cmd.arg("--config").arg(launch.config);
+        cmd.args(["--ip", "127.0.0.1", "--port", &launch.port.to_string()]).stdin(Stdio::null());
+        cmd.env("WRANGLER_REGISTRY_PATH", launch.registry).env("WRANGLER_SEND_METRICS", "false");
+        if let Some(dir) = launch.persist_to {
             cmd.arg("--persist-to").arg(dir);
         }
-        for file in env_files {
+        for file in launch.env_files {
             cmd.arg("--env-file").arg(file);
         }
-        let log = match output {
-            Output::Inherit => None,
-            Output::File(path) => {
-                let file = File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+        let log = match &launch.log {
+            None => None,
+            Some(path) => {
+                let file = File::options()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .with_context(|| format!("opening {}", path.display()))?;
                 cmd.stdout(file.try_clone()?).stderr(file).env("FORCE_COLOR", "0");
-                Some(path)
+                Some(path.clone())
             }
         };
         own_group(&mut cmd);
         let child = cmd.spawn().with_context(|| format!("starting {:?}", cmd.get_program()))?;
-        GROUP.store(child_pid(&child), Ordering::SeqCst);
-        Ok(Self { child, base: format!("http://127.0.0.1:{port}"), token: String::new(), log, stopped: false })
+        register_group(child_pid(&child));
+        Ok(Self { child, base: format!("http://127.0.0.1:{}", launch.port), log, stopped: false })
     }
 
     /// Polls `GET /health` until it answers 200, wrangler exits, or `timeout`.
@@ -138,26 +143,6 @@ impl Dev {
         }
     }
 
-    /// Waits for wrangler to exit (interactive dev); after Ctrl-C it gets
-    /// [`GRACE`] to shut down, then the group is killed.
-    pub fn wait(mut self) -> Result<()> {
-        let mut interrupted_at = None;
-        loop {
-            if let Some(status) = self.child.try_wait()? {
-                self.stop()?;
-                return exit_result(status, INTERRUPTED.load(Ordering::SeqCst));
-            }
-            if INTERRUPTED.load(Ordering::SeqCst) {
-                let since = *interrupted_at.get_or_insert_with(Instant::now);
-                if since.elapsed() > GRACE {
-                    self.stop()?;
-                    return Ok(());
-                }
-            }
-            sleep(POLL);
-        }
-    }
-
     /// Stops the group: SIGTERM, up to [`GRACE`] for wrangler to exit, then
     /// SIGKILL for anything left in the group (workerd included).
     pub fn stop(&mut self) -> Result<()> {
@@ -175,7 +160,28 @@ impl Dev {
         // Covers platforms without process groups; a no-op once it exited.
         let _ = self.child.kill();
         self.child.wait().context("waiting for wrangler")?;
-        GROUP.store(0, Ordering::SeqCst);
+        unregister_group(child_pid(&self.child));
+        self.stopped = true;
+        Ok(())
+    }
+
+    /// Leaves the process running when this is dropped (another invocation
+    /// will stop it through its process group).
+    pub fn detach(mut self) {
+        unregister_group(child_pid(&self.child));
+        self.stopped = true;
+    }
+
+    /// Kills the group at once (SIGKILL), as a crash would: wrangler gets no
+    /// chance to clean up (its dev registry entry stays behind).
+    pub fn kill(&mut self) -> Result<()> {
+        if self.stopped {
+            return Ok(());
+        }
+        signal_group(&self.child, Sig::Kill);
+        let _ = self.child.kill();
+        self.child.wait().context("waiting for wrangler")?;
+        unregister_group(child_pid(&self.child));
         self.stopped = true;
         Ok(())
     }
@@ -184,13 +190,6 @@ impl Dev {
     /// included): the benchmarks read its processes' CPU time and memory.
     pub fn group(&self) -> i32 {
         child_pid(&self.child)
-    }
-
-    /// Lines of the log file containing any of `needles`.
-    pub fn log_matches(&self, needles: &[&str]) -> Vec<String> {
-        let Some(path) = &self.log else { return Vec::new() };
-        let text = fs::read_to_string(path).unwrap_or_default();
-        text.lines().filter(|line| needles.iter().any(|n| line.contains(n))).map(str::to_string).collect()
     }
 
     /// The last lines of the log file, formatted for an error message.
@@ -211,10 +210,6 @@ impl Drop for Dev {
     }
 }
 
-fn exit_result(status: ExitStatus, interrupted: bool) -> Result<()> {
-    if status.success() || interrupted { Ok(()) } else { bail!("wrangler exited with {status}") }
-}
-
 /// Whether Ctrl-C was received while wrangler ran.
 pub(super) fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
@@ -233,9 +228,12 @@ fn install_ctrlc_handler() {
     ONCE.call_once(|| {
         let result = ctrlc::set_handler(|| {
             INTERRUPTED.store(true, Ordering::SeqCst);
-            match GROUP.load(Ordering::SeqCst) {
-                0 => std::process::exit(130),
-                pgid => signal_pgid(pgid, Sig::Int),
+            let groups: Vec<i32> = GROUPS.iter().map(|g| g.load(Ordering::SeqCst)).filter(|&g| g != 0).collect();
+            if groups.is_empty() {
+                std::process::exit(130);
+            }
+            for pgid in groups {
+                signal_pgid(pgid, Sig::Int);
             }
         });
         if let Err(e) = result {
@@ -244,6 +242,18 @@ fn install_ctrlc_handler() {
             eprintln!("worker: not forwarding Ctrl-C to wrangler: {e}");
         }
     });
+}
+
+/// Remembers a running group for the Ctrl-C handler.
+fn register_group(pgid: i32) {
+    // Beyond the slots a group is still stopped by `Dev`'s Drop.
+    let _ = GROUPS.iter().find(|g| g.compare_exchange(0, pgid, Ordering::SeqCst, Ordering::SeqCst).is_ok());
+}
+
+fn unregister_group(pgid: i32) {
+    for g in &GROUPS {
+        let _ = g.compare_exchange(pgid, 0, Ordering::SeqCst, Ordering::SeqCst);
+    }
 }
 
 #[derive(Clone, Copy)]

@@ -10,6 +10,8 @@
 //!   built on the HandoffZombie mirror;
 //! - [`handoff_reads`] mirrors `tla/HandoffReads.tla` (client reads
 //!   confirmed by a peer), built on the HandoffScale mirror;
+//! - [`handoff_cond`] mirrors `tla/HandoffCond.tla` (conditional writes,
+//!   expiring keys), built on the HandoffReads mirror;
 //! - [`remora`] mirrors `tla/RemoraClaimActivation.tla`;
 //! - [`remora_loss`] mirrors the extension `tla/RemoraClaimLeaseLoss.tla`,
 //!   built on the [`remora`] mirror.
@@ -66,6 +68,7 @@ macro_rules! extension_model {
 }
 
 pub mod handoff;
+pub mod handoff_cond;
 pub mod handoff_ext;
 pub mod handoff_reads;
 pub mod handoff_scale;

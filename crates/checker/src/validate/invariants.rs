@@ -94,7 +94,8 @@ impl Invariants {
         for out in outputs {
             match out {
                 Output::Send(m) => self.message(m)?,
-                Output::Reply { reply: WriteReply::Committed { key, stamp, wid }, .. } => {
+                Output::Reply { reply: WriteReply::Committed { key, tag, .. }, .. } => {
+                    let (stamp, wid) = (&tag.stamp, &tag.wid);
                     self.name(generation, key, *stamp, *wid)?;
                     self.acked.push(Acked { generation, key: key.clone(), stamp: *stamp, doomed: false });
                     let newest = self.newest.entry((generation, key.clone(), stamp.ep)).or_default();

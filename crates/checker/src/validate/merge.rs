@@ -215,7 +215,7 @@ impl Run<'_> {
             },
             Step::Handle(input) => {
                 if let Input::Timer(timer) = input
-                    && !driver.deadline(*timer).is_some_and(|at| at <= entry.now)
+                    && driver.deadline(*timer).is_none_or(|at| at > entry.now)
                 {
                     let armed = driver.deadline(*timer).map(|at| at.0);
                     return Err(self.misfit(
@@ -343,6 +343,7 @@ pub fn describe(stream: &Stream, e: &Entry) -> String {
         Step::Handle(Input::Put { key, wid, .. }) => format!("client put {key} (wid {wid})"),
         Step::Handle(Input::Delete { key, wid, .. }) => format!("client delete {key} (wid {wid})"),
         Step::Handle(Input::Read { key, req }) => format!("client read {key} (req {})", req.0),
+        Step::Handle(Input::List { prefix, req, .. }) => format!("client list {prefix:?} (req {})", req.0),
         Step::Handle(Input::Timer(t)) | Step::Fire(t) => format!("timer {t:?}"),
         Step::Refused(Input::Message(m)) => format!("refuse {} from {}", message(m), m.from),
         Step::Refused(_) => "refuse a client request".into(),
@@ -367,6 +368,7 @@ fn summary(outputs: &[Output]) -> String {
             Output::Send(m) => format!("send {} to {}", message(m), m.to),
             Output::Reply { reply, .. } => format!("reply {reply:?}"),
             Output::ReadReply { read, .. } => format!("read reply {read:?}"),
+            Output::ListReply { list, .. } => format!("list reply {list:?}"),
             Output::SetTimer { timer, at } => format!("arm {timer:?} at {}", at.0),
         })
         .collect();

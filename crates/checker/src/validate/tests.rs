@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use protocol::handoff::trace::{self, Row, Step};
 use protocol::handoff::{
     Body, ClientRequestId, Config, Driver, Epoch, Input, Key, Message, Millis, Output, Record, Replica, ReplicaId,
-    Stamp, Status, Timer, Value, Version, WriteId, WriteReply,
+    Stamp, Status, Tag, Timer, Value, Version, WriteId, WriteReply,
 };
 
 use super::invariants::{Current, Invariants, no_served_regression};
@@ -118,6 +118,8 @@ impl Net {
             key,
             value: b"v".to_vec(),
             wid: WriteId(self.written.into()),
+            cond: None,
+            ttl_ms: None,
         };
         self.feed(0, input);
     }
@@ -351,7 +353,11 @@ fn current(replicas: &[Replica]) -> Current<'_> {
 }
 
 fn committed(key: &str, stamp: Stamp, wid: u64) -> Output {
-    let reply = WriteReply::Committed { key: Key::new(key).expect("key"), stamp, wid: WriteId(wid.into()) };
+    let reply = WriteReply::Committed {
+        key: Key::new(key).expect("key"),
+        tag: Tag { stamp, wid: WriteId(wid.into()) },
+        expires_at: None,
+    };
     Output::Reply { req: ClientRequestId(wid), reply }
 }
 
@@ -365,8 +371,13 @@ fn two_writes_of_one_stamp_break_epoch_ver_unique() {
     let replicas = ready_replicas();
     let mut inv = Invariants::default();
     let push = |wid: u64| {
-        let record =
-            Record { stamp: stamp(&replicas, 7), wid: WriteId(wid.into()), value: Value::Bytes(b"v".to_vec()) };
+        let record = Record {
+            stamp: stamp(&replicas, 7),
+            wid: WriteId(wid.into()),
+            value: Value::Bytes(b"v".to_vec()),
+            expires_at: None,
+            fp: None,
+        };
         let body = Body::Push { instance: replicas[0].instance(), key: Key::new("k9").expect("key"), record };
         Output::Send(Message::new(replicas[0].generation(), ReplicaId(0), ReplicaId(1), body))
     };
@@ -391,7 +402,7 @@ fn a_ready_coordinator_without_its_own_write_breaks_coordinator_holds_own_commit
     // r1 takes a push of the coordinator's epoch that the coordinator does
     // not hold (it never wrote it).
     let s = stamp(&replicas, 9);
-    let record = Record { stamp: s, wid: WriteId(90), value: Value::Bytes(b"v".to_vec()) };
+    let record = Record { stamp: s, wid: WriteId(90), value: Value::Bytes(b"v".to_vec()), expires_at: None, fp: None };
     let body = Body::Push { instance: replicas[0].instance(), key: Key::new("k9").expect("key"), record };
     let push = Message::new(replicas[0].generation(), ReplicaId(0), ReplicaId(1), body);
     replicas[1].handle(Millis(1), Input::Message(push)).expect("r1 takes the push");

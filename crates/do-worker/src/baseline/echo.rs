@@ -257,7 +257,10 @@ fn replica_put(put: &ReplicaPut, key: Key, value: Vec<u8>) -> std::result::Resul
     let (coordinator, peer) = (ReplicaId(0), ReplicaId(1));
     let ack = Body::PushAck { instance: put.instance, key: key.clone(), stamp: put.stamp, wid: put.wid };
     let ack = Message::new(Some(put.generation), peer, coordinator, ack).encode()?;
-    let record = Record { stamp: put.stamp, wid: put.wid, value: Value::Bytes(value) };
+    // As the coordinator fills it: the write's fingerprint, no expiry.
+    let value = Value::Bytes(value);
+    let fp = Some(protocol::handoff::cond::fingerprint(&value, None, None));
+    let record = Record { stamp: put.stamp, wid: put.wid, value, expires_at: None, fp };
     let push =
         Message::new(Some(put.generation), coordinator, peer, Body::Push { instance: put.instance, key, record });
     let answer_len = u32::try_from(Batch::encode(&[ack])?.len()).unwrap_or(0);
@@ -275,7 +278,7 @@ mod tests {
     /// widths a running namespace has (times in ms since 1970, random
     /// nonces and write id, epoch 1, a version in the thousands).
     #[test]
-    fn a_replica_put_message_is_the_value_and_72_bytes_its_ack_68() {
+    fn a_replica_put_message_is_the_value_and_83_bytes_its_ack_68() {
         let now = 1_764_800_000_000;
         let put = ReplicaPut {
             instance: Instance { born: now, nonce: u64::MAX / 3 },
@@ -293,6 +296,6 @@ mod tests {
             assert!(matches!(push.body, Body::Push { .. }), "a push: {push:?}");
             sizes.push((message.len(), answer(&[ack, message].concat()).len()));
         }
-        assert_eq!(sizes, [(200, 68), (1096, 68)]);
+        assert_eq!(sizes, [(211, 68), (1107, 68)]);
     }
 }

@@ -11,7 +11,6 @@ use crate::error::{Code, HttpError, HttpResult};
 use crate::http::{self, WRITE_ID_HEADER};
 use crate::internal;
 use crate::names;
-use crate::replica::Committed;
 use crate::vocab::{KvOp, MAX_VALUE_BYTES};
 
 /// What the map baselines need from a request: op, key, write id, body.
@@ -42,8 +41,17 @@ pub(super) async fn value(req: &Request) -> HttpResult<Vec<u8>> {
     body::read(req, MAX_VALUE_BYTES, Code::ValueTooLarge).await
 }
 
+/// A baseline's answer to a write: the replicated store's first fields.
+#[derive(serde::Serialize)]
+struct Ack<'a> {
+    key: &'a str,
+    ep: u64,
+    ver: u64,
+    wid: String,
+}
+
 pub(super) fn ack(key: &str, ver: u64, wid: String) -> HttpResult {
-    Ok(http::json(&Committed { key, ep: 0, ver, wid })?)
+    Ok(http::json(&Ack { key, ep: 0, ver, wid })?)
 }
 
 pub(super) fn absent(key: &str) -> HttpError {

@@ -14,71 +14,74 @@ use crate::internal::{self, CLAIMS_BINDING};
 use crate::wire::{ClaimOp, Target};
 
 /// `POST /v1/{ns}/claims`.
-pub async fn create(req: Request, env: &Env, ns: &str) -> HttpResult {
+/// (`life`, here and below: the namespace life the client's token is bound
+/// to, which the claim store checks.)
+pub async fn create(req: Request, env: &Env, ns: &str, life: Option<u64>) -> HttpResult {
     let body = body::read(&req, MAX_BODY_BYTES, Code::BodyTooLarge).await?;
     let create = Create::parse(&body)?;
-    forward(env, ns, ClaimOp::Create, None, Some(&create)).await
+    forward(env, Target::new(ClaimOp::Create, ns, None).with_life(life), Some(&create)).await
 }
 
 /// `POST /v1/{ns}/claims/{claim}/activate`, and the benchmark baseline's.
-pub async fn activate(req: Request, env: &Env, ns: &str, claim: ClaimId, baseline: bool) -> HttpResult {
+/// (The baseline's has no `life`.)
+pub async fn activate(req: Request, env: &Env, ns: &str, claim: ClaimId, life: Option<u64>) -> HttpResult {
+    activate_as(req, env, Target::new(ClaimOp::Activate, ns, None).with_life(life), claim).await
+}
+
+/// `POST /v1/{ns}/_bench/claims/{claim}/activate` (test hooks only): the
+/// benchmark baseline's activation.
+pub async fn activate_baseline(req: Request, env: &Env, ns: &str, claim: ClaimId) -> HttpResult {
+    activate_as(req, env, Target::new(ClaimOp::ActivateBaseline, ns, None), claim).await
+}
+
+async fn activate_as(req: Request, env: &Env, target: Target<ClaimOp>, claim: ClaimId) -> HttpResult {
     let key = req.headers().get(IDEMPOTENCY_KEY).ok().flatten();
     let operation = request::operation(key.as_deref())?;
     let body = body::read(&req, MAX_BODY_BYTES, Code::BodyTooLarge).await?;
-    let op = if baseline { ClaimOp::ActivateBaseline } else { ClaimOp::Activate };
     let call = Activate::parse(claim, operation, &body)?;
-    forward(env, ns, op, None, Some(&call)).await
+    forward(env, target, Some(&call)).await
 }
 
 /// `POST /v1/{ns}/claims/{claim}/heartbeat`.
-pub async fn heartbeat(req: Request, env: &Env, ns: &str, claim: ClaimId) -> HttpResult {
+pub async fn heartbeat(req: Request, env: &Env, ns: &str, claim: ClaimId, life: Option<u64>) -> HttpResult {
     let body = body::read(&req, MAX_BODY_BYTES, Code::BodyTooLarge).await?;
     let call = Heartbeat::parse(claim, &body)?;
-    forward(env, ns, ClaimOp::Heartbeat, None, Some(&call)).await
+    forward(env, Target::new(ClaimOp::Heartbeat, ns, None).with_life(life), Some(&call)).await
 }
 
 /// `GET /v1/{ns}/claims/{claim}`.
-pub async fn get(env: &Env, ns: &str, claim: &ClaimId) -> HttpResult {
-    forward::<()>(env, ns, ClaimOp::Get, Some(claim), None).await
+pub async fn get(env: &Env, ns: &str, claim: &ClaimId, life: Option<u64>) -> HttpResult {
+    forward::<()>(env, Target::new(ClaimOp::Get, ns, None).with_key(&claim.0).with_life(life), None).await
 }
 
 /// `POST /v1/{ns}/_test/reap` (test hooks only): one recovery pass now.
 pub async fn reap(env: &Env, ns: &str) -> HttpResult {
-    forward::<()>(env, ns, ClaimOp::Reap, None, None).await
+    forward::<()>(env, Target::new(ClaimOp::Reap, ns, None), None).await
 }
 
 /// `POST /v1/{ns}/_test/claims?count=N&reservation_ttl_ms=M` (test hooks
 /// only): authorize N claims in one request.
 pub async fn bulk(env: &Env, ns: &str, count: u64, reservation_ttl_ms: u64) -> HttpResult {
-    forward(env, ns, ClaimOp::Bulk, None, Some(&Bulk { count, reservation_ttl_ms })).await
+    forward(env, Target::new(ClaimOp::Bulk, ns, None), Some(&Bulk { count, reservation_ttl_ms })).await
 }
 
 /// `POST /v1/{ns}/_test/migrations` (test hooks only): the claim store's
 /// migrations are idempotent and run in one transaction.
 pub async fn migrations(env: &Env, ns: &str) -> HttpResult {
-    forward::<()>(env, ns, ClaimOp::Migrations, None, None).await
+    forward::<()>(env, Target::new(ClaimOp::Migrations, ns, None), None).await
 }
 
 /// `GET /v1/{ns}/_test/claims` (test hooks only): claims by state.
 pub async fn count(env: &Env, ns: &str) -> HttpResult {
-    forward::<()>(env, ns, ClaimOp::Count, None, None).await
+    forward::<()>(env, Target::new(ClaimOp::Count, ns, None), None).await
 }
 
-/// Sends `op` to the namespace's claim store; its answer is passed through.
-async fn forward<T: Serialize>(
-    env: &Env,
-    ns: &str,
-    op: ClaimOp,
-    claim: Option<&ClaimId>,
-    body: Option<&T>,
-) -> HttpResult {
+/// Sends `target` to its namespace's claim store; its answer is passed
+/// through.
+async fn forward<T: Serialize>(env: &Env, target: Target<ClaimOp>, body: Option<&T>) -> HttpResult {
     let secret = internal::secret(env)?;
-    let mut target = Target::new(op, ns, None);
-    if let Some(claim) = claim {
-        target = target.with_key(&claim.0);
-    }
     let body = body.map(serde_json::to_vec).transpose()?;
-    let stub = internal::stub(env, CLAIMS_BINDING, ns)?;
+    let stub = internal::stub(env, CLAIMS_BINDING, &target.ns)?;
     let answer =
         internal::call(&stub, &target, Some(&secret), body.as_deref(), &[("content-type", "application/json")]).await;
     answer.map_err(|e| {

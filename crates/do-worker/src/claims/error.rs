@@ -64,6 +64,7 @@ impl From<ClaimError> for HttpError {
                 HttpError::unavailable(Code::LeaseStoreUnavailable, message, RETRY_AFTER_MS)
             }
             ClaimError::LeaseStore(LeaseStoreError::Key(_)) => HttpError::new(Code::InternalKeyMissing, message),
+            ClaimError::LeaseStore(LeaseStoreError::Full { .. }) => HttpError::new(Code::LeaseStoreFull, message),
             ClaimError::LeaseStore(_) => HttpError::new(Code::LeaseStore, message),
             ClaimError::Pending { .. } => HttpError::unavailable(Code::ActivationPending, message, RETRY_AFTER_MS),
             ClaimError::Store(_) => HttpError::new(Code::Storage, message),

@@ -40,14 +40,17 @@
 //! execute it twice (docs/remora.md section 6 lists this gap).
 //!
 //! A 503 from Handoff (the coordinator recovering, or reset while serving)
-//! is retried with backoff for at most [`LEASE_STORE_WAIT`]; a write is
+//! is retried with backoff for at most [`LEASE_STORE_WAIT`], every attempt
+//! included (one still unanswered then is abandoned); a write is
 //! retried with the same write id, so Handoff applies it once. After that the
 //! request fails with [`LeaseStoreError::Unavailable`] (503 + Retry-After).
 
 use std::cell::RefCell;
+use std::pin::pin;
 use std::rc::Rc;
 use std::time::Duration;
 
+use futures_util::future::{self, Either};
 use protocol::claim::lease;
 use protocol::claim::{ClaimId, ClaimRow, Lease, LeaseReply, LeaseRequest};
 use protocol::handoff::WriteId;
@@ -58,7 +61,7 @@ use super::state::ClaimsState;
 use super::store::StoreError;
 use crate::auth::KeyProblem;
 use crate::http::{NO_WAKE_HEADER, WRITE_ID_HEADER};
-use crate::internal::{self, REPLICA_BINDING, now_ms, random_u128};
+use crate::internal::{self, now_ms, random_u128, replica_binding};
 use crate::names::ReplicaName;
 use crate::wire::{ReplicaOp as Op, Target};
 
@@ -66,6 +69,11 @@ use crate::wire::{ReplicaOp as Op, Target};
 pub const LEASE_PREFIX: &str = "_remora/lease/";
 /// How long one lease-store call keeps retrying 503s before giving up.
 pub const LEASE_STORE_WAIT: Duration = Duration::from_secs(10);
+/// How long all the lease-store calls of one client request take at most
+/// together (an activation makes several): the request is answered 503
+/// `lease_store_unavailable`, with a Retry-After, well before a client's
+/// usual 30 s timeout, instead of never.
+pub const REQUEST_LEASE_BUDGET: Duration = Duration::from_secs(20);
 const FIRST_BACKOFF_MS: u64 = 50;
 const MAX_BACKOFF_MS: u64 = 1000;
 
@@ -74,6 +82,8 @@ const MAX_BACKOFF_MS: u64 = 1000;
 pub enum LeaseStoreError {
     #[error("the lease store ({object}) did not answer in time; last: {last}")]
     Unavailable { object: String, last: String },
+    #[error("the namespace's KV has no room for the lease: {body}")]
+    Full { body: String },
     #[error("the lease store answered {status}: {body}")]
     Unexpected { status: u16, body: String },
     #[error("the stored lease does not decode: {0}")]
@@ -100,8 +110,10 @@ impl LeaseStore {
 
     /// The leases of namespace `ns` (the claim object's own), locked in
     /// the object's `state`.
+    /// Its calls end by [`REQUEST_LEASE_BUDGET`] from now.
     pub fn of<'a>(&'a self, ns: &'a str, state: &'a Rc<RefCell<ClaimsState>>) -> Leases<'a> {
-        Leases { store: self, ns, state }
+        let deadline = now_ms().saturating_add(REQUEST_LEASE_BUDGET.as_millis() as u64);
+        Leases { store: self, ns, state, deadline }
     }
 }
 
@@ -110,6 +122,8 @@ pub struct Leases<'a> {
     store: &'a LeaseStore,
     ns: &'a str,
     state: &'a Rc<RefCell<ClaimsState>>,
+    /// When every call gives up (the request's budget).
+    deadline: u64,
 }
 
 /// A claim's lease lock in the claim object.
@@ -194,19 +208,26 @@ impl Leases<'_> {
         if op != Op::Get {
             headers.push((WRITE_ID_HEADER, wid.as_str()));
         }
-        let give_up = now_ms().saturating_add(LEASE_STORE_WAIT.as_millis() as u64);
+        let give_up = now_ms().saturating_add(LEASE_STORE_WAIT.as_millis() as u64).min(self.deadline);
         let mut backoff = FIRST_BACKOFF_MS;
         loop {
             let attempt = async {
                 // A fresh stub each time: one whose object was reset stays broken.
-                let stub = internal::stub(&self.store.env, REPLICA_BINDING, &object)?;
+                let stub = internal::stub(&self.store.env, replica_binding(ReplicaName::R0), &object)?;
                 let mut resp = internal::call(&stub, &target, Some(secret), body.as_deref(), &headers).await?;
                 Ok::<_, worker::Error>((resp.status_code(), resp.bytes().await?))
             };
-            let last = match attempt.await {
-                Ok((503, reply)) => String::from_utf8_lossy(&reply).into_owned(),
-                Ok(answer) => return Ok(answer),
-                Err(e) => e.to_string(),
+            // An attempt waits at most what is left of the call's budget (a
+            // coordinator may hold a write up to its commit wait): giving up
+            // on it is as uncertain as a 503 not_committed, which the
+            // activation already treats as a lease that may have been written.
+            let left = give_up.saturating_sub(now_ms()).max(1);
+            let timeout = Delay::from(Duration::from_millis(left));
+            let last = match future::select(pin!(attempt), pin!(timeout)).await {
+                Either::Left((Ok((503, reply)), _)) => String::from_utf8_lossy(&reply).into_owned(),
+                Either::Left((Ok(answer), _)) => return Ok(answer),
+                Either::Left((Err(e), _)) => e.to_string(),
+                Either::Right(_) => format!("no answer within {left} ms"),
             };
             if now_ms().saturating_add(backoff) > give_up {
                 return Err(LeaseStoreError::Unavailable { object, last });
@@ -217,8 +238,11 @@ impl Leases<'_> {
     }
 }
 
+/// An answer a lease call does not expect: 507 (the KV writers filled the
+/// namespace, or its coordinator's isolate) is the client's to know.
 fn unexpected(status: u16, body: &[u8]) -> LeaseStoreError {
-    LeaseStoreError::Unexpected { status, body: String::from_utf8_lossy(body).into_owned() }
+    let body = String::from_utf8_lossy(body).into_owned();
+    if status == 507 { LeaseStoreError::Full { body } } else { LeaseStoreError::Unexpected { status, body } }
 }
 
 /// The Handoff key of a claim's lease.

@@ -47,6 +47,7 @@ use crate::http;
 use crate::internal::{self, now_ms};
 use crate::names;
 use crate::namespaces::{self, State as NamespaceState, calls, settings::Settings};
+use crate::tokens;
 use crate::wire::{ClaimOp, Ops, Target};
 use error::ClaimError;
 use leases::LeaseStore;
@@ -124,6 +125,8 @@ impl ClaimStore {
             return self.drop_everything().await;
         }
         self.open(&target.ns).await?;
+        let life = self.enter(|state| state.life)?;
+        tokens::check_life(target.life, &target.ns, life)?;
         let body = match target.op.method() {
             "POST" => body::read(&req, request::MAX_BODY_BYTES, Code::BodyTooLarge).await?,
             _ => Vec::new(),
@@ -151,11 +154,14 @@ impl ClaimStore {
         if !self.enter(|state| state.settings.is_some())? {
             let secret = internal::secret(&self.env)?;
             let info = calls::get(&self.env, &secret, ns).await?;
-            let settings = match info {
-                Some(info) if info.state != NamespaceState::Deleting => info.settings,
+            let (settings, life) = match info {
+                Some(info) if info.state != NamespaceState::Deleting => (info.settings, info.created_at),
                 _ => return Err(namespaces::not_found(ns)),
             };
-            self.enter(|state| state.settings = Some(settings))?;
+            self.enter(|state| {
+                state.settings = Some(settings);
+                state.life = Some(life);
+            })?;
         }
         if !self.enter(|state| state.migrated)? {
             schema::migrate(&self.object.storage()).map_err(store::StoreError::from).map_err(ClaimError::from)?;
@@ -171,6 +177,7 @@ impl ClaimStore {
         self.object.storage().delete_alarm().await?;
         self.enter(|state| {
             state.settings = None;
+            state.life = None;
             state.migrated = false;
         })?;
         Ok(http::json(&serde_json::json!({ "dropped": true }))?)

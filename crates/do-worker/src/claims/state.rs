@@ -9,6 +9,8 @@ use crate::namespaces::settings::Settings;
 pub struct ClaimsState {
     /// The namespace's settings, once the registry said it exists.
     pub settings: Option<Settings>,
+    /// Its `created_at` then: the life scoped tokens are checked against.
+    pub life: Option<u64>,
     /// The schema is known to be current in this instance.
     pub migrated: bool,
     pub locks: Locks,

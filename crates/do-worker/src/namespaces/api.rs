@@ -11,37 +11,39 @@ use super::info::MAX_BODY_BYTES;
 use crate::body;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::http;
-use crate::internal::{self, CLAIMS_BINDING, REPLICA_BINDING, now_ms};
+use crate::internal::{self, CLAIMS_BINDING, now_ms, replica_binding};
 use crate::names::ReplicaName;
 use crate::tokens::{self, Bearer, Grant, MAX_TTL_SECONDS, Right};
 use crate::wire::{ClaimOp, RegistryOp, ReplicaOp, Target};
 
 /// `PUT /v1/{ns}`: 201 created, 200 if it exists with the same settings.
-pub async fn put(req: Request, env: &Env, ns: &str) -> HttpResult {
+/// (`life`, here and below: the namespace life the client's token is bound
+/// to, which the registry checks.)
+pub async fn put(req: Request, env: &Env, ns: &str, life: Option<u64>) -> HttpResult {
     let secret = internal::secret(env)?;
     let body = body::read(&req, MAX_BODY_BYTES, Code::BodyTooLarge).await?;
-    calls::call(env, &secret, RegistryOp::Create, ns, None, Some(&body)).await
+    calls::call(env, &secret, &Target::new(RegistryOp::Create, ns, None).with_life(life), Some(&body)).await
 }
 
 /// `GET /v1/{ns}`: its settings and state.
-pub async fn get(env: &Env, ns: &str) -> HttpResult {
+pub async fn get(env: &Env, ns: &str, life: Option<u64>) -> HttpResult {
     let secret = internal::secret(env)?;
-    calls::call(env, &secret, RegistryOp::Get, ns, None, None).await
+    calls::call(env, &secret, &Target::new(RegistryOp::Get, ns, None).with_life(life), None).await
 }
 
 /// `GET /v1`: every namespace, the count and the limit.
 pub async fn list(env: &Env) -> HttpResult {
     let secret = internal::secret(env)?;
-    calls::call(env, &secret, RegistryOp::List, "*", None, None).await
+    calls::call(env, &secret, &Target::new(RegistryOp::List, "*", None), None).await
 }
 
 /// `DELETE /v1/{ns}`: from now on none of its objects may start; stop its
 /// replicas (their memory goes), empty its claim store, then forget it. If
 /// an object cannot be confirmed stopped, the namespace stays `deleting`
 /// (nothing of it can start) and the answer is a 503: retry the DELETE.
-pub async fn delete(env: &Env, ns: &str) -> HttpResult {
+pub async fn delete(env: &Env, ns: &str, life: Option<u64>) -> HttpResult {
     let secret = internal::secret(env)?;
-    let deleting = calls::call(env, &secret, RegistryOp::Delete, ns, None, None).await?;
+    let deleting = calls::call(env, &secret, &Target::new(RegistryOp::Delete, ns, None).with_life(life), None).await?;
     if deleting.status_code() != 200 {
         return Ok(deleting);
     }
@@ -62,7 +64,7 @@ pub async fn delete(env: &Env, ns: &str) -> HttpResult {
         Ok(resp) => return Err(incomplete(format!("the claim store answered {}", resp.status_code()))),
         Err(e) => return Err(incomplete(format!("the claim store did not answer: {e}"))),
     }
-    calls::call(env, &secret, RegistryOp::Forget, ns, None, None).await?;
+    calls::call(env, &secret, &Target::new(RegistryOp::Forget, ns, None), None).await?;
     Ok(http::json(&json!({ "deleted": ns }))?)
 }
 
@@ -70,10 +72,10 @@ pub async fn delete(env: &Env, ns: &str) -> HttpResult {
 /// object instance that has not booted). The namespace must already refuse
 /// boots (deleting or idle), so nothing starts it again in between.
 pub async fn stop_replica(env: &Env, secret: &str, ns: &str, r: ReplicaName) -> HttpResult<()> {
-    let stub = internal::stub(env, REPLICA_BINDING, &r.object_name(ns))?;
+    let stub = internal::stub(env, replica_binding(r), &r.object_name(ns))?;
     // Fails when the object resets itself while answering: that is the stop.
     let _ = internal::call(&stub, &Target::new(ReplicaOp::Stop, ns, Some(r)), Some(secret), None, &[]).await;
-    let stub = internal::stub(env, REPLICA_BINDING, &r.object_name(ns))?;
+    let stub = internal::stub(env, replica_binding(r), &r.object_name(ns))?;
     let mut resp = internal::call(&stub, &Target::new(ReplicaOp::Whoami, ns, Some(r)), Some(secret), None, &[]).await?;
     let status = resp.status_code();
     let answer: Value = resp.json().await.unwrap_or(Value::Null);
@@ -104,8 +106,9 @@ struct Minted<'a> {
 
 /// `POST /v1/_tokens`: a token for a namespace (or all) with some rights,
 /// minted by a bearer with `admin` there; it expires no later than the
-/// bearer's own token.
-pub async fn mint(req: Request, bearer: &Bearer, admin_token: &str) -> HttpResult {
+/// bearer's own token. A token for one namespace needs the namespace to
+/// exist, and ends with it (it is bound to its `created_at`).
+pub async fn mint(req: Request, env: &Env, bearer: &Bearer, admin_token: &str) -> HttpResult {
     let body = body::read(&req, MAX_BODY_BYTES, Code::BodyTooLarge).await?;
     let asked: MintRequest = serde_json::from_slice(&body)
         .map_err(|e| HttpError::new(Code::InvalidBody, format!("the body is not a token request: {e}")))?;
@@ -127,8 +130,17 @@ pub async fn mint(req: Request, bearer: &Bearer, admin_token: &str) -> HttpResul
     let mut rights = asked.rights.clone();
     rights.sort();
     rights.dedup();
+    let life = match &asked.namespace {
+        Some(ns) => {
+            let info = calls::get(env, &internal::secret(env)?, ns).await?;
+            let created_at = info.map(|i| i.created_at);
+            tokens::check_life(bearer.life(), ns, created_at).map_err(HttpError::from)?;
+            Some(created_at.ok_or_else(|| super::not_found(ns))?)
+        }
+        None => None,
+    };
     let exp = (now_ms() / 1000).saturating_add(asked.ttl_seconds).min(bearer.expires().unwrap_or(u64::MAX));
-    let grant = Grant { ns: asked.namespace.clone(), rights, exp };
+    let grant = Grant { ns: asked.namespace.clone(), rights, exp, life };
     let token = tokens::mint(admin_token, &grant);
     let minted = Minted { token, namespace: grant.ns.as_deref(), rights: &grant.rights, expires_at: grant.exp };
     Ok(http::json(&minted)?.with_status(201))

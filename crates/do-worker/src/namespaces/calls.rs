@@ -14,24 +14,16 @@ use crate::wire::{RegistryOp, Target};
 const REGISTRY_OBJECT: &str = "registry";
 
 /// One call; the registry's answer (its errors included) as it gave it.
-pub async fn call(
-    env: &Env,
-    secret: &str,
-    op: RegistryOp,
-    ns: &str,
-    replica: Option<ReplicaName>,
-    body: Option<&[u8]>,
-) -> HttpResult<Response> {
+pub async fn call(env: &Env, secret: &str, target: &Target<RegistryOp>, body: Option<&[u8]>) -> HttpResult<Response> {
     let stub = internal::stub(env, REGISTRY_BINDING, REGISTRY_OBJECT)?;
-    let target = Target::new(op, ns, replica);
-    internal::call(&stub, &target, Some(secret), body, &[("content-type", "application/json")]).await.map_err(|e| {
+    internal::call(&stub, target, Some(secret), body, &[("content-type", "application/json")]).await.map_err(|e| {
         HttpError::unavailable(Code::RegistryUnavailable, format!("the registry did not answer ({e})"), 1000)
     })
 }
 
 /// The namespace's info; `None` if it does not exist.
 pub async fn get(env: &Env, secret: &str, ns: &str) -> HttpResult<Option<Info>> {
-    let mut resp = call(env, secret, RegistryOp::Get, ns, None, None).await?;
+    let mut resp = call(env, secret, &Target::new(RegistryOp::Get, ns, None), None).await?;
     match resp.status_code() {
         200 => Ok(Some(resp.json().await?)),
         404 => Ok(None),
@@ -42,7 +34,7 @@ pub async fn get(env: &Env, secret: &str, ns: &str) -> HttpResult<Option<Info>> 
 /// May `replica` of `ns` start (`client`: for a client request)?
 pub async fn boot(env: &Env, secret: &str, ns: &str, replica: ReplicaName, client: bool) -> HttpResult<Boot> {
     let body = json!({ "client": client }).to_string();
-    let mut resp = call(env, secret, RegistryOp::Boot, ns, Some(replica), Some(body.as_bytes())).await?;
+    let mut resp = call(env, secret, &Target::new(RegistryOp::Boot, ns, Some(replica)), Some(body.as_bytes())).await?;
     match resp.status_code() {
         200 => Ok(resp.json().await?),
         status => Err(unexpected(status, &mut resp).await),
@@ -51,7 +43,7 @@ pub async fn boot(env: &Env, secret: &str, ns: &str, replica: ReplicaName, clien
 
 /// Marks `ns` idle (its replicas are stopping); whether it was active.
 pub async fn idle(env: &Env, secret: &str, ns: &str) -> HttpResult<bool> {
-    let mut resp = call(env, secret, RegistryOp::Idle, ns, None, None).await?;
+    let mut resp = call(env, secret, &Target::new(RegistryOp::Idle, ns, None), None).await?;
     match resp.status_code() {
         200 => Ok(resp.json::<Value>().await?.get("idle").and_then(Value::as_bool).unwrap_or(false)),
         status => Err(unexpected(status, &mut resp).await),

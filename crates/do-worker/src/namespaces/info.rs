@@ -66,10 +66,10 @@ pub struct Info {
 pub enum Boot {
     Admitted {
         settings: Settings,
+        /// The namespace's `created_at`: its life, which scoped tokens name.
+        created_at: u64,
     },
     /// The namespace does not exist, is being deleted, or is idle and the
     /// request was not a client's.
-    Refused {
-        state: Option<State>,
-    },
+    Refused { state: Option<State> },
 }

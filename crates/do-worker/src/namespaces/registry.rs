@@ -22,6 +22,7 @@ use crate::http;
 use crate::internal::{self, now_ms};
 use crate::names::{self, ReplicaName};
 use crate::sqlite::{self, Migration};
+use crate::tokens;
 use crate::wire::{RegistryOp, Target};
 
 /// The deployment's limit on namespaces (a `[vars]` entry).
@@ -104,6 +105,9 @@ impl Registry {
     fn answer(&self, sql: &SqlStorage, target: &Target<RegistryOp>, body: &[u8]) -> HttpResult {
         let ns = target.ns.as_str();
         let now = now_ms();
+        if target.life.is_some() {
+            tokens::check_life(target.life, ns, info(sql, ns)?.map(|i| i.created_at))?;
+        }
         match target.op {
             RegistryOp::Create => {
                 let settings = Settings::parse(body).map_err(|e| HttpError::new(e.code(), e.to_string()))?;
@@ -184,7 +188,7 @@ fn boot(sql: &SqlStorage, ns: &str, replica: ReplicaName, client: bool, now: u64
         "INSERT INTO boots (ns, replica, at) VALUES (?, ?, ?) ON CONFLICT(ns, replica) DO UPDATE SET at = excluded.at",
         vec![ns.into(), replica.as_str().into(), sqlite::int(now)],
     )?;
-    Ok(Boot::Admitted { settings: found.settings })
+    Ok(Boot::Admitted { settings: found.settings, created_at: found.created_at })
 }
 
 fn info(sql: &SqlStorage, ns: &str) -> HttpResult<Option<Info>> {

@@ -6,17 +6,24 @@
 use std::time::Duration;
 
 use futures_channel::oneshot;
-use protocol::handoff::{Read, Status, Value, WriteReply};
+use protocol::handoff::{List, ListEntry, Millis, Read, Record, Status, Tag, Value, WriteReply};
 use serde::Serialize;
 
 use super::waiters::Waiters;
+use crate::conditions::{ETAG, EXPIRES_AT_HEADER, etag};
 use crate::error::{Code, HttpError, HttpResult};
 use crate::http;
 
 /// How long a client request waits for a recovering coordinator before it
 /// gets a 503. Recovery is two round trips to the peers (collect, then
-/// announce): milliseconds when both answer.
-pub(super) const READY_WAIT: Duration = Duration::from_secs(2);
+/// announce): milliseconds when both answer, but the first request to a
+/// namespace also waits for its three objects to boot, each admitted by
+/// the registry (seconds on a loaded machine, where each script is its own
+/// process).
+pub(super) const READY_WAIT: Duration = Duration::from_secs(5);
+/// Client requests waiting for readiness at once; those beyond get the
+/// 503 at once (the protocol answers `recovering`).
+const MAX_READY_WAITERS: usize = 1024;
 /// How long a read waits for a peer to confirm the coordinator's epoch
 /// before a 503 (one round trip when a peer answers).
 pub(super) const CONFIRM_WAIT: Duration = Duration::from_secs(5);
@@ -31,6 +38,7 @@ pub(super) const RETRY_AFTER_MS: u64 = 1000;
 pub(super) enum Answer {
     Write(WriteReply),
     Read(Read),
+    List(List),
     /// No answer by its deadline.
     Expired,
 }
@@ -47,9 +55,15 @@ pub(super) struct Clients {
 }
 
 impl Clients {
-    /// `None` if the coordinator is `ready`; else where to wait for it.
+    /// `None` if the coordinator is `ready` (or [`MAX_READY_WAITERS`] wait
+    /// already); else where to wait for it.
     pub(super) fn wait_ready(&mut self, ready: bool) -> Option<oneshot::Receiver<()>> {
         if ready {
+            return None;
+        }
+        // Those that stopped waiting (their deadline passed) leave first.
+        self.ready.retain(|tx| !tx.is_canceled());
+        if self.ready.len() >= MAX_READY_WAITERS {
             return None;
         }
         let (tx, rx) = oneshot::channel();
@@ -98,27 +112,28 @@ impl Clients {
 pub(super) fn write_answer(answer: Option<Answer>) -> HttpResult {
     match answer {
         Some(Answer::Write(reply)) => write_reply(reply),
-        // Dropped unanswered or answered as a read: the protocol instance
+        // Dropped unanswered or answered otherwise: the protocol instance
         // it waited on is gone.
-        None | Some(Answer::Read(_)) => Err(Unavailable::Restarted.into()),
+        None | Some(Answer::Read(_) | Answer::List(_)) => Err(Unavailable::Restarted.into()),
         Some(Answer::Expired) => Err(Unavailable::NotAcked.into()),
     }
 }
 
 /// The HTTP answer to a client read (HandoffReads: the coordinator answers
 /// once a peer confirmed that its epoch is current, from its memory at that
-/// moment).
+/// moment): the value with its `ETag` and `Handoff-Expires-At`, or 404.
 pub(super) fn read_answer(key: &str, answer: Option<Answer>) -> HttpResult {
     let read = match answer {
         Some(Answer::Read(read)) => read,
-        None | Some(Answer::Write(_)) => return Err(Unavailable::Restarted.into()),
+        None | Some(Answer::Write(_) | Answer::List(_)) => return Err(Unavailable::Restarted.into()),
         Some(Answer::Expired) => return Err(Unavailable::NotConfirmed.into()),
     };
     match read {
-        Read::Committed(Some(rec)) => match rec.value {
-            Value::Bytes(bytes) => Ok(http::record(bytes, rec.stamp.ep.0, rec.stamp.ver.0, &rec.wid.to_string())?),
-            Value::Tombstone => Err(HttpError::new(Code::KeyNotFound, format!("{key} was deleted"))),
-        },
+        Read::Committed(Some(Record { value: Value::Bytes(bytes), stamp, wid, expires_at, .. })) => {
+            let resp = http::record(bytes, stamp.ep.0, stamp.ver.0, &wid.to_string())?;
+            with_tag(resp, Tag { stamp, wid }, expires_at)
+        }
+        Read::Committed(Some(_)) => Err(HttpError::new(Code::KeyNotFound, format!("{key} was deleted"))),
         Read::Committed(None) => Err(HttpError::new(Code::KeyNotFound, format!("{key} does not exist"))),
         Read::Unavailable { status, retry_after_ms } => {
             Err(Unavailable::Recovering { status: Some(status), retry_after_ms }.into())
@@ -128,11 +143,86 @@ pub(super) fn read_answer(key: &str, answer: Option<Answer>) -> HttpResult {
     }
 }
 
+/// The HTTP answer to a listing: `{"keys":[...],"next"}`.
+pub(super) fn list_answer(answer: Option<Answer>) -> HttpResult {
+    let list = match answer {
+        Some(Answer::List(list)) => list,
+        None | Some(Answer::Write(_) | Answer::Read(_)) => return Err(Unavailable::Restarted.into()),
+        Some(Answer::Expired) => return Err(Unavailable::NotConfirmed.into()),
+    };
+    match list {
+        List::Page { entries, next } => {
+            let keys: Vec<Listed> = entries.iter().map(Listed::from).collect();
+            Ok(http::json(&Page { keys, next: next.as_ref().map(|k| k.as_str()) })?)
+        }
+        List::Unavailable { status, retry_after_ms } => {
+            Err(Unavailable::Recovering { status: Some(status), retry_after_ms }.into())
+        }
+        List::Overloaded { retry_after_ms } => Err(Unavailable::ReadsOverloaded { retry_after_ms }.into()),
+        List::Superseded => Err(Unavailable::Superseded.into()),
+    }
+}
+
+/// `200` body of a listing.
+#[derive(Serialize)]
+struct Page<'a> {
+    keys: Vec<Listed<'a>>,
+    next: Option<&'a str>,
+}
+
+/// One key of a listing.
+#[derive(Serialize)]
+struct Listed<'a> {
+    key: &'a str,
+    etag: String,
+    bytes: usize,
+    expires_at: Option<u64>,
+}
+
+impl<'a> From<&'a ListEntry> for Listed<'a> {
+    fn from(e: &'a ListEntry) -> Self {
+        Listed { key: e.key.as_str(), etag: etag(e.tag), bytes: e.bytes, expires_at: e.expires_at.map(|m| m.0) }
+    }
+}
+
+/// `resp` with the record's `ETag` and, if it expires, `Handoff-Expires-At`.
+fn with_tag(resp: worker::Response, tag: Tag, expires_at: Option<Millis>) -> HttpResult {
+    let headers = resp.headers().clone();
+    headers.set(ETAG, &etag(tag))?;
+    if let Some(at) = expires_at {
+        headers.set(EXPIRES_AT_HEADER, &at.0.to_string())?;
+    }
+    Ok(resp.with_headers(headers))
+}
+
 fn write_reply(reply: WriteReply) -> HttpResult {
     match reply {
-        WriteReply::Committed { key, stamp, wid } => {
-            Ok(http::json(&Committed { key: key.as_str(), ep: stamp.ep.0, ver: stamp.ver.0, wid: wid.to_string() })?)
+        WriteReply::Committed { key, tag, expires_at } => {
+            let body = Committed {
+                key: key.as_str(),
+                ep: tag.stamp.ep.0,
+                ver: tag.stamp.ver.0,
+                wid: tag.wid.to_string(),
+                etag: etag(tag),
+                expires_at: expires_at.map(|m| m.0),
+            };
+            with_tag(http::json(&body)?, tag, expires_at)
         }
+        WriteReply::PreconditionFailed { current } => {
+            let message = match current {
+                Some(tag) => format!("the key's current value has the ETag {}; nothing changed", etag(tag)),
+                None => "the key is absent; nothing changed".to_string(),
+            };
+            let error = HttpError::new(Code::PreconditionFailed, message);
+            Err(match current {
+                Some(tag) => error.with_header(ETAG, &etag(tag)),
+                None => error,
+            })
+        }
+        WriteReply::WriteIdReused => Err(HttpError::new(
+            Code::WriteIdReused,
+            "this handoff-write-id names another request (other bytes, condition or time to live); nothing changed",
+        )),
         WriteReply::Unavailable { status, retry_after_ms } => {
             Err(Unavailable::Recovering { status: Some(status), retry_after_ms }.into())
         }
@@ -149,11 +239,14 @@ fn write_reply(reply: WriteReply) -> HttpResult {
 
 /// `200` body of a committed write.
 #[derive(Serialize)]
-pub(crate) struct Committed<'a> {
-    pub key: &'a str,
-    pub ep: u64,
-    pub ver: u64,
-    pub wid: String,
+struct Committed<'a> {
+    key: &'a str,
+    ep: u64,
+    ver: u64,
+    wid: String,
+    etag: String,
+    /// When the key expires (ms since the Unix epoch), if it does.
+    expires_at: Option<u64>,
 }
 
 /// Why a replica cannot serve a request now: each becomes a 503 with
@@ -214,5 +307,22 @@ impl From<Unavailable> for HttpError {
             Unavailable::Paused => (Code::Paused, "this replica is paused by the test hook".into(), RETRY_AFTER_MS),
         };
         HttpError::unavailable(code, message, retry_after_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readiness_waiters_are_bounded_and_those_gone_make_room() {
+        let mut clients = Clients::default();
+        assert!(clients.wait_ready(true).is_none(), "a ready coordinator makes nobody wait");
+        let mut waiting: Vec<_> = (0..MAX_READY_WAITERS).filter_map(|_| clients.wait_ready(false)).collect();
+        assert_eq!(waiting.len(), MAX_READY_WAITERS);
+        assert!(clients.wait_ready(false).is_none(), "one more is answered at once");
+        waiting.pop();
+        assert!(clients.wait_ready(false).is_some(), "a waiter that left makes room");
+        assert_eq!(clients.take_ready().len(), MAX_READY_WAITERS);
     }
 }

@@ -27,9 +27,11 @@ pub(super) enum Effect {
     Ready(Vec<oneshot::Sender<()>>),
     /// Append rows (encoded `protocol::handoff::trace::Row`s) to the trace.
     Record(Vec<Vec<u8>>),
-    /// Reset this object: its memory goes (the state dropped its records
-    /// already).
+    /// Reset this object through the runtime: a superseded coordinator
+    /// ends its instance (the state dropped its records already).
     Reset { why: &'static str },
+    /// Renew the replica's state (`ReplicaState::renew`): its memory goes.
+    Renew { why: &'static str },
     /// The idle expiry passed: mark the namespace idle, stop the peers,
     /// then reset this replica; report a failure with `Shell::stop_failed`.
     StopNamespace { ns: String },

@@ -11,6 +11,7 @@ use protocol::handoff::{Config, ConfigError, ReplicaId};
 
 use crate::error::{Code, HttpError, HttpResult};
 use crate::namespaces::settings::Settings;
+use crate::tokens;
 
 /// `Retry-After` while a replica is stopping or resetting.
 const RETRY_AFTER_MS: u64 = 1000;
@@ -35,6 +36,8 @@ pub(super) struct Life {
     /// The namespace's settings, from the registry when it admitted this
     /// replica.
     pub(super) settings: Option<Settings>,
+    /// The namespace's `created_at` then: the life scoped tokens name.
+    created_at: Option<u64>,
     /// The last client request (the coordinator's idle expiry).
     last_client_at: u64,
     /// This replica is stopping: it serves nothing more.
@@ -45,12 +48,19 @@ pub(super) struct Life {
 
 impl Life {
     pub(super) fn new(now: u64) -> Life {
-        Life { settings: None, last_client_at: now, stopping: false, resetting: false }
+        Life { settings: None, created_at: None, last_client_at: now, stopping: false, resetting: false }
     }
 
-    pub(super) fn admitted(&mut self, settings: Settings, now: u64) {
+    pub(super) fn admitted(&mut self, settings: Settings, created_at: u64, now: u64) {
         self.settings = Some(settings);
+        self.created_at = Some(created_at);
         self.last_client_at = now;
+    }
+
+    /// 401 unless a token bound to namespace life `token` may act on `ns`
+    /// as admitted (`tokens::check_life`).
+    pub(super) fn check_token(&self, ns: &str, token: Option<u64>) -> HttpResult<()> {
+        Ok(tokens::check_life(token, ns, self.created_at)?)
     }
 
     /// A client request arrived: the idle expiry starts again.

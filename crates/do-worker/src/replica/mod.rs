@@ -23,7 +23,8 @@
 //! waiter, and the client gets its 200.
 //!
 //! Files by job: `state.rs` (the state, the driver, settling),
-//! `transport.rs` (links, queues, batches), `outbox.rs` (the bounded queue
+//! `transport.rs` (links, queues, batches), `versions.rs` (the wire
+//! version each peer reads, for rolling deploys; pure), `outbox.rs` (the bounded queue
 //! per destination and lane; pure), `client.rs` (client requests and every
 //! 503 a replica answers), `waiters.rs` (deadlines; pure), `wake.rs` (the
 //! wake-up token; pure), `lifecycle.rs` (admission, idle expiry,
@@ -47,10 +48,9 @@ mod state;
 mod status;
 mod trace;
 mod transport;
+mod versions;
 mod waiters;
 mod wake;
-
-pub(crate) use client::Committed;
 
 use std::cell::RefCell;
 use std::pin::pin;
@@ -67,20 +67,24 @@ use worker::{
 
 use crate::auth::KeyProblem;
 use crate::body;
+use crate::conditions::Conditions;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::hop::{Link, Via};
 use crate::http::{self, BINARY, NO_WAKE_HEADER, WRITE_ID_HEADER};
-use crate::internal::{self, REPLICA_BINDING, now_ms, random_u64, random_u128};
+use crate::internal::{self, now_ms, random_u64, random_u128, replica_binding};
+use crate::isolate;
+use crate::listing;
 use crate::names::{self, ReplicaName};
 use crate::namespaces::{self, Boot, calls};
 use crate::socket::{Incoming, parse_answer};
 use crate::vars;
-use crate::vocab::{KvOp, MAX_PAUSE_MS, MAX_VALUE_BYTES};
+use crate::vocab::{KvOp, MAX_PAUSE_MS, MAX_VALUE_BYTES, RESERVED_PREFIX};
 use crate::wire::{ReplicaOp, Target};
 use effects::{Delivery, Effect};
-use state::ReplicaState;
+use state::{Deployment, ReplicaState};
 use trace::TraceStore;
 use transport::{DELIVERY_TIMEOUT, Delivered};
+pub use versions::WireVersion;
 
 /// Largest batch body `POST /msg` reads: what an outbox sends at most.
 const MAX_BATCH_BODY_BYTES: usize = outbox::MAX_BATCH_BYTES + MAX_MESSAGE_BYTES;
@@ -120,12 +124,20 @@ pub(crate) struct Shell {
     env: Env,
     /// The internal secret, read once (see `internal::admit`).
     secret: std::result::Result<String, KeyProblem>,
-    /// Random nonce of this object instance (tells a reset apart).
-    born: u64,
     /// Where the driver's steps are recorded, in test runs that validate
     /// traces (`trace.rs`).
     trace: Option<TraceStore>,
     state: RefCell<ReplicaState>,
+}
+
+/// The wire version to write: the deployment's if this build writes it,
+/// else this build's (a bad value is logged; `/health` shows the result).
+pub fn wire_version(env: &Env) -> WireVersion {
+    let Some(var) = vars::wire_version(env) else { return WireVersion::default() };
+    WireVersion::parse(&var).unwrap_or_else(|| {
+        console_error!("{}={var:?} is not a version this build writes; it writes its own", vars::WIRE_VERSION);
+        WireVersion::default()
+    })
 }
 
 /// A borrow of the state failed: re-entrance, which the shell never does.
@@ -136,10 +148,14 @@ fn reentered(at: &str) -> HttpError {
 
 impl Shell {
     fn new(object: State, env: Env, ident: Option<(String, ReplicaName)>) -> Self {
-        let born = random_u64();
-        let trace = TraceStore::open(&object, &env, born);
-        let state = ReplicaState::new(ident, born, now_ms(), trace.is_some());
-        Shell { secret: internal::internal_key(&env), born, trace, object, env, state: RefCell::new(state) }
+        let trace = TraceStore::open(&object, &env);
+        let state = ReplicaState::new(
+            (ident, Deployment { role: vars::role(&env), wire: wire_version(&env) }),
+            random_u64(),
+            now_ms(),
+            trace.is_some(),
+        );
+        Shell { secret: internal::internal_key(&env), trace, object, env, state: RefCell::new(state) }
     }
 
     /// An entry point: the state is borrowed once, `f` runs at the current
@@ -147,30 +163,45 @@ impl Shell {
     /// are performed.
     fn enter<R>(self: &Rc<Self>, at: &str, f: impl FnOnce(&mut ReplicaState, u64) -> R) -> HttpResult<R> {
         let now = now_ms();
-        let (result, effects) = {
+        let (result, effects, born) = {
             let Ok(mut state) = self.state.try_borrow_mut() else { return Err(reentered(at)) };
             let result = f(&mut state, now);
             state.settle(now);
-            (result, state.take_effects())
+            let (old, new) = state.held_change();
+            isolate::held_changed(old, new);
+            (result, state.take_effects(), state.born)
         };
-        self.perform(effects);
+        self.perform(effects, born);
         Ok(result)
     }
 
-    /// An entry point with no one to answer (a callback, a task's end): a
-    /// bug is logged by [`Shell::enter`].
-    fn quietly(self: &Rc<Self>, at: &str, f: impl FnOnce(&mut ReplicaState, u64)) {
-        let _ = self.enter(at, f);
+    /// An entry point with no one to answer (a callback, a task's end) of
+    /// the state instance `born` started: `f` runs only if that state is
+    /// still the object's (not renewed since), and a bug is logged by
+    /// [`Shell::enter`].
+    fn quietly(self: &Rc<Self>, born: u64, at: &str, f: impl FnOnce(&mut ReplicaState, u64)) {
+        let _ = self.enter(at, |state, now| {
+            if state.born == born {
+                f(state, now);
+            }
+        });
     }
 
-    /// Performs the effects, in order.
-    fn perform(self: &Rc<Self>, effects: Vec<Effect>) {
+    /// The current state instance's birth nonce.
+    fn born(self: &Rc<Self>) -> HttpResult<u64> {
+        self.enter("born", |state, _| state.born)
+    }
+
+    /// Performs the effects of state instance `born`, in order.
+    fn perform(self: &Rc<Self>, effects: Vec<Effect>, born: u64) {
         for effect in effects {
             match effect {
-                Effect::Deliver(delivery) => self.deliver(delivery),
-                Effect::OpenSocket { to, id, link } => self.open_socket(to, id, link),
-                Effect::WakeAt { token, at } => self.after(at, move |state, now| state.woke(token, now)),
-                Effect::HoldUntil { to, lane, at } => self.after(at, move |state, now| state.hold_ended(to, lane, now)),
+                Effect::Deliver(delivery) => self.deliver(delivery, born),
+                Effect::OpenSocket { to, id, link } => self.open_socket(to, id, link, born),
+                Effect::WakeAt { token, at } => self.after(at, born, move |state, now| state.woke(token, now)),
+                Effect::HoldUntil { to, lane, at } => {
+                    self.after(at, born, move |state, now| state.hold_ended(to, lane, now));
+                }
                 Effect::Answer { tx, answer } => {
                     // The client request went away meanwhile: nobody to tell.
                     let _ = tx.send(answer);
@@ -178,7 +209,11 @@ impl Shell {
                 Effect::Ready(waiting) => waiting.into_iter().for_each(|tx| {
                     let _ = tx.send(());
                 }),
-                Effect::Record(rows) => self.record(rows),
+                Effect::Record(rows) => self.record(rows, born),
+                Effect::Renew { why } => {
+                    worker::console_log!("renewing this replica ({why}): its memory goes");
+                    self.quietly(born, "renew", |state, now| state.renew(random_u64(), now));
+                }
                 Effect::Reset { why } => {
                     if why.starts_with("coordinator fenced") {
                         console_warn!("{why}: resetting this object");
@@ -191,7 +226,7 @@ impl Shell {
                     spawn_local(async move {
                         if let Err(e) = shell.stop_namespace(&ns).await {
                             console_warn!("idle expiry: the namespace did not stop ({e}); trying again later");
-                            shell.quietly("stop failed", |state, _| state.stop_failed());
+                            shell.quietly(born, "stop failed", |state, _| state.stop_failed());
                         }
                     });
                 }
@@ -200,16 +235,16 @@ impl Shell {
     }
 
     /// Calls `f` at `at` (unix ms), as an entry point.
-    fn after(self: &Rc<Self>, at: u64, f: impl FnOnce(&mut ReplicaState, u64) + 'static) {
+    fn after(self: &Rc<Self>, at: u64, born: u64, f: impl FnOnce(&mut ReplicaState, u64) + 'static) {
         let shell = self.clone();
         spawn_local(async move {
             Delay::from(Duration::from_millis(at.saturating_sub(now_ms()))).await;
-            shell.quietly("timer", f);
+            shell.quietly(born, "timer", f);
         });
     }
 
     /// Carries a batch as the state decided, then reports how it went.
-    fn deliver(self: &Rc<Self>, Delivery { to, lane, body, via }: Delivery) {
+    fn deliver(self: &Rc<Self>, Delivery { to, lane, body, via }: Delivery, born: u64) {
         let shell = self.clone();
         let key = self.secret.clone();
         match via {
@@ -218,7 +253,7 @@ impl Shell {
                 // answered in order.
                 if let Err(e) = socket.send(&body) {
                     console_warn!("a frame to {to} could not be sent: {e}");
-                    self.quietly("frame unsent", |state, _| state.socket_ended(to, id));
+                    self.quietly(born, "frame unsent", |state, _| state.socket_ended(to, id));
                 }
                 drop(socket);
                 spawn_local(async move {
@@ -226,19 +261,19 @@ impl Shell {
                         Some((status, body)) => Delivered::Answer { status, body: body.to_vec() },
                         None => Delivered::Failed("the socket closed before it answered".into()),
                     };
-                    shell.quietly("delivered", |state, now| state.delivered((to, lane), outcome, None, now));
+                    shell.quietly(born, "delivered", |state, now| state.delivered((to, lane), outcome, None, now));
                 });
             }
             Via::Http(link) => spawn_local(async move {
                 let outcome = post(&link, &key, &body).await;
-                shell.quietly("delivered", |state, now| state.delivered((to, lane), outcome, None, now));
+                shell.quietly(born, "delivered", |state, now| state.delivered((to, lane), outcome, None, now));
             }),
             Via::NewLink => spawn_local(async move {
                 let (outcome, made) = match shell.make_link(to) {
                     Ok(link) => (post(&link, &key, &body).await, Some(link)),
                     Err(e) => (Delivered::Failed(e.to_string()), None),
                 };
-                shell.quietly("delivered", |state, now| state.delivered((to, lane), outcome, made, now));
+                shell.quietly(born, "delivered", |state, now| state.delivered((to, lane), outcome, made, now));
             }),
         }
     }
@@ -248,13 +283,14 @@ impl Shell {
         let ns = self.enter("make link", |state, _| state.ident.clone().map(|(ns, _)| ns))?;
         let ns = ns.ok_or_else(|| HttpError::internal("no identity"))?;
         let object = to.object_name(&ns);
-        let link = Link::to(&self.env, (REPLICA_BINDING, &object), (&ns, Some(to)), ReplicaOp::Msg, ReplicaOp::Link)?;
+        let link =
+            Link::to(&self.env, (replica_binding(to), &object), (&ns, Some(to)), ReplicaOp::Msg, ReplicaOp::Link)?;
         Ok(Rc::new(link))
     }
 
     /// Opens socket `id` of `link` (to `to`); its answers and end are
     /// entry points.
-    fn open_socket(self: &Rc<Self>, to: ReplicaName, id: u64, link: Rc<Link>) {
+    fn open_socket(self: &Rc<Self>, to: ReplicaName, id: u64, link: Rc<Link>, born: u64) {
         let shell = self.clone();
         let weak = Rc::downgrade(self);
         spawn_local(async move {
@@ -262,12 +298,12 @@ impl Shell {
             let answers = weak.clone();
             let on_answer = move |frame| {
                 if let Some(shell) = answers.upgrade() {
-                    shell.quietly("socket answer", |state, _| state.socket_answered(to, id, frame));
+                    shell.quietly(born, "socket answer", |state, _| state.socket_answered(to, id, frame));
                 }
             };
             let on_end = move || {
                 if let Some(shell) = weak.upgrade() {
-                    shell.quietly("socket end", |state, _| state.socket_ended(to, id));
+                    shell.quietly(born, "socket end", |state, _| state.socket_ended(to, id));
                 }
             };
             let opened = link.open(key, DELIVERY_TIMEOUT, on_answer, on_end).await;
@@ -275,18 +311,18 @@ impl Shell {
                 worker::console_debug!("the socket to {to} did not open: {e}");
                 None
             });
-            shell.quietly("socket opened", |state, _| state.socket_opened(to, id, socket));
+            shell.quietly(born, "socket opened", |state, _| state.socket_opened(to, id, socket));
         });
     }
 
     /// Appends recorded rows to the trace store; a failed write stops the
     /// recording (one `Lost` row marks it).
-    fn record(self: &Rc<Self>, rows: Vec<Vec<u8>>) {
+    fn record(self: &Rc<Self>, rows: Vec<Vec<u8>>, born: u64) {
         let Some(trace) = &self.trace else { return };
         for row in rows {
-            if trace.insert(row).is_err() {
+            if trace.insert(born, row).is_err() {
                 if let Ok(Some(lost)) = self.enter("trace failed", |state, _| state.trace_failed()) {
-                    let _ = trace.insert(lost);
+                    let _ = trace.insert(born, lost);
                 }
                 return;
             }
@@ -330,9 +366,9 @@ impl Shell {
         let Some((ns, me)) = ident else { return Ok(()) };
         let secret = self.secret.as_ref().map_err(internal::key_missing)?;
         match calls::boot(&self.env, secret, &ns, me, client).await? {
-            Boot::Admitted { settings } => {
+            Boot::Admitted { settings, created_at } => {
                 let budget = vars::budget_bytes(&self.env);
-                self.enter("boot", |state, now| state.boot(settings, budget, now, random_u64()))?
+                self.enter("boot", |state, now| state.boot((settings, created_at), budget, now, random_u64()))?
             }
             Boot::Refused { .. } if client => Err(namespaces::not_found(&ns)),
             Boot::Refused { state } => Err(HttpError::new(
@@ -346,7 +382,7 @@ impl Shell {
     /// probe's `Ping` (its object is no replica of any namespace) first
     /// checks that this is the object the caller meant.
     async fn serve(self: Rc<Self>, req: Request, target: Target<ReplicaOp>) -> HttpResult {
-        let born = self.born;
+        let born = self.born()?;
         if target.op == ReplicaOp::Ping {
             return Ok(http::json(&json!({ "ok": true, "object": "Replica", "born": format!("{born:016x}") }))?);
         }
@@ -358,28 +394,28 @@ impl Shell {
                 Ok(http::json(&json!({ "name": me.as_str(), "born": format!("{born:016x}"), "booted": booted }))?)
             }
             ReplicaOp::Stop => {
-                let running = self.enter("stop", |state, _| {
+                // Stopping renews the replica: a new state instance, not
+                // booted, that the registry will not admit again while the
+                // namespace is deleting or idle.
+                let running = self.enter("stop", |state, now| {
                     let running = state.booted();
                     if running {
-                        state.life.stopping = true;
-                        state.drop_for_reset();
+                        state.renew(random_u64(), now);
                     }
                     running
                 })?;
-                if !running {
-                    return Ok(http::json(&json!({ "stopped": false, "running": false }))?);
-                }
-                self.reset("stopped by the Worker").await;
-                Err(HttpError::new(Code::StopFailed, "the object survived its reset"))
+                Ok(http::json(&json!({ "stopped": running, "running": false }))?)
             }
             ReplicaOp::Evict => {
-                // The eviction test hook: the object is reset so its memory
-                // is lost, as on a real eviction. The request itself fails
-                // (the object is gone); the Worker confirms the reset by
-                // seeing a new birth nonce.
-                self.enter("evict", |state, _| state.drop_for_reset())?;
-                self.reset("evicted by the test hook").await;
-                Err(HttpError::new(Code::EvictFailed, "the object survived its reset"))
+                // The eviction test hook: the replica's memory is lost, as
+                // on a real eviction (a new state instance, with a new birth
+                // nonce, which the Worker checks). The loss of the whole
+                // isolate is `cargo xtask dev restart` (a new process).
+                let after = self.enter("evict", |state, now| {
+                    state.renew(random_u64(), now);
+                    state.born
+                })?;
+                Ok(http::json(&json!({ "evicted": me.as_str(), "born": format!("{after:016x}") }))?)
             }
             ReplicaOp::Trace => {
                 let (page, next) = TraceStore::page(&self.object, target.ms.unwrap_or(0))?;
@@ -391,7 +427,7 @@ impl Shell {
                 Ok(http::json(&json!({ "paused": me.as_str(), "ms": ms }))?)
             }
             ReplicaOp::Status => {
-                let line = self.enter("status", |state, now| state.status(me, now, wasm_memory_bytes()))?;
+                let line = self.enter("status", |state, now| state.status(me, now, isolate::wasm_memory_bytes()))?;
                 match line {
                     Some(line) => Ok(http::json(&line)?),
                     None => Ok(http::json(&json!({ "name": me.as_str(), "status": "stopped" }))?),
@@ -400,7 +436,8 @@ impl Shell {
             ReplicaOp::Msg => {
                 let body = body::read(&req, MAX_BATCH_BODY_BYTES, Code::BodyTooLarge).await?;
                 self.admit(false).await?;
-                let replies = self.enter("msg", |state, now| state.on_msg(&body, now))??;
+                let full = self.peer_isolate_full();
+                let replies = self.enter("msg", |state, now| state.on_msg(&body, full, now))??;
                 let headers = worker::Headers::new();
                 headers.set("content-type", BINARY)?;
                 Ok(Response::from_bytes(replies)?.with_headers(headers))
@@ -409,6 +446,7 @@ impl Shell {
                 self.admit(false).await?;
                 self.accept_link()
             }
+            ReplicaOp::List => self.list((ns, me), &target).await,
             ReplicaOp::Put => self.client(KvOp::Put, (ns, me), &req, &target).await,
             ReplicaOp::Delete => self.client(KvOp::Delete, (ns, me), &req, &target).await,
             ReplicaOp::Get => self.client(KvOp::Get, (ns, me), &req, &target).await,
@@ -420,7 +458,7 @@ impl Shell {
     /// answers one. The socket holds this replica only weakly: it closes
     /// with the replica, it does not keep it.
     fn accept_link(self: &Rc<Self>) -> HttpResult {
-        let id = self.enter("link", |state, _| state.next_incoming_id())?;
+        let (id, born) = self.enter("link", |state, _| (state.next_incoming_id(), state.born))?;
         let frames = Rc::downgrade(self);
         let serve = move |frame: &[u8]| match frames.upgrade() {
             Some(shell) => shell.frame(frame),
@@ -429,17 +467,28 @@ impl Shell {
         let ends = Rc::downgrade(self);
         let on_end = move || {
             if let Some(shell) = ends.upgrade() {
-                shell.quietly("link end", |state, _| state.incoming_ended(id));
+                shell.quietly(born, "link end", |state, _| state.incoming_ended(id));
             }
         };
         let (response, socket) = Incoming::accept(serve, on_end)?;
-        self.enter("link", |state, _| state.accepted(id, socket))?;
+        self.enter("link", |state, _| {
+            if state.born == born {
+                state.accepted(id, socket);
+            }
+        })?;
         Ok(response)
+    }
+
+    /// Whether this isolate is past the cap at which a peer takes no more
+    /// records (`crate::isolate`).
+    fn peer_isolate_full(&self) -> bool {
+        !isolate::room_for(0, vars::isolate_cap_bytes(&self.env).saturating_add(isolate::PEER_MARGIN_BYTES))
     }
 
     /// One frame of a peer's socket: (status, body).
     fn frame(self: &Rc<Self>, frame: &[u8]) -> (u16, Vec<u8>) {
-        match self.enter("frame", |state, now| state.on_frame(frame, now)) {
+        let full = self.peer_isolate_full();
+        match self.enter("frame", |state, now| state.on_frame(frame, full, now)) {
             Ok(answer) => answer,
             Err(e) => (500, e.to_string().into_bytes()),
         }
@@ -467,6 +516,12 @@ impl Shell {
                 .ok_or_else(|| HttpError::new(Code::InvalidWriteId, "handoff-write-id must be 32 hex digits"))?,
             None => WriteId(random_u128()),
         };
+        let headers: Vec<(String, String)> = req.headers().entries().collect();
+        let header = |name: &str| headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
+        let conditions = match op {
+            KvOp::Put | KvOp::Delete => Conditions::parse(op == KvOp::Put, header)?,
+            KvOp::Get => Conditions::default(),
+        };
         let value = match op {
             KvOp::Put => Some(body::read(req, MAX_VALUE_BYTES, Code::ValueTooLarge).await?),
             KvOp::Get | KvOp::Delete => None,
@@ -476,13 +531,27 @@ impl Shell {
             return Err(HttpError::new(Code::NamespaceNotRunning, message));
         }
         self.admit(true).await?;
+        self.enter("token", |state, _| state.life.check_token(&ns, target.life))??;
+        let grows = value.as_ref().map_or(0, |v| v.len().saturating_add(key.as_str().len()));
+        if grows > 0 && !isolate::room_for(grows, vars::isolate_cap_bytes(&self.env)) {
+            let message = format!(
+                "this replica's isolate holds {} bytes for all the namespaces in it, near its cap of {}; nothing changed",
+                isolate::held(),
+                vars::isolate_cap_bytes(&self.env)
+            );
+            return Err(HttpError::new(Code::IsolateFull, message));
+        }
         if let Some(ready) = self.enter("client", |state, now| state.wait_ready(now))? {
             let _ = future::select(ready, pin!(Delay::from(client::READY_WAIT))).await;
         }
         let name = key.as_str().to_string();
+        let Conditions { cond, ttl_ms } = conditions;
+        let if_match = conditions.if_match();
         let (input, wait): (Box<dyn FnOnce(_) -> Input>, _) = match (op, value) {
-            (KvOp::Put, Some(value)) => (Box::new(move |req| Input::Put { req, key, value, wid }), client::COMMIT_WAIT),
-            (KvOp::Delete, _) => (Box::new(move |req| Input::Delete { req, key, wid }), client::COMMIT_WAIT),
+            (KvOp::Put, Some(value)) => {
+                (Box::new(move |req| Input::Put { req, key, value, wid, cond, ttl_ms }), client::COMMIT_WAIT)
+            }
+            (KvOp::Delete, _) => (Box::new(move |req| Input::Delete { req, key, wid, if_match }), client::COMMIT_WAIT),
             _ => (Box::new(move |req| Input::Read { req, key }), client::CONFIRM_WAIT),
         };
         let answer = self.enter("ask", |state, now| state.ask(input, wait, now))??;
@@ -495,6 +564,29 @@ impl Shell {
     }
 }
 
+impl Shell {
+    /// `GET /list`: one page of the namespace's keys, which only the
+    /// coordinator serves (confirmed as a read is); the reserved prefix is
+    /// left out.
+    async fn list(self: &Rc<Self>, (ns, me): (String, ReplicaName), target: &Target<ReplicaOp>) -> HttpResult {
+        if me != ReplicaName::R0 {
+            let message = format!("client requests go to {ns}:r0, not {ns}:{me}");
+            return Err(HttpError::new(Code::NotCoordinator, message));
+        }
+        let page = listing::Page::from_target(target)?;
+        self.admit(true).await?;
+        self.enter("token", |state, _| state.life.check_token(&ns, target.life))??;
+        if let Some(ready) = self.enter("list", |state, now| state.wait_ready(now))? {
+            let _ = future::select(ready, pin!(Delay::from(client::READY_WAIT))).await;
+        }
+        let listing::Page { prefix, after, limit } = page;
+        let hide = Some(RESERVED_PREFIX.to_string());
+        let input = move |req| Input::List { req, prefix, after, limit, hide };
+        let answer = self.enter("list", |state, now| state.ask(input, client::CONFIRM_WAIT, now))??;
+        client::list_answer(answer.await.ok())
+    }
+}
+
 /// One HTTP hop of `body` through `link`, presenting `key`.
 async fn post(link: &Link, key: &std::result::Result<String, KeyProblem>, body: &[u8]) -> Delivered {
     let Ok(key) = key else { return Delivered::Failed("no internal key".into()) };
@@ -502,17 +594,4 @@ async fn post(link: &Link, key: &std::result::Result<String, KeyProblem>, body: 
         Ok((status, body)) => Delivered::Answer { status, body },
         Err(e) => Delivered::Failed(e.to_string()),
     }
-}
-
-/// Bytes of the isolate's wasm linear memory: what the 128 MB isolate
-/// limit counts of the Rust side (`cargo xtask bench scale` reports it).
-#[cfg(target_arch = "wasm32")]
-fn wasm_memory_bytes() -> usize {
-    core::arch::wasm32::memory_size::<0>().saturating_mul(64 * 1024)
-}
-
-/// Not a wasm build (host unit tests): no isolate.
-#[cfg(not(target_arch = "wasm32"))]
-fn wasm_memory_bytes() -> usize {
-    0
 }

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use futures_channel::oneshot;
 use protocol::handoff::{
-    ClientRequestId, Driver, HandleError, Input, Instance, Message, Millis, Output, ReplicaId, Status,
+    Body, ClientRequestId, Driver, HandleError, Input, Instance, Message, Millis, Output, ReplicaId, Status,
 };
 
 use super::client::{Answer, Clients, RETRY_AFTER_MS, Unavailable};
@@ -25,6 +25,7 @@ use super::lifecycle::{self, Life};
 use super::status::{self, Shown, StatusLine};
 use super::trace::TraceLog;
 use super::transport::{Arrived, Delivered, Transport, add};
+use super::versions::WireVersion;
 use super::wake::WakeUp;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::hop::Link;
@@ -55,11 +56,22 @@ impl From<StepError> for HttpError {
     }
 }
 
+/// What a replica takes from its deployment's variables (`vars.rs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Deployment {
+    /// The role of the script this object runs in, if it is a role script.
+    pub(super) role: Option<ReplicaName>,
+    /// The wire version it writes (`versions.rs`).
+    pub(super) wire: WireVersion,
+}
+
 /// One replica object's state.
 pub(super) struct ReplicaState {
     /// (namespace, replica), from the object's name (`{ns}:r1`), or from
     /// the first request if the runtime does not pass the name.
     pub(super) ident: Option<(String, ReplicaName)>,
+    /// What the deployment's variables say (role, wire version).
+    deployment: Deployment,
     /// Random nonce of this object instance (tells a reset apart).
     pub(super) born: u64,
     pub(super) born_at: u64,
@@ -75,13 +87,21 @@ pub(super) struct ReplicaState {
     clients: Clients,
     /// Recording the driver's steps (trace validation runs only).
     trace: Option<TraceLog>,
+    /// The bytes this replica last reported to its isolate's gauge.
+    reported: usize,
     effects: Vec<Effect>,
 }
 
 impl ReplicaState {
-    pub(super) fn new(ident: Option<(String, ReplicaName)>, born: u64, now: u64, trace: bool) -> Self {
+    pub(super) fn new(
+        (ident, deployment): (Option<(String, ReplicaName)>, Deployment),
+        born: u64,
+        now: u64,
+        trace: bool,
+    ) -> Self {
         ReplicaState {
             ident,
+            deployment,
             born,
             born_at: now,
             life: Life::new(now),
@@ -89,9 +109,10 @@ impl ReplicaState {
             driver: None,
             instance: None,
             wake: WakeUp::default(),
-            transport: Transport::default(),
+            transport: Transport::new(deployment.wire),
             clients: Clients::default(),
             trace: trace.then(TraceLog::default),
+            reported: 0,
             effects: Vec::new(),
         }
     }
@@ -112,6 +133,12 @@ impl ReplicaState {
             self.ident = Some((target.ns.clone(), r));
         }
         let Some((ns, me)) = &self.ident else { return Err(wrong("no identity".into())) };
+        if self.deployment.role.is_some_and(|role| role != *me) {
+            let role = self.deployment.role.map_or("?", |r| r.as_str());
+            return Err(wrong(format!(
+                "this is {ns}:{me}, in the script of role {role}: a replica runs in its role's script"
+            )));
+        }
         if *ns != target.ns || target.replica.is_some_and(|r| r != *me) {
             let meant = target.replica.map_or("?", |r| r.as_str());
             return Err(wrong(format!("this is {ns}:{me}, not {}:{meant}", target.ns)));
@@ -133,10 +160,11 @@ impl ReplicaState {
     }
 
     /// Boots the protocol replica of a namespace with `settings` (the
-    /// registry admitted it); a no-op once booted.
+    /// registry admitted it, in the namespace life `created_at`); a no-op
+    /// once booted.
     pub(super) fn boot(
         &mut self,
-        settings: Settings,
+        (settings, created_at): (Settings, u64),
         default_budget: Option<u64>,
         now: u64,
         seed: u64,
@@ -156,7 +184,7 @@ impl ReplicaState {
             boot(config, ReplicaId(me.index()), Millis(now), seed).map_err(|e| HttpError::internal(e.to_string()))?;
         self.instance = Some(driver.replica().instance());
         self.driver = Some(driver);
-        self.life.admitted(settings, now);
+        self.life.admitted(settings, created_at, now);
         self.record();
         self.apply(outputs, None, now);
         Ok(())
@@ -193,6 +221,7 @@ impl ReplicaState {
                 Output::Send(msg) => self.send(msg, now),
                 Output::Reply { req, reply } => self.answer(req.0, Answer::Write(reply)),
                 Output::ReadReply { req, read } => self.answer(req.0, Answer::Read(read)),
+                Output::ListReply { req, list } => self.answer(req.0, Answer::List(list)),
                 // The driver keeps the timers; it never passes these on.
                 Output::SetTimer { .. } => {}
             }
@@ -278,12 +307,35 @@ impl ReplicaState {
         self.effects.push(Effect::Reset { why });
     }
 
+    /// Renews the replica: this state gives way to a fresh one, born
+    /// `born` at `now`, with nothing of this one but the object's identity
+    /// (as an eviction would leave it, and a stopped replica must be: it
+    /// boots again only if the registry admits it). Tasks and callbacks of
+    /// the old state find a state of another birth and do nothing.
+    pub(super) fn renew(&mut self, born: u64, now: u64) {
+        let fresh = ReplicaState::new((self.ident.clone(), self.deployment), born, now, self.trace.is_some());
+        // The old state's pending effects (answers to its clients are
+        // dropped with it: they see their instance gone) go with it.
+        drop(std::mem::replace(self, fresh));
+    }
+
     /// The records, queues, links and sockets go; nothing boots again.
     pub(super) fn drop_for_reset(&mut self) {
         self.life.resetting = true;
         self.driver = None;
-        self.transport = Transport::default();
+        self.transport = Transport::new(self.deployment.wire);
         self.clients.drop_waiting();
+    }
+
+    /// The bytes this replica holds (records and uncommitted writes) as the
+    /// isolate's gauge last had them, and as it holds them now: the shell
+    /// reports the change (`crate::isolate`).
+    pub(super) fn held_change(&mut self) -> (usize, usize) {
+        let held = self.driver.as_ref().map_or(0, |d| {
+            let status = d.replica().status();
+            status.bytes.saturating_add(status.pending_bytes)
+        });
+        (std::mem::replace(&mut self.reported, held), held)
     }
 
     /// The status line (`GET /v1/{ns}/status`), `None` before boot.
@@ -303,6 +355,7 @@ impl ReplicaState {
                 preferred: self.transport.preferred,
                 memory_budget_bytes: self.life.settings.as_ref().and_then(|s| s.memory_budget_bytes),
                 counters: &self.transport.counters,
+                wire_version: self.deployment.wire.get(),
             },
         ))
     }
@@ -444,7 +497,7 @@ impl ReplicaState {
     /// A batch of messages from another replica, stepped one by one (a
     /// refused one is counted and skipped). Returns the replies to the
     /// sender.
-    fn on_batch(&mut self, body: &[u8], now: u64) -> HttpResult<Vec<Message>> {
+    fn on_batch(&mut self, body: &[u8], isolate_full: bool, now: u64) -> HttpResult<Vec<Message>> {
         self.life.refuse_if_stopping()?;
         if self.paused(now) {
             return Err(Unavailable::Paused.into());
@@ -455,6 +508,13 @@ impl ReplicaState {
         }
         let mut replies = Vec::new();
         for msg in messages {
+            // An isolate past its hard cap takes no record that would grow
+            // it: the message is as good as lost, which the protocol
+            // tolerates (the write commits on the other peer's ack).
+            if isolate_full && grows_memory(&msg.body) {
+                add(&mut self.transport.counters.refused, 1);
+                continue;
+            }
             let from = msg.from;
             match self.step(now, Input::Message(msg), Some(from)) {
                 Ok(inline) => replies.extend(inline),
@@ -465,8 +525,8 @@ impl ReplicaState {
     }
 
     /// `POST /msg`: a batch, answered with the encoded replies.
-    pub(super) fn on_msg(&mut self, body: &[u8], now: u64) -> HttpResult<Vec<u8>> {
-        let replies = self.on_batch(body, now)?;
+    pub(super) fn on_msg(&mut self, body: &[u8], isolate_full: bool, now: u64) -> HttpResult<Vec<u8>> {
+        let replies = self.on_batch(body, isolate_full, now)?;
         self.transport.reply(&replies)
     }
 
@@ -474,8 +534,8 @@ impl ReplicaState {
     /// If the replies do not fit in a frame, they leave as this replica's
     /// own messages instead (the protocol does not care which way a reply
     /// travels) and the answer is an empty batch.
-    pub(super) fn on_frame(&mut self, frame: &[u8], now: u64) -> (u16, Vec<u8>) {
-        let answer = self.on_batch(frame, now).and_then(|replies| {
+    pub(super) fn on_frame(&mut self, frame: &[u8], isolate_full: bool, now: u64) -> (u16, Vec<u8>) {
+        let answer = self.on_batch(frame, isolate_full, now).and_then(|replies| {
             let body = self.transport.reply(&replies)?;
             if body.len() <= MAX_ANSWER_BYTES {
                 return Ok(body);
@@ -516,10 +576,11 @@ impl ReplicaState {
         self.life.stopping = false;
     }
 
-    /// Stops this replica: its records go, then the object is reset.
+    /// Stops this replica: it is renewed (its records go), after which the
+    /// registry admits it again only for a running namespace.
     pub(super) fn stop(&mut self, why: &'static str) {
         self.life.stopping = true;
-        self.reset(why);
+        self.effects.push(Effect::Renew { why });
     }
 
     /// A peer answered that the namespace is not running: stop too.
@@ -527,5 +588,18 @@ impl ReplicaState {
         if !self.life.stopping {
             self.stop(why);
         }
+    }
+}
+
+/// Whether a message to a peer brings records it would keep.
+fn grows_memory(body: &Body) -> bool {
+    matches!(body, Body::Push { .. } | Body::Records { .. } | Body::ReseedReply { .. })
+}
+
+/// A replica's state that goes (the runtime discarded its object, and V8
+/// collected it) gives its bytes back to the isolate's gauge.
+impl Drop for ReplicaState {
+    fn drop(&mut self) {
+        crate::isolate::held_changed(self.reported, 0);
     }
 }

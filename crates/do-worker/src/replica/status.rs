@@ -34,6 +34,9 @@ pub(super) struct StatusLine {
     /// The wasm linear memory of the isolate this replica runs in (shared
     /// by every object of the isolate; it only grows, so it is the peak).
     wasm_memory_bytes: usize,
+    /// The bytes the replicas of that isolate hold together (every
+    /// namespace's replicas of this role that run there).
+    isolate_held_bytes: usize,
     paused_ms: u64,
     timers: usize,
     /// The coordinator: when the namespace stops if no client request
@@ -53,6 +56,10 @@ pub(super) struct StatusLine {
     deliveries_out: u64,
     send_failures: u64,
     refused: u64,
+    /// The wire version this replica writes, and how many messages it read
+    /// in an older one (`replica/versions.rs`).
+    wire_version: u16,
+    msgs_in_older: u64,
 }
 
 /// What the status line shows besides the protocol's report.
@@ -68,6 +75,7 @@ pub(super) struct Shown<'a> {
     pub(super) preferred: ReplicaName,
     pub(super) memory_budget_bytes: Option<u64>,
     pub(super) counters: &'a Counters,
+    pub(super) wire_version: u16,
 }
 
 /// The status line of the replica `driver` runs.
@@ -92,6 +100,7 @@ pub(super) fn line(driver: &Driver, shown: Shown<'_>) -> StatusLine {
         object: format!("{:016x}", shown.object),
         uptime_ms: shown.now.saturating_sub(shown.born_at),
         wasm_memory_bytes: shown.wasm_memory_bytes,
+        isolate_held_bytes: crate::isolate::held(),
         paused_ms: shown.paused_until.saturating_sub(shown.now),
         timers: driver.armed(),
         idle_expires_at: shown.idle_expires_at,
@@ -103,5 +112,7 @@ pub(super) fn line(driver: &Driver, shown: Shown<'_>) -> StatusLine {
         deliveries_out: c.deliveries_out,
         send_failures: c.send_failures,
         refused: c.refused,
+        wire_version: shown.wire_version,
+        msgs_in_older: c.msgs_in_older,
     }
 }

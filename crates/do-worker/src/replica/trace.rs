@@ -59,26 +59,25 @@ impl TraceLog {
 /// An object's trace store: its SQLite table.
 pub(super) struct TraceStore {
     sql: SqlStorage,
-    /// This object instance (its birth nonce): the rows of one driver.
-    object: u64,
 }
 
 impl TraceStore {
     /// The store, when recording is on.
-    pub(super) fn open(state: &State, env: &Env, object: u64) -> Option<TraceStore> {
+    pub(super) fn open(state: &State, env: &Env) -> Option<TraceStore> {
         if !vars::trace(env) {
             return None;
         }
         let sql = state.storage().sql();
         create_table(&sql).ok()?;
-        Some(TraceStore { sql, object })
+        Some(TraceStore { sql })
     }
 
-    /// Appends an encoded row.
-    pub(super) fn insert(&self, row: Vec<u8>) -> worker::Result<()> {
+    /// Appends an encoded row of the state instance `object` (its birth
+    /// nonce: the rows of one driver).
+    pub(super) fn insert(&self, object: u64, row: Vec<u8>) -> worker::Result<()> {
         self.sql.exec(
             "INSERT INTO trace_steps (object, row) VALUES (?, ?)",
-            vec![object(self.object), SqlStorageValue::Blob(row)],
+            vec![object_id(object), SqlStorageValue::Blob(row)],
         )?;
         Ok(())
     }
@@ -126,6 +125,6 @@ fn create_table(sql: &SqlStorage) -> worker::Result<()> {
 }
 
 /// An object id as SQLite text, 16 hex digits.
-fn object(id: u64) -> SqlStorageValue {
+fn object_id(id: u64) -> SqlStorageValue {
     SqlStorageValue::String(format!("{id:016x}"))
 }

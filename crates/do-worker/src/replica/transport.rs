@@ -12,10 +12,11 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use protocol::handoff::message::Batch;
-use protocol::handoff::{Body, Message};
+use protocol::handoff::{Body, Message, PROTOCOL_VERSION};
 
 use super::effects::{Delivery, Effect};
 use super::outbox::{Next, Outbox};
+use super::versions::WireVersion;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::hop::{Link, LinkState, Via};
 use crate::names::ReplicaName;
@@ -58,6 +59,9 @@ pub(super) struct Counters {
     pub(super) deliveries_out: u64,
     pub(super) send_failures: u64,
     pub(super) refused: u64,
+    /// Messages and replies read in a wire version older than this build's
+    /// (from replicas writing it during a roll: `versions.rs`).
+    pub(super) msgs_in_older: u64,
 }
 
 /// Adds `n` to a counter, saturating.
@@ -85,16 +89,19 @@ pub(super) struct Transport {
     /// The peer the coordinator waits for (the other one's pushes and
     /// confirms are held back briefly: `outbox.rs`).
     pub(super) preferred: ReplicaName,
+    /// The wire version this replica writes (`versions.rs`).
+    wire: WireVersion,
     pub(super) counters: Counters,
 }
 
-impl Default for Transport {
-    fn default() -> Self {
+impl Transport {
+    pub(super) fn new(wire: WireVersion) -> Self {
         Transport {
             links: Default::default(),
             incoming: Accepted::default(),
             outboxes: Default::default(),
             preferred: ReplicaName::R1,
+            wire,
             counters: Counters::default(),
         }
     }
@@ -142,7 +149,7 @@ impl Transport {
         let Some(to) = ReplicaName::from_index(msg.to.0) else { return };
         let lane = usize::from(matches!(msg.body, Body::Digest { .. } | Body::Records { .. }));
         let holdable = matches!(msg.body, Body::Push { .. } | Body::Confirm { .. });
-        let Ok(bytes) = msg.encode() else { return };
+        let Some(bytes) = self.wire.encode(&msg) else { return };
         add(&mut self.counters.msgs_out, 1);
         if !self.outbox(to, lane).is_some_and(|outbox| outbox.offer(bytes, holdable, now)) {
             add(&mut self.counters.send_failures, 1);
@@ -268,10 +275,11 @@ impl Transport {
             worker::console_warn!("bad replies from {to}");
             return Arrived::Replies(Vec::new());
         };
-        let replies = replies
+        let replies: Vec<Message> = replies
             .into_iter()
             .filter_map(|raw| Message::decode(raw).map_err(|e| worker::console_warn!("bad reply from {to}: {e}")).ok())
             .collect();
+        add(&mut self.counters.msgs_in_older, replies.iter().filter(|m| m.v < PROTOCOL_VERSION).count());
         Arrived::Replies(replies)
     }
 
@@ -327,6 +335,7 @@ impl Transport {
             match Message::decode(raw) {
                 Ok(msg) => {
                     add(&mut self.counters.msgs_in, 1);
+                    add(&mut self.counters.msgs_in_older, usize::from(msg.v < PROTOCOL_VERSION));
                     messages.push(msg);
                 }
                 Err(_) => add(&mut self.counters.refused, 1),
@@ -337,13 +346,9 @@ impl Transport {
 
     /// The answer to a batch: its replies, encoded and counted.
     pub(super) fn reply(&mut self, replies: &[Message]) -> HttpResult<Vec<u8>> {
-        let body = encode_replies(replies)?;
+        let encoded: Vec<Vec<u8>> = replies.iter().filter_map(|m| self.wire.encode(m)).collect();
+        let body = Batch::encode(&encoded).map_err(|e| HttpError::internal(e.to_string()))?;
         add(&mut self.counters.bytes_out, body.len());
         Ok(body)
     }
-}
-
-fn encode_replies(replies: &[Message]) -> HttpResult<Vec<u8>> {
-    let replies: Vec<Vec<u8>> = replies.iter().filter_map(|m| m.encode().ok()).collect();
-    Batch::encode(&replies).map_err(|e| HttpError::internal(e.to_string()))
 }

@@ -15,6 +15,7 @@ mod routes;
 pub use routes::{Access, Baseline, Hook, NsOp, Route};
 
 use crate::error::Code;
+use crate::listing::Page;
 use crate::names::OPENAPI_SEGMENT;
 
 use parse::{bad, claim, kv, with_ns};
@@ -54,6 +55,15 @@ fn v1(method: &str, rest: &str, query: Option<&str>, hooks: bool) -> Route {
     let Some((ns_raw, tail)) = rest.split_once('/') else { return v1_segment(method, rest) };
     if let Some(key_raw) = tail.strip_prefix("kv/") {
         return kv(method, ns_raw, key_raw, |ns, key, op| Route::Kv { ns, key, op });
+    }
+    if tail == "kv" {
+        if method != "GET" {
+            return Route::MethodNotAllowed { allow: "GET" };
+        }
+        return with_ns(ns_raw, |ns| match Page::from_query(query) {
+            Ok(page) => Route::KvList { ns, page },
+            Err((code, message)) => bad(code, message),
+        });
     }
     if tail == "status" {
         if method != "GET" {
@@ -187,9 +197,19 @@ mod tests {
 
     #[test]
     fn kv_errors() {
-        for m in ["POST", "PATCH", "HEAD", "OPTIONS"] {
-            assert_eq!(r(m, "/v1/shop/kv/k"), Route::MethodNotAllowed { allow: "GET, PUT, DELETE" }, "{m}");
+        for m in ["POST", "PATCH", "OPTIONS"] {
+            assert_eq!(r(m, "/v1/shop/kv/k"), Route::MethodNotAllowed { allow: "GET, HEAD, PUT, DELETE" }, "{m}");
         }
+        assert_eq!(r("HEAD", "/v1/shop/kv/k"), Route::Kv { ns: "shop".into(), key: "k".into(), op: KvOp::Get });
+        assert_eq!(r("PUT", "/v1/shop/kv"), Route::MethodNotAllowed { allow: "GET" });
+        assert_eq!(
+            route("GET", "/v1/shop/kv", Some("prefix=a&limit=5"), true),
+            Route::KvList {
+                ns: "shop".into(),
+                page: crate::listing::Page { prefix: "a".into(), after: None, limit: 5 }
+            }
+        );
+        assert_eq!(code(route("GET", "/v1/shop/kv", Some("limit=0"), true)), "invalid_limit");
         assert_eq!(code(r("GET", "/v1/shop/kv/")), "invalid_key");
         assert_eq!(code(r("GET", "/v1//kv/k")), "invalid_namespace");
         assert_eq!(code(r("GET", "/v1/a%2Fb/kv/k")), "invalid_namespace");
@@ -323,8 +343,6 @@ mod tests {
             "/v1/s/msg",
             "/v1/s/_internal/msg",
             "/v1/s/r0/msg",
-            "/v1/s:r0/kv",
-            "/v1/s/kv",
             "/v1/",
             "/claims/create",
             "/claims/activate",

@@ -29,10 +29,10 @@ pub(super) fn claim(
 /// reserved prefix are refused.
 pub(super) fn kv(method: &str, ns_raw: &str, key_raw: &str, then: impl FnOnce(String, String, KvOp) -> Route) -> Route {
     let op = match method {
-        "GET" => KvOp::Get,
+        "GET" | "HEAD" => KvOp::Get,
         "PUT" => KvOp::Put,
         "DELETE" => KvOp::Delete,
-        _ => return Route::MethodNotAllowed { allow: "GET, PUT, DELETE" },
+        _ => return Route::MethodNotAllowed { allow: "GET, HEAD, PUT, DELETE" },
     };
     with_ns(ns_raw, |ns| match names::key(key_raw) {
         Ok(key) if op != KvOp::Get && key.starts_with(RESERVED_PREFIX) => Route::Forbidden {

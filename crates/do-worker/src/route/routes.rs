@@ -4,6 +4,7 @@
 use protocol::claim::ClaimId;
 
 use crate::error::Code;
+use crate::listing::Page;
 use crate::names::ReplicaName;
 use crate::tokens::Right;
 use crate::vocab::KvOp;
@@ -29,8 +30,11 @@ pub enum Route {
     Namespace { ns: String, op: NsOp },
     /// `POST /v1/_tokens`: mint a scoped token.
     TokenMint,
-    /// `GET|PUT|DELETE /v1/{ns}/kv/{key}`.
+    /// `GET|HEAD|PUT|DELETE /v1/{ns}/kv/{key}` (HEAD is a GET without the
+    /// body).
     Kv { ns: String, key: String, op: KvOp },
+    /// `GET /v1/{ns}/kv?prefix=&after=&limit=`: one page of the keys.
+    KvList { ns: String, page: Page },
     /// `GET /v1/{ns}/status`.
     Status { ns: String },
     /// `POST /v1/{ns}/claims`: authorize an attempt.
@@ -77,7 +81,7 @@ impl Route {
             Route::NamespaceList => Access::Rights { ns: None, any_of: &[Admin] },
             Route::Namespace { ns, op: NsOp::Get } => on(ns, &[Read]),
             Route::Namespace { ns, op: NsOp::Put | NsOp::Delete } => on(ns, &[Admin]),
-            Route::Kv { ns, op: KvOp::Get, .. } => on(ns, &[Read]),
+            Route::Kv { ns, op: KvOp::Get, .. } | Route::KvList { ns, .. } => on(ns, &[Read]),
             Route::Kv { ns, op: KvOp::Put | KvOp::Delete, .. } => on(ns, &[Write]),
             Route::Status { ns } => on(ns, &[Read]),
             Route::ClaimGet { ns, .. } => on(ns, &[Read, Claims]),

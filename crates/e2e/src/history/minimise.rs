@@ -1,9 +1,10 @@
 //! A segment that no state explains, shrunk: stretches of operations, then
 //! single ones, are removed while the rest stays unexplained (delta
 //! debugging), until no single operation can be, or the time budget
-//! ([`Effort::minimiser_time`]) is spent. A PUT whose value a remaining read
-//! returned is kept: without it the read would return a value nobody wrote,
-//! a violation that says nothing about the store.
+//! ([`Effort::minimiser_time`]) is spent. A PUT whose value a remaining
+//! operation observed is kept: without it the read (or the 412, or the
+//! conditional write that took effect) would have observed a value nobody
+//! wrote, a violation that says nothing about the store.
 
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -20,7 +21,16 @@ pub(super) fn violation(
     report: &mut KeyReport,
 ) -> Violation {
     let deadline = Instant::now() + effort.minimiser_time;
-    let all: Vec<Timed> = segment.ops.iter().chain(segment.floating()).cloned().collect();
+    let mut all: Vec<Timed> = segment.ops.iter().chain(segment.floating()).cloned().collect();
+    // The ambiguous conditional DELETEs that may take effect from any of
+    // the states (one that expects another state's value never does here).
+    for (value, _) in inputs {
+        for m in prepared.maybe_in(segment, value) {
+            if !all.iter().any(|t| t.source == m.source) {
+                all.push(m);
+            }
+        }
+    }
     let written_here: BTreeSet<&Val> = all.iter().filter_map(|t| written(t)).collect();
     let mut runs = 0;
     // Unexplained from every state: each tester run a "no" (running out of
@@ -31,12 +41,10 @@ pub(super) fn violation(
             tester::linearizable(ops, value, *carried, None, effort.steps_per_run) == Decision::No
         })
     };
-    // Every value read that the segment wrote is still written.
+    // Every value observed that the segment wrote is still written.
     let closed = |ops: &[Timed]| {
-        ops.iter().all(|t| match &t.kind {
-            Kind::Read(v) => !written_here.contains(v) || ops.iter().any(|w| written(w) == Some(v)),
-            Kind::Write(_) => true,
-        })
+        ops.iter()
+            .all(|t| observed(t).is_none_or(|v| !written_here.contains(v) || ops.iter().any(|w| written(w) == Some(v))))
     };
     let mut ops = all.clone();
     let mut inputs = inputs.to_vec();
@@ -76,17 +84,18 @@ pub(super) fn violation(
     }
     report.tester_runs += runs;
     ops.sort_by_key(|t| t.invoked);
-    // Where the values before it, and those it read, were written.
+    // Where the values before it, and those it observed, were written.
     let mut context: Vec<Op> = Vec::new();
-    let values = inputs.iter().map(|(v, _)| v).chain(ops.iter().filter_map(|t| match &t.kind {
-        Kind::Read(v) => Some(v),
-        Kind::Write(_) => None,
-    }));
+    let values = inputs.iter().map(|(v, _)| v).chain(ops.iter().filter_map(observed));
     for value in values {
-        let writer = prepared.ops.iter().find(|op| value != &Val::Absent && op.call == Call::Write(value.clone()));
+        let writes = |call: &Call| match call {
+            Call::Write(v) | Call::CondWrite { write: v, .. } => v == value,
+            Call::Read => false,
+        };
+        let writer = prepared.ops.iter().find(|op| value != &Val::Absent && writes(&op.call));
         if let Some(op) = writer
             && !ops.iter().any(|t| written(t) == Some(value))
-            && !context.iter().any(|c| c.call == op.call)
+            && !context.iter().any(|c| writes(&c.call))
         {
             context.push(op.clone());
         }
@@ -102,9 +111,17 @@ pub(super) fn violation(
 
 /// The value `t` writes, if it is a PUT.
 fn written(t: &Timed) -> Option<&Val> {
+    t.writes().filter(|v| matches!(v, Val::Put(_)))
+}
+
+/// The value `t` shows the key held, if any: what a read or a failed
+/// conditional write saw, what a conditional write that took effect
+/// expected.
+fn observed(t: &Timed) -> Option<&Val> {
     match &t.kind {
-        Kind::Write(v @ Val::Put(_)) => Some(v),
-        _ => None,
+        Kind::Read { value, .. } => Some(value),
+        Kind::Write { .. } if t.returned.is_some() => t.expects(),
+        Kind::Write { .. } => None,
     }
 }
 

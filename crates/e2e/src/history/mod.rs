@@ -1,6 +1,7 @@
 //! Histories of client operations on the store, checked for
 //! linearizability per key with stateright's `LinearizabilityTester` over a
-//! register (`stateright::semantics::register::Register`).
+//! compare-and-set register (`cas`: stateright's register plus the
+//! conditional write).
 //!
 //! A history is what clients saw: for each operation its invocation, its
 //! response and what the response said. Three outcomes of a write matter
@@ -13,30 +14,61 @@
 //!   `replica_unavailable`): it may or may not have taken effect, at any
 //!   time after its invocation -- an invocation without a return.
 //!
+//! A conditional write (`If-Match` an ETag, `If-None-Match: *`) writes only
+//! if the key holds what it expects. Acknowledged, it took effect while the
+//! key held that; answered 412 (precondition failed), it wrote nothing and
+//! saw what the key held (the write of the ETag the answer carried, or
+//! nothing): a read with a condition that did not hold. Ambiguous, it took
+//! effect at some moment after its invocation at which the key held what it
+//! expects, or never.
+//!
 //! A failed read has no effect and is left out. Every PUT writes a value of
 //! its own, named by its write id, and a read reports the write id of what
-//! it returns, so a read says which write it saw. A read of a deleted key
-//! (404) does not say which DELETE it saw: every DELETE writes the same
-//! value, [`Val::Absent`], the key's initial value.
+//! it returns, so a read says which write it saw; an ETag names a write the
+//! same way, so a condition says which write it expects. A read of a
+//! deleted key (404) does not say which DELETE it saw: every DELETE writes
+//! the same value, [`Val::Absent`], the key's initial value.
+//!
+//! An operation *observes* a value when its answer shows the key held it: a
+//! read that returned it, a 412 that reported it, an acknowledged
+//! conditional write that expected it. A client learns an ETag only from
+//! such an answer (or from its own acknowledged write), so a condition
+//! names a value that the history shows some operation observed or wrote;
+//! the check relies on that (below).
 //!
 //! The tester searches depth-first and remembers nothing, so on its own it
 //! is exponential in the operations that overlap; the register it searches
 //! (`tester`) adds a memo of configurations, one order for reads of one
 //! value and for ambiguous DELETEs, and pruning, none of which changes an
 //! answer (a test compares them with the bare tester). Three exact
-//! transformations keep its inputs small (`prepare`): an ambiguous PUT that
-//! no read saw is left out (a write of a value nobody read can be dropped
-//! from any linearization); one that a read saw took effect before the
-//! first read that saw it returned, which becomes its return; and each
-//! key's history is cut where no operation is running (every operation
-//! before the cut precedes every operation after it). Ambiguous DELETEs
-//! stay in flight across cuts: what crosses a cut is the register's value
-//! and how many of them are still unused. [`check`] carries the set of such
-//! states from segment to segment, asking the tester which final values
-//! each segment can end with; a segment that no state can explain is a
-//! violation, which `minimise` shrinks to a sub-history from which no
-//! single operation can be removed.
+//! transformations keep its inputs small (`prepare`):
+//!
+//! - An ambiguous PUT (conditional or not) that nothing observed is left
+//!   out: a write of a value nobody observed can be dropped from any
+//!   linearization, since the operation after it is a write or would have
+//!   observed its value -- or is an ambiguous conditional DELETE that
+//!   expects it, which no client issues without having seen the value (this
+//!   is where the check relies on conditions naming observed values).
+//! - One that something observed took effect before the first observer
+//!   returned, which becomes its return. An ambiguous conditional PUT that
+//!   is itself observed took effect, so it observed what it expected: these
+//!   resolve each other.
+//! - Each key's history is cut where no operation is running (every
+//!   operation before the cut precedes every operation after it).
+//!   Ambiguous DELETEs stay in flight across cuts: what crosses a cut is
+//!   the register's value and how many unconditional ones are still
+//!   unused. An ambiguous conditional DELETE can take effect only while the
+//!   key holds the value it expects, which one write wrote: it joins the
+//!   tester's question in each segment where that value may be the key's,
+//!   as long as the value carried across the cuts is that one (had it taken
+//!   effect, the value would be gone for good).
+//!
+//! [`check`] carries the set of such states from segment to segment, asking
+//! the tester which final values each segment can end with; a segment that
+//! no state can explain is a violation, which `minimise` shrinks to a
+//! sub-history from which no single operation can be removed.
 
+mod cas;
 mod minimise;
 mod prepare;
 mod tester;
@@ -68,6 +100,11 @@ pub enum Call {
     Read,
     /// PUT (`Val::Put`) or DELETE (`Val::Absent`).
     Write(Val),
+    /// A conditional PUT (`write` is `Val::Put`) or DELETE (`Val::Absent`):
+    /// it writes only if the key holds `expect` -- `Val::Put(wid)` for
+    /// `If-Match` with the ETag of that write, `Val::Absent` for
+    /// `If-None-Match: *`.
+    CondWrite { expect: Val, write: Val },
 }
 
 /// What the answer says about the operation's effect.
@@ -77,6 +114,9 @@ pub enum Outcome {
     Read(Val),
     /// A write was acknowledged.
     Written,
+    /// A conditional write was answered 412: it wrote nothing, and the key
+    /// held this (the write of the ETag the answer carried, or nothing).
+    PreconditionFailed(Val),
     /// Refused before it was accepted: no effect.
     Refused,
     /// A write that may or may not have taken effect; a read that failed.
@@ -175,8 +215,11 @@ pub fn check(ops: &[Op], effort: Effort) -> Report {
     Report { keys }
 }
 
-/// The register's state at a cut: its value, and how many ambiguous
-/// DELETEs invoked before the cut have not taken effect (each still may).
+/// The register's state at a cut: its value, and how many unconditional
+/// ambiguous DELETEs invoked before the cut have not taken effect (each
+/// still may). The ambiguous conditional DELETEs that may still take effect
+/// are those that expect the value: one that took effect would have
+/// replaced it for good.
 type State = (Val, usize);
 
 fn check_key(ops: &[&Op], effort: Effort) -> KeyReport {
@@ -192,7 +235,7 @@ fn check_key(ops: &[&Op], effort: Effort) -> KeyReport {
     let mut states: Vec<State> = vec![(Val::Absent, 0)];
     for segment in &prepared.segments {
         let inputs: Vec<State> = states.iter().map(|(v, n)| (v.clone(), n + segment.floating_before)).collect();
-        match successors(segment, &inputs, effort, &mut report) {
+        match successors(&prepared, segment, &inputs, effort, &mut report) {
             Some(next) => states = next,
             None => {
                 report.violation = Some(minimise::violation(&prepared, segment, &inputs, effort, &mut report));
@@ -206,27 +249,36 @@ fn check_key(ops: &[&Op], effort: Effort) -> KeyReport {
 /// The states a segment can leave the register in, from any of `inputs`;
 /// `None` if it cannot be linearized from any. From each input the segment
 /// ends with its last write's value ([`Segment::final_value`]), or with
-/// nothing if an ambiguous DELETE takes effect after that write; each with
-/// as few ambiguous DELETEs used as will do (every one left may still take
-/// effect later). The tester is asked with a read of that value appended,
-/// so its answer is "yes" whenever the history is linearizable: only a
-/// violation, or ambiguous DELETEs that did take effect, make it search
-/// exhaustively.
-fn successors(segment: &Segment, inputs: &[State], effort: Effort, report: &mut KeyReport) -> Option<Vec<State>> {
+/// nothing if an ambiguous DELETE (or an ambiguous conditional DELETE that
+/// expects that value) takes effect after that write; each with as few
+/// ambiguous DELETEs used as will do (every one left may still take effect
+/// later). The tester is asked with a read of that value appended, so its
+/// answer is "yes" whenever the history is linearizable: only a violation,
+/// or ambiguous DELETEs that did take effect, make it search exhaustively.
+fn successors(
+    prepared: &Prepared,
+    segment: &Segment,
+    inputs: &[State],
+    effort: Effort,
+    report: &mut KeyReport,
+) -> Option<Vec<State>> {
     let internal = segment.floating().count();
     let mut feasible = false;
     let mut out: Vec<State> = Vec::new();
     for (value, carried) in inputs {
         let last = segment.final_value(value);
+        let maybe = prepared.maybe_in(segment, value);
+        let deletes_last = maybe.iter().any(|m| m.expects() == last.as_ref());
         let mut found: Vec<Option<Val>> = Vec::new();
         for used in 0..=carried + internal {
             let mut ends = vec![last.clone()];
-            if used > 0 && last.is_some() && last != Some(Val::Absent) {
+            if (used > 0 || deletes_last) && last.is_some() && last != Some(Val::Absent) {
                 ends.push(Some(Val::Absent));
             }
             ends.retain(|e| !found.contains(e));
             for end in ends {
-                let (ops, carried_used) = segment.with_floating(*carried, used);
+                let (mut ops, carried_used) = segment.with_floating(*carried, used);
+                ops.extend(maybe.iter().cloned());
                 report.tester_runs += 1;
                 let decision = tester::linearizable(&ops, value, carried_used, end.as_ref(), effort.steps_per_run);
                 if decision == Decision::No {
@@ -335,13 +387,19 @@ struct ShowOp<'a>(&'a Op);
 impl fmt::Display for ShowOp<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let op = self.0;
+        let write = |v: &Val| match v {
+            Val::Absent => "DELETE".to_string(),
+            v => format!("PUT {}", ShowVal(v)),
+        };
         let call = match &op.call {
             Call::Read => "GET".to_string(),
-            Call::Write(Val::Absent) => "DELETE".to_string(),
-            Call::Write(v) => format!("PUT {}", ShowVal(v)),
+            Call::Write(v) => write(v),
+            Call::CondWrite { expect: Val::Absent, write: v } => format!("{} if-none-match *", write(v)),
+            Call::CondWrite { expect, write: v } => format!("{} if-match {}", write(v), ShowVal(expect)),
         };
         let result = match &op.outcome {
             Outcome::Read(v) => format!("{} ({})", op.answer, ShowVal(v)),
+            Outcome::PreconditionFailed(v) => format!("{} (the key holds {})", op.answer, ShowVal(v)),
             Outcome::Ambiguous => format!("{}: may or may not have taken effect", op.answer),
             _ => op.answer.clone(),
         };

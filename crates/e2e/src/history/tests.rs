@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use stateright::semantics::register::{Register, RegisterOp, RegisterRet};
-use stateright::semantics::{ConsistencyTester, LinearizabilityTester};
+use stateright::semantics::{ConsistencyTester, LinearizabilityTester, SequentialSpec};
 
+use super::cas::{CasOp, CasRegister, CasRet};
 use super::*;
 
 fn ms(t: u64) -> Duration {
@@ -31,6 +31,18 @@ fn delete(client: usize, t: (u64, u64)) -> Op {
 
 fn get(client: usize, v: Option<&str>, t: (u64, u64)) -> Op {
     op(client, Call::Read, t, Outcome::Read(val(v)), if v.is_some() { "200" } else { "404" })
+}
+
+/// A conditional write of `write` expecting `expect`, acknowledged.
+fn cas(client: usize, expect: Option<&str>, write: Option<&str>, t: (u64, u64)) -> Op {
+    op(client, Call::CondWrite { expect: val(expect), write: val(write) }, t, Outcome::Written, "200")
+}
+
+/// The same, answered 412 with the key holding `held`.
+fn failed(mut o: Op, held: Option<&str>) -> Op {
+    o.outcome = Outcome::PreconditionFailed(val(held));
+    o.answer = "412".into();
+    o
 }
 
 fn ambiguous(mut o: Op) -> Op {
@@ -163,6 +175,124 @@ fn an_ambiguous_delete_takes_effect_at_most_once_across_quiet_gaps() {
     assert!(verdict(&ops).linearizable());
 }
 
+#[test]
+fn a_conditional_write_on_a_value_replaced_before_it_began_is_rejected() {
+    let ops = vec![
+        put(0, "a", (0, 10)),
+        put(1, "b", (20, 30)),
+        // If-Match a, after b was acknowledged: a compare-and-set on a
+        // stale value.
+        cas(2, Some("a"), Some("c"), (40, 50)),
+        get(0, Some("c"), (60, 70)),
+    ];
+    let report = verdict(&ops);
+    assert!(!report.linearizable(), "{report}");
+    let shown = report.to_string();
+    assert!(shown.contains("client 2 PUT c if-match a \"k\" -> 200"), "{shown}");
+    // Concurrent with b, it may go first.
+    let mut concurrent = ops.clone();
+    concurrent[2] = cas(2, Some("a"), Some("c"), (25, 50));
+    concurrent[3] = get(0, Some("b"), (60, 70));
+    assert!(verdict(&concurrent).linearizable());
+    // ... but then b replaced c: c cannot be read after both returned.
+    concurrent[3] = get(0, Some("c"), (60, 70));
+    assert!(!verdict(&concurrent).linearizable());
+}
+
+#[test]
+fn one_value_is_replaced_by_one_conditional_write() {
+    let both = |second: Outcome| {
+        vec![
+            put(0, "a", (0, 10)),
+            cas(1, Some("a"), Some("b"), (20, 30)),
+            Op { outcome: second, ..cas(2, Some("a"), Some("c"), (22, 32)) },
+        ]
+    };
+    assert!(!verdict(&both(Outcome::Written)).linearizable());
+    assert!(verdict(&both(Outcome::PreconditionFailed(val(Some("b"))))).linearizable());
+    // If-None-Match on a new key: one creates it, the other sees it.
+    let create = |second: Outcome| {
+        vec![cas(1, None, Some("b"), (20, 30)), Op { outcome: second, ..cas(2, None, Some("c"), (22, 32)) }]
+    };
+    assert!(!verdict(&create(Outcome::Written)).linearizable());
+    assert!(verdict(&create(Outcome::PreconditionFailed(val(Some("b"))))).linearizable());
+}
+
+#[test]
+fn a_failure_reports_a_value_the_key_held_on_which_the_condition_fails() {
+    let with = |held: Option<&str>| vec![put(0, "a", (0, 10)), failed(cas(1, Some("x"), Some("b"), (20, 30)), held)];
+    assert!(verdict(&with(Some("a"))).linearizable());
+    // A value nobody wrote, a value gone before it began.
+    assert!(!verdict(&with(Some("y"))).linearizable());
+    assert!(!verdict(&with(None)).linearizable());
+    // The very value it expected: the condition held.
+    let held = vec![put(0, "a", (0, 10)), failed(cas(1, Some("a"), Some("b"), (20, 30)), Some("a"))];
+    assert!(!verdict(&held).linearizable());
+    // A failure writes nothing.
+    let mut wrote = with(Some("a"));
+    wrote.push(get(2, Some("b"), (40, 50)));
+    assert!(!verdict(&wrote).linearizable());
+}
+
+#[test]
+fn an_ambiguous_conditional_put_took_effect_only_on_its_value() {
+    let ops = |expect: &str| {
+        vec![
+            put(0, "a", (0, 10)),
+            ambiguous(cas(1, Some(expect), Some("b"), (20, 25))),
+            get(2, Some("a"), (30, 40)),
+            // b took effect after the read above, on a.
+            get(2, Some("b"), (50, 60)),
+        ]
+    };
+    assert!(verdict(&ops("a")).linearizable());
+    // Expecting a value the key never held, it never took effect.
+    assert!(!verdict(&ops("z")).linearizable());
+    // Observed by an acknowledged conditional write only: it took effect.
+    let chained = vec![
+        put(0, "a", (0, 10)),
+        ambiguous(cas(1, Some("a"), Some("b"), (20, 25))),
+        cas(2, Some("b"), Some("c"), (30, 40)),
+        get(0, Some("c"), (50, 60)),
+    ];
+    assert!(verdict(&chained).linearizable());
+    // Two ambiguous ones resolve each other through the one that was read.
+    let resolved = vec![
+        put(0, "a", (0, 10)),
+        ambiguous(cas(1, Some("a"), Some("b"), (20, 25))),
+        ambiguous(cas(2, Some("b"), Some("c"), (30, 35))),
+        get(0, Some("c"), (50, 60)),
+    ];
+    assert!(verdict(&resolved).linearizable());
+}
+
+#[test]
+fn an_ambiguous_conditional_delete_takes_effect_only_while_its_value_is_held() {
+    let mut ops = vec![
+        put(0, "a", (0, 10)),
+        ambiguous(cas(1, Some("a"), None, (20, 25))),
+        get(2, Some("a"), (30, 40)),
+        // The delete took effect across the quiet gaps, on a.
+        get(2, None, (50, 60)),
+        put(0, "c", (70, 80)),
+        get(2, Some("c"), (90, 100)),
+    ];
+    let report = verdict(&ops);
+    assert!(report.linearizable(), "{report}");
+    assert!(report.keys["k"].segments >= 4, "{report}");
+    // It cannot delete c, which it did not expect.
+    ops[5] = get(2, None, (90, 100));
+    assert!(!verdict(&ops).linearizable());
+    // Nor a, once b replaced it before it was invoked.
+    let late = vec![
+        put(0, "a", (0, 10)),
+        put(0, "b", (12, 18)),
+        ambiguous(cas(1, Some("a"), None, (20, 25))),
+        get(2, None, (30, 40)),
+    ];
+    assert!(!verdict(&late).linearizable());
+}
+
 /// A small xorshift generator: the same histories on every run.
 struct Rng(u64);
 
@@ -186,9 +316,23 @@ impl Rng {
 /// A history of 2 to `most` operations by each of `clients` on one key,
 /// from a real sequential execution (each effective operation at a random
 /// point of its interval; ambiguous writes take effect half the time,
-/// possibly after they returned), then perhaps one read changed to a
-/// random value.
-fn random_history(rng: &mut Rng, clients: usize, most: u64) -> Vec<Op> {
+/// possibly after they returned; a conditional write takes effect only if
+/// its condition holds there, and one that was answered fails with what
+/// the key held), then perhaps one observation changed to a random value.
+/// With `conditional`, some writes are conditional: If-None-Match, or
+/// If-Match a value written so far. Histories in which an ambiguous
+/// conditional DELETE expects a value that no client could have learned
+/// the ETag of are made again (the check relies on that: module docs).
+fn random_history(rng: &mut Rng, clients: usize, most: u64, conditional: bool) -> Vec<Op> {
+    loop {
+        let ops = random_execution(rng, clients, most, conditional);
+        if names_learnable_values(&ops) {
+            return ops;
+        }
+    }
+}
+
+fn random_execution(rng: &mut Rng, clients: usize, most: u64, conditional: bool) -> Vec<Op> {
     let mut ops = Vec::new();
     let mut points = Vec::new(); // (linearization point, op index)
     let mut wid = 0;
@@ -199,8 +343,19 @@ fn random_history(rng: &mut Rng, clients: usize, most: u64) -> Vec<Op> {
             let returned = invoked + 1 + rng.below(6_000);
             t = returned;
             let at = invoked + rng.below(returned - invoked + 1);
+            // If-Match a value written so far (or, before any, nothing).
+            let written = |rng: &mut Rng, wid: u64| match wid {
+                0 => Val::Absent,
+                n => Val::Put(format!("w{}", 1 + rng.below(n))),
+            };
             let call = match rng.below(100) {
                 0..45 => Call::Read,
+                45..65 if conditional => {
+                    let expect = if rng.chance(30) { Val::Absent } else { written(rng, wid) };
+                    wid += 1;
+                    Call::CondWrite { expect, write: Val::Put(format!("w{wid}")) }
+                }
+                65..72 if conditional => Call::CondWrite { expect: written(rng, wid), write: Val::Absent },
                 45..80 => {
                     wid += 1;
                     Call::Write(Val::Put(format!("w{wid}")))
@@ -232,33 +387,69 @@ fn random_history(rng: &mut Rng, clients: usize, most: u64) -> Vec<Op> {
         }
     }
     points.sort();
-    let mut register = Val::Absent;
+    let mut register = CasRegister(Val::Absent);
     for (_, i) in points {
-        match &ops[i].call {
-            Call::Read => ops[i].outcome = Outcome::Read(register.clone()),
-            Call::Write(v) => register = v.clone(),
+        let ret = register.invoke(&cas_op(&ops[i].call));
+        match (ret, &ops[i].outcome) {
+            (CasRet::ReadOk(v), _) => ops[i].outcome = Outcome::Read(v),
+            (CasRet::CasFailed(v), Outcome::Written) => ops[i].outcome = Outcome::PreconditionFailed(v),
+            _ => {}
         }
     }
     if rng.chance(40) {
-        let reads: Vec<usize> = (0..ops.len()).filter(|&i| ops[i].call == Call::Read).collect();
-        if !reads.is_empty() {
-            let i = reads[rng.below(reads.len() as u64) as usize];
+        let seen: Vec<usize> = (0..ops.len())
+            .filter(|&i| matches!(ops[i].outcome, Outcome::Read(_) | Outcome::PreconditionFailed(_)))
+            .collect();
+        if !seen.is_empty() {
+            let i = seen[rng.below(seen.len() as u64) as usize];
             let v = rng.below(wid + 1);
-            let seen = if v == 0 { Val::Absent } else { Val::Put(format!("w{v}")) };
-            if ops[i].outcome != Outcome::Read(seen.clone()) {
+            let v = if v == 0 { Val::Absent } else { Val::Put(format!("w{v}")) };
+            let outcome = match ops[i].outcome {
+                Outcome::Read(_) => Outcome::Read(v),
+                _ => Outcome::PreconditionFailed(v),
+            };
+            if ops[i].outcome != outcome {
                 ops[i].answer = "tampered".into();
             }
-            ops[i].outcome = Outcome::Read(seen);
+            ops[i].outcome = outcome;
         }
     }
     ops
 }
 
-/// stateright's tester on the whole history, as recorded: refused writes
-/// and failed reads left out, ambiguous writes invoked on a thread of their
-/// own and never returned.
+/// The register's operation for a call.
+fn cas_op(call: &Call) -> CasOp<Val> {
+    match call {
+        Call::Read => CasOp::Read,
+        Call::Write(v) => CasOp::Write(v.clone()),
+        Call::CondWrite { expect, write } => CasOp::Cas { expect: expect.clone(), write: write.clone() },
+    }
+}
+
+/// Every ambiguous conditional DELETE expects a value whose ETag a client
+/// could know: nothing, or a value an acknowledged write wrote or an answer
+/// showed (a read, a 412, an acknowledged conditional write).
+fn names_learnable_values(ops: &[Op]) -> bool {
+    let learnable = |v: &Val| {
+        *v == Val::Absent
+            || ops.iter().any(|o| match (&o.call, &o.outcome) {
+                (Call::Write(w) | Call::CondWrite { write: w, .. }, Outcome::Written) if w == v => true,
+                (Call::CondWrite { expect, .. }, Outcome::Written) => expect == v,
+                (_, Outcome::Read(w) | Outcome::PreconditionFailed(w)) => w == v,
+                _ => false,
+            })
+    };
+    ops.iter().all(|o| match (&o.call, &o.outcome) {
+        (Call::CondWrite { expect, write: Val::Absent }, Outcome::Ambiguous) => learnable(expect),
+        _ => true,
+    })
+}
+
+/// stateright's tester on the whole history, as recorded, over the
+/// compare-and-set register: refused writes and failed reads left out,
+/// ambiguous writes invoked on a thread of their own and never returned.
 fn whole_history_linearizable(ops: &[Op]) -> bool {
-    let mut tester = LinearizabilityTester::new(Register(Val::Absent));
+    let mut tester = LinearizabilityTester::new(CasRegister(Val::Absent));
     let mut events: Vec<(Duration, u8, usize)> = Vec::new();
     for (i, o) in ops.iter().enumerate() {
         match o.outcome {
@@ -275,10 +466,11 @@ fn whole_history_linearizable(ops: &[Op]) -> bool {
         let o = &ops[i];
         let thread = if o.outcome == Outcome::Ambiguous { 100 + i } else { o.client };
         let result = match (what, &o.call, &o.outcome) {
-            (1, Call::Read, _) => tester.on_invoke(thread, RegisterOp::Read),
-            (1, Call::Write(v), _) => tester.on_invoke(thread, RegisterOp::Write(v.clone())),
-            (_, _, Outcome::Read(v)) => tester.on_return(thread, RegisterRet::ReadOk(v.clone())),
-            _ => tester.on_return(thread, RegisterRet::WriteOk),
+            (1, call, _) => tester.on_invoke(thread, cas_op(call)),
+            (_, _, Outcome::Read(v)) => tester.on_return(thread, CasRet::ReadOk(v.clone())),
+            (_, _, Outcome::PreconditionFailed(v)) => tester.on_return(thread, CasRet::CasFailed(v.clone())),
+            (_, Call::CondWrite { .. }, _) => tester.on_return(thread, CasRet::CasOk),
+            _ => tester.on_return(thread, CasRet::WriteOk),
         };
         result.expect("a well-formed history");
     }
@@ -287,35 +479,50 @@ fn whole_history_linearizable(ops: &[Op]) -> bool {
 
 #[test]
 fn agrees_with_the_tester_on_whole_random_histories() {
-    let mut rng = Rng(0x5eed_1234_abcd_ef01);
-    let (mut yes, mut no) = (0, 0);
-    for n in 0..3_000 {
-        let ops = random_history(&mut rng, 3, 4);
-        let expected = whole_history_linearizable(&ops);
-        let report = verdict(&ops);
-        assert_eq!(report.linearizable(), expected, "history {n}: {ops:#?}\n{report}");
-        if expected { yes += 1 } else { no += 1 }
+    // PUT, GET and DELETE; and the same with conditional writes.
+    for (conditional, seed) in [(false, 0x5eed_1234_abcd_ef01), (true, 0xc0de_cafe_f00d_0031)] {
+        let mut rng = Rng(seed);
+        let (mut yes, mut no) = (0, 0);
+        for n in 0..3_000 {
+            let ops = random_history(&mut rng, 3, 4, conditional);
+            let expected = whole_history_linearizable(&ops);
+            let report = verdict(&ops);
+            assert_eq!(report.linearizable(), expected, "history {n}: {ops:#?}\n{report}");
+            if expected { yes += 1 } else { no += 1 }
+        }
+        // Both verdicts are exercised.
+        assert!(yes > 500 && no > 500, "conditional {conditional}: {yes} linearizable, {no} not");
     }
-    // Both verdicts are exercised.
-    assert!(yes > 500 && no > 500, "{yes} linearizable, {no} not");
 }
 
 /// Eight clients with long, overlapping operations (as when a replica is
 /// evicted), many of them ambiguous: the search decides within its budget,
-/// and agrees with how each history was made (a history with a read
-/// changed may still be linearizable; one without never fails).
-#[test]
-fn long_busy_histories_are_decided() {
-    let mut rng = Rng(0xb05e_7a11_0dd5_f00d);
+/// and agrees with how each history was made (a history with an
+/// observation changed may still be linearizable; one without never
+/// fails).
+fn long_busy_histories(conditional: bool, seed: u64, histories: usize) -> (usize, usize) {
+    let mut rng = Rng(seed);
     let effort = Effort { minimiser_time: Duration::from_millis(200), ..Effort::default() };
     let (mut yes, mut no) = (0, 0);
-    for n in 0..16 {
-        let ops = random_history(&mut rng, 8, 30);
+    for n in 0..histories {
+        let ops = random_history(&mut rng, 8, 30, conditional);
         let report = check(&ops, effort);
         assert_eq!(report.undecided(), 0, "history {n}: {report}");
         let tampered = ops.iter().any(|o| o.answer == "tampered");
         assert!(report.linearizable() || tampered, "history {n} was made linearizable:\n{report}");
         if report.linearizable() { yes += 1 } else { no += 1 }
     }
+    (yes, no)
+}
+
+#[test]
+fn long_busy_histories_are_decided() {
+    let (yes, no) = long_busy_histories(false, 0xb05e_7a11_0dd5_f00d, 16);
     assert!(yes > 4 && no > 4, "{yes} linearizable, {no} not");
+}
+
+#[test]
+fn long_busy_histories_with_conditional_writes_are_decided() {
+    let (yes, no) = long_busy_histories(true, 0x0b5e_55ed_c0de_0031, 10);
+    assert!(yes > 2 && no > 2, "{yes} linearizable, {no} not");
 }

@@ -45,9 +45,12 @@ pub struct Config {
     /// Bytes of uncommitted writes the coordinator buffers before it sheds
     /// load.
     pub max_pending_bytes: usize,
-    /// Client reads waiting for a confirmation round before the
-    /// coordinator sheds load.
+    /// Client reads and listings waiting for a confirmation round before
+    /// the coordinator sheds load.
     pub max_reads: usize,
+    /// Conditional writes waiting (for a write to their key to commit, or
+    /// for a confirmation) before the coordinator sheds load.
+    pub max_conds: usize,
     /// Largest value accepted, in bytes (at most [`MAX_VALUE_BYTES`]).
     pub max_value_bytes: usize,
     /// The namespace's memory budget: bytes of keys, values and tombstones
@@ -95,6 +98,15 @@ pub enum Mutation {
     /// will again: a fence lifted once is raised for good
     /// (HandoffReadsLiveness' `FencesLift`, broken after it held).
     RefenceOnDigest,
+    /// The coordinator answers a failed condition at once, without a
+    /// peer's confirmation (HandoffCond's `cond-unconfirmed`).
+    CondUnconfirmed,
+    /// The coordinator evaluates a condition while a write to its key is
+    /// pending (HandoffCond's `cond-ignores-pending`).
+    CondIgnoresPending,
+    /// A read returns a record whose expiry has passed (HandoffCond's
+    /// `serve-expired`).
+    ServeExpired,
 }
 
 impl Config {
@@ -115,6 +127,7 @@ impl Config {
             max_pending: 256,
             max_pending_bytes: 4 * 1024 * 1024,
             max_reads: 1024,
+            max_conds: 1024,
             max_value_bytes: MAX_VALUE_BYTES,
             budget_bytes: DEFAULT_BUDGET_BYTES,
             chunk_bytes: MAX_CHUNK_BYTES,

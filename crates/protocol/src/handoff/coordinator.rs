@@ -36,12 +36,27 @@
 //! writes its successor committed. One confirm round answers every read
 //! that was waiting when it was sent; reads that arrive meanwhile wait for
 //! the next round.
+//!
+//! HandoffCond: a conditional write is evaluated against this memory of
+//! committed records only while no write to its key is pending here, and
+//! evaluating and issuing are one step. A condition that holds is issued
+//! at once like any write (it commits only on the ack of a peer that knows
+//! this epoch, unfenced: no newer instance has committed anything then); a
+//! condition that fails waits for a confirmation, as reads do, and is
+//! evaluated again then. The coordinator deletes the records whose expiry
+//! has passed with tombstones of its own. Listings are answered as reads
+//! are. Client writes, conditions and expiry are in `writes`; reads,
+//! listings and confirmation rounds in `serve`.
+
+mod serve;
+mod writes;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::cond::Cond;
 use super::error::HandleError;
-use super::ids::{ClientRequestId, Epoch, Generation, Instance, Key, Millis, ReplicaId, Version, WriteId};
-use super::interface::{Output, Read, Status, Timer, WriteReply};
+use super::ids::{ClientRequestId, Epoch, Fingerprint, Generation, Instance, Key, Millis, ReplicaId, Version, WriteId};
+use super::interface::{List, Output, Read, Status, Timer, WriteReply};
 use super::memory::{self, Digest};
 use super::message::{Body, Message};
 use super::node::Node;
@@ -94,16 +109,68 @@ struct Match {
     digest: Digest,
 }
 
-/// Client reads waiting for a confirmation (HandoffReads' `reads` at this
-/// instance).
+/// A client request waiting for a confirmation of this instance's epoch
+/// (HandoffReads' `reads`, HandoffCond's `conds` with `conf` false).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Waiter {
+    Read {
+        req: ClientRequestId,
+        key: Key,
+    },
+    List {
+        req: ClientRequestId,
+        prefix: String,
+        after: Option<Key>,
+        limit: usize,
+        hide: Option<String>,
+    },
+    /// A conditional write whose condition failed before a confirmation.
+    Cond(CondWrite),
+}
+
+/// What a client write asks, beyond its key and value.
+pub(super) struct Ask {
+    pub(super) req: ClientRequestId,
+    pub(super) wid: WriteId,
+    pub(super) cond: Option<Cond>,
+    pub(super) ttl_ms: Option<u64>,
+}
+
+/// What a listing asks: the keys after `after` that start with `prefix`,
+/// at most `limit`, without those that start with `hide`.
+pub(super) struct Listing {
+    pub(super) prefix: String,
+    pub(super) after: Option<Key>,
+    pub(super) limit: usize,
+    pub(super) hide: Option<String>,
+}
+
+/// The confirmation rounds: the requests each answers.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-struct Reads {
+struct Confirms {
     /// The last confirm round sent.
     round: u64,
-    /// While that round is in flight, the reads it answers.
-    asked: Option<Vec<(ClientRequestId, Key)>>,
-    /// Reads that arrived after that round was sent: the next round's.
-    next: Vec<(ClientRequestId, Key)>,
+    /// While that round is in flight, the requests it answers.
+    asked: Option<Vec<Waiter>>,
+    /// Requests that arrived after that round was sent: the next round's.
+    next: Vec<Waiter>,
+}
+
+/// A conditional write not yet issued nor answered (HandoffCond's
+/// `conds`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct CondWrite {
+    /// The request, and retries of it with the same write id.
+    waiters: Vec<ClientRequestId>,
+    key: Key,
+    value: Value,
+    wid: WriteId,
+    cond: Cond,
+    ttl_ms: Option<u64>,
+    fp: Fingerprint,
+    /// A peer confirmed this instance's epoch after the request arrived
+    /// (`conf`): a failure may be answered.
+    confirmed: bool,
 }
 
 /// The coordinator's state beyond the shared [`Node`].
@@ -122,7 +189,12 @@ pub struct Coordinator {
     reg: BTreeMap<ReplicaId, Instance>,
     /// Digests of peers that equalled this coordinator's (`RaiseFloor`).
     matched: BTreeMap<ReplicaId, Match>,
-    reads: Reads,
+    confirms: Confirms,
+    /// Conditional writes waiting for the pending write to their key to
+    /// commit, in arrival order.
+    blocked: Vec<CondWrite>,
+    /// When the expiry timer was last armed for, until it fires.
+    expiry_armed: Option<Millis>,
 }
 
 /// Messages a coordinator never receives.
@@ -158,7 +230,9 @@ impl Coordinator {
             pending: BTreeMap::new(),
             reg: BTreeMap::new(),
             matched: BTreeMap::new(),
-            reads: Reads::default(),
+            confirms: Confirms::default(),
+            blocked: Vec::new(),
+            expiry_armed: None,
         };
         let mut out: Vec<Output> =
             node.send_others(Body::Collect { instance: node.instance, round: 0, after: None }).collect();
@@ -192,9 +266,9 @@ impl Coordinator {
         self.pending.values().map(|p| memory::cost(&p.key, &p.record)).sum()
     }
 
-    /// The confirm round in flight for waiting reads, if any.
+    /// The confirm round in flight for waiting requests, if any.
     pub fn confirming(&self) -> Option<u64> {
-        self.reads.asked.as_ref().map(|_| self.reads.round)
+        self.confirms.asked.as_ref().map(|_| self.confirms.round)
     }
 
     /// HandoffScale's `reg[p]`: the newest instance of peer `p` heard from.
@@ -227,88 +301,10 @@ impl Coordinator {
         self.reg.insert(p, newest);
     }
 
-    /// `ClientWrite`: admitted within the budget and the pending window,
-    /// buffered as pending (never served from there) and pushed to both
-    /// peers. Not applied locally until a peer acks.
-    pub(super) fn on_write(
-        &mut self,
-        node: &mut Node,
-        now: Millis,
-        req: ClientRequestId,
-        key: Key,
-        value: Value,
-        wid: WriteId,
-    ) -> Vec<Output> {
-        let reply = |reply: WriteReply| vec![Output::Reply { req, reply }];
-        if let Some(r) = self.unavailable(node) {
-            return reply(r);
-        }
-        // A client retrying a write id: answer from the committed record,
-        // or wait for the pending attempt, instead of writing twice.
-        if let Some(held) = node.mem.get(&key).filter(|r| r.wid == wid) {
-            return reply(WriteReply::Committed { key, stamp: held.stamp, wid });
-        }
-        if let Some(p) = self.pending.values_mut().find(|p| p.key == key && p.record.wid == wid) {
-            p.waiters.push(req);
-            return Vec::new();
-        }
-        let overloaded = WriteReply::Overloaded { retry_after_ms: node.config.retry_after_ms };
-        let Some(ver) = self.ver_ctr.0.checked_add(1).map(Version) else { return reply(overloaded) };
-        let record = Record { stamp: Stamp { ep: self.epoch, ver }, wid, value };
-        let size = memory::cost(&key, &record);
-        if self.pending.len() >= node.config.max_pending
-            || self.pending_bytes().saturating_add(size) > node.config.max_pending_bytes
-        {
-            return reply(overloaded);
-        }
-        let (held, needed) = (self.held(node), self.grows(node, &key, size));
-        if needed > 0 && held.saturating_add(needed) > node.config.budget_bytes {
-            return reply(WriteReply::Full { held, needed, budget: node.config.budget_bytes });
-        }
-        self.ver_ctr = ver;
-        let push = Body::Push { instance: node.instance, key: key.clone(), record: record.clone() };
-        let next_push = now.plus(node.config.retry_ms);
-        self.pending.insert(ver, Pending { key, record, waiters: vec![req], next_push, pushes: 1 });
-        let mut out: Vec<Output> = node.send_others(push).collect();
-        out.push(node.arm(now, Timer::Retry));
-        #[cfg(feature = "mutations")]
-        if node.config.mutated(super::config::Mutation::CommitBeforeAck)
-            && let Some(key) = self.pending.get(&ver).map(|p| p.key.clone())
-        {
-            out.extend(self.commit(node, &key, Stamp { ep: self.epoch, ver }, wid));
-        }
-        out
-    }
-
-    /// The budget's count: bytes stored plus what the pending writes add
-    /// (for each key, its latest pending write over what is stored).
-    fn held(&self, node: &Node) -> usize {
-        let mut latest: BTreeMap<&Key, usize> = BTreeMap::new();
-        for p in self.pending.values() {
-            latest.insert(&p.key, memory::cost(&p.key, &p.record));
-        }
-        let extra: usize = latest.iter().map(|(k, &size)| size.saturating_sub(self.stored(node, k))).sum();
-        node.mem.bytes().saturating_add(extra)
-    }
-
-    /// What a write of `size` bytes to `key` adds to [`Coordinator::held`].
-    fn grows(&self, node: &Node, key: &Key, size: usize) -> usize {
-        let current =
-            self.pending.values().rev().find(|p| p.key == *key).map_or_else(
-                || self.stored(node, key),
-                |p| memory::cost(&p.key, &p.record).max(self.stored(node, key)),
-            );
-        size.saturating_sub(current)
-    }
-
-    fn stored(&self, node: &Node, key: &Key) -> usize {
-        node.mem.get(key).map_or(0, |r| memory::cost(key, r))
-    }
-
     pub(super) fn on_message(&mut self, node: &mut Node, now: Millis, msg: Message) -> Vec<Output> {
         let mine = |instance: Instance| instance == node.instance;
         match msg.body {
-            Body::PushAck { instance, key, stamp, wid } if mine(instance) => self.commit(node, &key, stamp, wid),
+            Body::PushAck { instance, key, stamp, wid } if mine(instance) => self.commit(node, now, &key, stamp, wid),
             Body::PushRefused { instance, known, .. }
             | Body::AnnounceRefused { instance, known, .. }
             | Body::ConfirmRefused { instance, known }
@@ -365,7 +361,7 @@ impl Coordinator {
             Body::Confirmed { instance, epoch, round }
                 if mine(instance) && epoch == self.epoch && self.phase == Phase::Ready =>
             {
-                self.confirmed(node, round)
+                self.confirmed(node, now, round)
             }
             // Stale or duplicate replies. (Reseed, digests, records and
             // heartbeats are the same for both roles: `Replica` answers
@@ -418,26 +414,38 @@ impl Coordinator {
             })
     }
 
-    /// `CommitWrite` on a peer's ack: apply locally, answer the clients.
-    fn commit(&mut self, node: &mut Node, key: &Key, stamp: Stamp, wid: WriteId) -> Vec<Output> {
+    /// `CommitWrite` on a peer's ack: apply locally, answer the clients;
+    /// then the conditional writes that waited for this key.
+    fn commit(&mut self, node: &mut Node, now: Millis, key: &Key, stamp: Stamp, wid: WriteId) -> Vec<Output> {
         let matches = |p: &Pending| p.key == *key && p.record.stamp == stamp && p.record.wid == wid;
         if stamp.ep != self.epoch || !self.pending.get(&stamp.ver).is_some_and(matches) {
             return Vec::new();
         }
         let Some(p) = self.pending.remove(&stamp.ver) else { return Vec::new() };
         node.mem.merge(&p.key, &p.record);
-        let reply = WriteReply::Committed { key: p.key, stamp, wid };
-        p.waiters.into_iter().map(|req| Output::Reply { req, reply: reply.clone() }).collect()
+        let reply = WriteReply::Committed { key: p.key.clone(), tag: p.record.tag(), expires_at: p.record.expires_at };
+        let mut out: Vec<Output> =
+            p.waiters.into_iter().map(|req| Output::Reply { req, reply: reply.clone() }).collect();
+        out.extend(self.unblock(node, now, &p.key));
+        out
     }
 
-    /// A peer knows a newer epoch: this instance is superseded.
+    /// A peer knows a newer epoch: this instance is superseded. Every
+    /// client waiting here is told so.
     fn fence(&mut self) -> Vec<Output> {
         self.phase = Phase::Fenced;
-        let waiters = std::mem::take(&mut self.pending).into_values().flat_map(|p| p.waiters);
-        let mut out: Vec<Output> = waiters.map(|req| Output::Reply { req, reply: WriteReply::Superseded }).collect();
-        let reads = std::mem::take(&mut self.reads);
-        let readers = reads.asked.into_iter().flatten().chain(reads.next);
-        out.extend(readers.map(|(req, _)| Output::ReadReply { req, read: Read::Superseded }));
+        let pending = std::mem::take(&mut self.pending).into_values().flat_map(|p| p.waiters);
+        let blocked = std::mem::take(&mut self.blocked).into_iter().flat_map(|c| c.waiters);
+        let superseded = |req| Output::Reply { req, reply: WriteReply::Superseded };
+        let mut out: Vec<Output> = pending.chain(blocked).map(superseded).collect();
+        let confirms = std::mem::take(&mut self.confirms);
+        for w in confirms.asked.into_iter().flatten().chain(confirms.next) {
+            match w {
+                Waiter::Read { req, .. } => out.push(Output::ReadReply { req, read: Read::Superseded }),
+                Waiter::List { req, .. } => out.push(Output::ListReply { req, list: List::Superseded }),
+                Waiter::Cond(c) => out.extend(c.waiters.into_iter().map(superseded)),
+            }
+        }
         out
     }
 
@@ -510,7 +518,7 @@ impl Coordinator {
             }
             Phase::Fenced => return Vec::new(),
         };
-        if !out.is_empty() || !self.pending.is_empty() || self.reads.asked.is_some() {
+        if !out.is_empty() || !self.pending.is_empty() || self.confirms.asked.is_some() {
             out.push(node.arm(now, Timer::Retry));
         }
         out
@@ -547,82 +555,6 @@ impl Coordinator {
         if node.config.mutated(super::config::Mutation::ServeBeforeAnnounce) {
             self.phase = Phase::Ready;
         }
-        out
-    }
-
-    /// `ReadStart`: a client read waits for the next confirm round (one is
-    /// sent now unless one is in flight); nothing is served while
-    /// recovering or once superseded.
-    pub(super) fn on_read(&mut self, node: &Node, now: Millis, req: ClientRequestId, key: Key) -> Vec<Output> {
-        let read = match self.phase {
-            Phase::Ready => None,
-            Phase::Fenced => Some(Read::Superseded),
-            Phase::Collect { .. } | Phase::Announce { .. } => {
-                Some(Read::Unavailable { status: self.status(), retry_after_ms: node.config.retry_after_ms })
-            }
-        };
-        let waiting = self.reads.asked.as_ref().map_or(0, Vec::len).saturating_add(self.reads.next.len());
-        let read = read.or_else(|| {
-            (waiting >= node.config.max_reads)
-                .then_some(Read::Overloaded { retry_after_ms: node.config.retry_after_ms })
-        });
-        #[cfg(feature = "mutations")]
-        let read = read.or_else(|| {
-            node.config
-                .mutated(super::config::Mutation::ServeReadsUnconfirmed)
-                .then(|| Read::Committed(node.mem.get(&key).cloned()))
-        });
-        if let Some(read) = read {
-            return vec![Output::ReadReply { req, read }];
-        }
-        self.reads.next.push((req, key));
-        if self.reads.asked.is_some() {
-            return Vec::new();
-        }
-        let mut out = self.next_round(node);
-        // The retry timer is armed while writes are pending or a round is
-        // in flight; arming it again would only postpone their retries.
-        if self.pending.is_empty() {
-            out.push(node.arm(now, Timer::Retry));
-        }
-        out
-    }
-
-    /// Starts a confirm round for the reads waiting now.
-    fn next_round(&mut self, node: &Node) -> Vec<Output> {
-        if self.reads.next.is_empty() {
-            return Vec::new();
-        }
-        self.reads.round = self.reads.round.saturating_add(1);
-        self.reads.asked = Some(std::mem::take(&mut self.reads.next));
-        self.reconfirm(node)
-    }
-
-    /// The round in flight, to both peers (again, on a retry: its
-    /// confirmation may have been lost).
-    fn reconfirm(&self, node: &Node) -> Vec<Output> {
-        if self.reads.asked.is_none() {
-            return Vec::new();
-        }
-        let (instance, epoch, round) = (node.instance, self.epoch, self.reads.round);
-        node.send_others(Body::Confirm { instance, epoch, round }).collect()
-    }
-
-    /// `ReadConfirm` and `ReadFinish`: a peer confirmed round `round`;
-    /// every read it covers is answered from this memory, now. Then the
-    /// reads that arrived meanwhile get their round.
-    /// The retry timer, armed for the round just answered, stays armed for
-    /// the next one.
-    fn confirmed(&mut self, node: &Node, round: u64) -> Vec<Output> {
-        if round != self.reads.round {
-            return Vec::new();
-        }
-        let Some(asked) = self.reads.asked.take() else { return Vec::new() };
-        let mut out: Vec<Output> = asked
-            .into_iter()
-            .map(|(req, key)| Output::ReadReply { req, read: Read::Committed(node.mem.get(&key).cloned()) })
-            .collect();
-        out.extend(self.next_round(node));
         out
     }
 }

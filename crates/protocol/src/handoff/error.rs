@@ -15,6 +15,17 @@ pub enum DecodeError {
     TooLarge { len: usize, max: usize },
 }
 
+/// A message that cannot be written in the protocol version asked for.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum EncodeError {
+    #[error("protocol version {version} cannot be written (this replica writes {supported}, and 3)")]
+    UnsupportedVersion { version: u16, supported: u16 },
+    #[error("protocol version {version} cannot carry {what}")]
+    NotInVersion { version: u16, what: &'static str },
+    #[error("encoding failed: {0}")]
+    Postcard(String),
+}
+
 /// A replica configuration that cannot work.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigError {
@@ -49,4 +60,8 @@ pub enum HandleError {
     NotCoordinator { me: ReplicaId, coordinator: ReplicaId },
     #[error("a value is at most {max} bytes, this one has {len}")]
     ValueTooLarge { len: usize, max: usize },
+    #[error("a time to live is 1 ms to {max} ms, not {ttl_ms}")]
+    TtlOutOfRange { ttl_ms: u64, max: u64 },
+    #[error("a listing's limit is 1 to {max}, not {limit}")]
+    LimitOutOfRange { limit: usize, max: usize },
 }

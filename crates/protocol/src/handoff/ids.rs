@@ -84,6 +84,15 @@ impl<'de> Deserialize<'de> for WriteId {
     }
 }
 
+/// A 64-bit fingerprint of the client request that made a write: its
+/// operation, value, condition and time to live (xxh3, a specified hash, so
+/// every build agrees). A record and a pending write carry it, so that a
+/// write id given again with a different request is told apart from a
+/// retry of the same one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Fingerprint(pub u64);
+
 /// A namespace generation: minted by a coordinator that finds no replica
 /// holding any state (first boot, or after all three died), and carried by
 /// every replica-to-replica message. Generations are ordered by mint time,
@@ -209,6 +218,14 @@ impl serde::de::Visitor<'_> for KeyVisitor {
             return Err(E::invalid_length(s.len(), &self));
         }
         Ok(Key(s.to_owned()))
+    }
+}
+
+/// Keys order as their text does, so a map of keys can be ranged by text
+/// (a listing's prefix).
+impl std::borrow::Borrow<str> for Key {
+    fn borrow(&self) -> &str {
+        &self.0
     }
 }
 

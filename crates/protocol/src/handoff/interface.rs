@@ -1,6 +1,7 @@
 //! The replica's vocabulary with its host: what goes in ([`Input`]), what
 //! comes out ([`Output`]), the timers it arms, the answers to clients
-//! ([`WriteReply`], [`Read`]) and its status ([`Status`], [`StatusReport`]).
+//! ([`WriteReply`], [`Read`], [`List`]) and its status ([`Status`],
+//! [`StatusReport`]).
 //! Plain data: the behaviour is in [`replica`](super::replica) and the
 //! roles.
 
@@ -8,22 +9,38 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use super::cond::Cond;
 use super::ids::{ClientRequestId, Epoch, Generation, Key, Millis, ReplicaId, WriteId};
 use super::message::Message;
-use super::record::{Record, Stamp};
+use super::record::{Record, Stamp, Tag};
+
+/// The most keys one page of a listing returns.
+pub const MAX_LIST_LIMIT: usize = 1000;
 
 /// What a host feeds in (serialized in a trace: [`trace`](super::trace)).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Input {
     /// A message from another replica (already decoded).
     Message(Message),
-    /// A client PUT, with the caller's write id.
-    Put { req: ClientRequestId, key: Key, value: Vec<u8>, wid: WriteId },
-    /// A client DELETE: a tombstone write, with the caller's write id.
-    Delete { req: ClientRequestId, key: Key, wid: WriteId },
+    /// A client PUT, with the caller's write id; applied only if `cond`
+    /// holds on the key's current record (none: always); the record expires
+    /// `ttl_ms` after the coordinator issues the write (1 ms to
+    /// [`MAX_TTL_MS`](super::cond::MAX_TTL_MS); none: never, which also
+    /// clears an earlier write's expiry).
+    Put { req: ClientRequestId, key: Key, value: Vec<u8>, wid: WriteId, cond: Option<Cond>, ttl_ms: Option<u64> },
+    /// A client DELETE: a tombstone write, with the caller's write id;
+    /// applied only if the key's current record has the tag `if_match`
+    /// (none: always).
+    Delete { req: ClientRequestId, key: Key, wid: WriteId, if_match: Option<Tag> },
     /// A client GET: answered ([`Output::ReadReply`]) once a peer confirmed
     /// that this coordinator instance is still current.
     Read { req: ClientRequestId, key: Key },
+    /// A client listing: the keys with a visible value that start with
+    /// `prefix` and come after `after`, in key order, at most `limit` (1 to
+    /// [`MAX_LIST_LIMIT`]) of them, leaving out the keys that start with
+    /// `hide` (a reserved prefix); answered ([`Output::ListReply`]) once a
+    /// peer confirmed this instance, as reads are.
+    List { req: ClientRequestId, prefix: String, after: Option<Key>, limit: usize, hide: Option<String> },
     /// A timer the replica armed is due.
     Timer(Timer),
 }
@@ -38,6 +55,8 @@ pub enum Output {
     Reply { req: ClientRequestId, reply: WriteReply },
     /// Answer the client read `req`.
     ReadReply { req: ClientRequestId, read: Read },
+    /// Answer the client listing `req`.
+    ListReply { req: ClientRequestId, list: List },
     /// (Re)arm `timer` to fire at `at`, replacing its previous deadline.
     SetTimer { timer: Timer, at: Millis },
 }
@@ -53,14 +72,30 @@ pub enum Timer {
     /// Anti-entropy: send this replica's digest (when ready) -- the
     /// coordinator to both peers, a peer to the coordinator.
     Gossip,
+    /// The coordinator deletes the records whose expiry has passed
+    /// (HandoffCond's `Expire`); armed for the earliest expiry.
+    Expire,
 }
 
 /// The answer to a client write.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "outcome", rename_all = "snake_case")]
 pub enum WriteReply {
-    /// Held by at least two replicas (the coordinator and a peer).
-    Committed { key: Key, stamp: Stamp, wid: WriteId },
+    /// Held by at least two replicas (the coordinator and a peer): the
+    /// record's tag, and when it expires (host ms; none: never). A retry of
+    /// the same request (same write id, same fingerprint) gets this answer
+    /// again while the record is the key's current one.
+    Committed { key: Key, tag: Tag, expires_at: Option<Millis> },
+    /// The condition does not hold on the key's latest committed record,
+    /// as of a moment after a peer confirmed this instance's epoch; nothing
+    /// was written, and nothing ever will be for this request. `current`:
+    /// the tag of the key's visible record, if it has one (HTTP 412).
+    PreconditionFailed { current: Option<Tag> },
+    /// The write id names the key's current record, or a write still
+    /// pending or waiting, made by a different request (other bytes, delete
+    /// instead of put, another condition or time to live); nothing changed
+    /// (HTTP 409).
+    WriteIdReused,
     /// The coordinator is recovering (HTTP 503 + `Retry-After`).
     Unavailable { status: Status, retry_after_ms: u64 },
     /// Too many uncommitted writes, by count or bytes (HTTP 503 +
@@ -78,8 +113,9 @@ pub enum WriteReply {
 /// The answer to a client read.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
 pub enum Read {
-    /// The committed record for the key (a tombstone for a deleted key),
-    /// or `None` if the key was never written, as of a moment after a peer
+    /// The committed record for the key (a tombstone for a deleted key;
+    /// its tag and `expires_at` are the record's), or `None` if the key was
+    /// never written or its record has expired, as of a moment after a peer
     /// confirmed this instance's epoch.
     Committed(Option<Record>),
     /// The coordinator is recovering (HTTP 503 + `Retry-After`).
@@ -89,6 +125,32 @@ pub enum Read {
     Overloaded { retry_after_ms: u64 },
     /// A superseded coordinator instance.
     Superseded,
+}
+
+/// The answer to a client listing.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub enum List {
+    /// The keys, in key order, as of a moment after a peer confirmed this
+    /// instance's epoch; `next`: the last key returned when more may follow
+    /// (list again with `after` = it), none at the end.
+    Page { entries: Vec<ListEntry>, next: Option<Key> },
+    /// The coordinator is recovering (HTTP 503 + `Retry-After`).
+    Unavailable { status: Status, retry_after_ms: u64 },
+    /// Too many reads and listings waiting for a confirmation (HTTP 503 +
+    /// `Retry-After`).
+    Overloaded { retry_after_ms: u64 },
+    /// A superseded coordinator instance.
+    Superseded,
+}
+
+/// One key of a listing.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct ListEntry {
+    pub key: Key,
+    pub tag: Tag,
+    /// Bytes of the value.
+    pub bytes: usize,
+    pub expires_at: Option<Millis>,
 }
 
 /// A replica's phase (the spec's `status[r]`, plus `Fenced`), as

@@ -5,8 +5,9 @@
 //!
 //! Besides the records it keeps what the scale of a real namespace needs,
 //! each updated in O(1) or O(log n) per merge: the bytes held (the budget
-//! counts them), the tombstones by stamp (collection pops them), and a
-//! digest -- per key bucket, the XOR of a hash of every record's `(key,
+//! counts them), the tombstones by stamp (collection pops them), the live
+//! records that expire, by expiry (the coordinator's expiry timer reads the
+//! earliest; HandoffCond), and a digest -- per key bucket, the XOR of a hash of every record's `(key,
 //! ep, ver, wid)` -- so that two replicas compare memories by exchanging
 //! 256 numbers, whatever they hold.
 
@@ -20,13 +21,21 @@ use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use xxhash_rust::xxh3::{Xxh3, xxh3_64};
 
-use super::ids::{Epoch, Key, Version};
+use super::ids::{Epoch, Key, Millis, Version};
 use super::record::{self, Record, Stamp};
 
-/// What a record costs besides its key and value bytes: the map's node,
-/// the record's stamp and write id, the allocations' headers. Counted in
-/// [`Memory::bytes`], which the budget compares.
-pub const RECORD_OVERHEAD: usize = 64;
+/// What a record's entry costs in the map that holds it, besides its key's
+/// and value's heap blocks: its share of a B-tree node (a node holds 11
+/// keys and 11 records; on wasm32 a key is 12 bytes and a record, with its
+/// 128-bit write id, expiry and fingerprint, several times that; nodes run
+/// from half to fully used). Measured where it counts, on workerd: filling
+/// replicas with 41,391 records of 8-byte keys and 1-byte values grew each
+/// isolate's wasm memory by 146 to 158 bytes per record beyond the two heap
+/// blocks (`cargo xtask bench scale`, docs/BENCHMARKS.md). The larger, and
+/// a little more: the budget must not under-count.
+pub const ENTRY_BYTES: usize = 160;
+/// The least a record costs (an empty key and value cost nothing more).
+pub const RECORD_OVERHEAD: usize = ENTRY_BYTES;
 /// Key buckets of a digest.
 pub const BUCKETS: usize = 256;
 /// Bytes of records in one snapshot chunk or gossip message, at most (one
@@ -36,9 +45,28 @@ pub const MAX_CHUNK_BYTES: usize = 1024 * 1024;
 /// smallest records, plus the one that always fits.
 pub const MAX_RECORDS: usize = MAX_CHUNK_BYTES / RECORD_OVERHEAD + 1;
 
-/// The bytes a record for `key` holds.
+/// What the allocator takes for a heap block of `n` bytes: dlmalloc, the
+/// allocator of Rust's wasm32 target (the Worker's), adds a 4-byte header,
+/// rounds up to 8 bytes and takes at least 16; nothing for 0 (no block).
+pub const fn heap_block(n: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    let block = n.saturating_add(4 + 7) & !7;
+    if block < 16 { 16 } else { block }
+}
+
+/// The bytes a record for `key` holds in the isolate, as its allocations
+/// cost them: the map's entry and the key's and the value's heap blocks.
+/// Counted in [`Memory::bytes`], which the budget compares; the Worker's
+/// isolate gauge sums it over a replica's namespaces (`cargo xtask bench
+/// scale` compares it with the wasm memory's growth). A tombstone also has
+/// an entry in the tombstone index (about 70 bytes with its key's copy)
+/// until the floor collects it, which is not counted: a tombstone then
+/// costs what an empty value does, so that every record of an empty value
+/// costs the same, as the spec counts them (HandoffScale's `Budget`).
 pub fn cost(key: &Key, rec: &Record) -> usize {
-    key.as_str().len() + rec.value.len() + RECORD_OVERHEAD
+    ENTRY_BYTES + heap_block(key.as_str().len()) + heap_block(rec.value.len())
 }
 
 /// The records a replica holds. Equal and hashed by its records only: the
@@ -49,6 +77,9 @@ pub struct Memory {
     bytes: usize,
     /// Tombstones by `(ep, ver)`, the order `Stamp::wins` gives.
     tombstones: BTreeSet<(Epoch, Version, Key)>,
+    /// Live records with an expiry, by expiry. Like the tombstone index it
+    /// is not counted in `bytes` (a key's copy per expiring record).
+    expiring: BTreeSet<(Millis, Key)>,
     digest: Digest,
 }
 
@@ -83,6 +114,8 @@ impl Memory {
         self.digest.toggle(key, rec);
         if rec.is_tombstone() {
             self.tombstones.insert((rec.stamp.ep, rec.stamp.ver, key.clone()));
+        } else if let Some(at) = rec.expires_at {
+            self.expiring.insert((at, key.clone()));
         }
         true
     }
@@ -134,7 +167,7 @@ impl Memory {
         self.tombstones.len()
     }
 
-    /// Bytes held: keys, values and [`RECORD_OVERHEAD`] per record.
+    /// Bytes held: every record's [`cost`].
     pub fn bytes(&self) -> usize {
         self.bytes
     }
@@ -142,6 +175,34 @@ impl Memory {
     /// Every `(key, record)`, in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&Key, &Record)> {
         self.records.iter()
+    }
+
+    /// The earliest expiry of a live record, if any record expires.
+    pub fn next_expiry(&self) -> Option<Millis> {
+        self.expiring.first().map(|(at, _)| *at)
+    }
+
+    /// The keys whose live record has expired at `now`, earliest first.
+    pub fn expired(&self, now: Millis) -> impl Iterator<Item = &Key> {
+        self.expiring.iter().take_while(move |(at, _)| *at <= now).map(|(_, k)| k)
+    }
+
+    /// The records visible at `now` ([`Record::visible`]) whose keys start
+    /// with `prefix` and come after `after`, in key order.
+    pub fn visible_from<'a>(
+        &'a self,
+        prefix: &'a str,
+        after: Option<&'a Key>,
+        now: Millis,
+    ) -> impl Iterator<Item = (&'a Key, &'a Record)> {
+        let from = match after {
+            Some(a) if a.as_str() >= prefix => Bound::Excluded(a.as_str()),
+            _ => Bound::Included(prefix),
+        };
+        self.records
+            .range::<str, _>((from, Bound::Unbounded))
+            .take_while(move |(k, _)| k.as_str().starts_with(prefix))
+            .filter(move |(_, r)| Record::visible(Some(r), now).is_some())
     }
 
     /// No record at all.
@@ -199,6 +260,8 @@ impl Memory {
         self.digest.toggle(key, old);
         if old.is_tombstone() {
             self.tombstones.remove(&(old.stamp.ep, old.stamp.ver, key.clone()));
+        } else if let Some(at) = old.expires_at {
+            self.expiring.remove(&(at, key.clone()));
         }
     }
 }
@@ -286,16 +349,31 @@ impl<'de> Deserialize<'de> for Digest {
 }
 
 /// Records in transit, in key order, at most [`MAX_RECORDS`] of them: the
-/// decoder checks the count before it allocates.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize)]
-pub struct Records(pub Vec<(Key, Record)>);
+/// decoder checks the count before it allocates. `R` is the record's wire
+/// form: [`Record`], or an older protocol version's
+/// ([`message`](super::message)).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
+pub struct Records<R = Record>(pub Vec<(Key, R)>);
 
-impl Records {
+impl<R> Default for Records<R> {
+    fn default() -> Self {
+        Records(Vec::new())
+    }
+}
+
+impl<R> Records<R> {
     /// Keys strictly increasing (each key once, in order).
     pub fn in_key_order(&self) -> bool {
         self.0.windows(2).all(|w| matches!(w, [(a, _), (b, _)] if a < b))
     }
 
+    /// The same records in another wire form (`f` may refuse one).
+    pub fn try_map<S, E>(self, mut f: impl FnMut(R) -> Result<S, E>) -> Result<Records<S>, E> {
+        self.0.into_iter().map(|(k, r)| Ok((k, f(r)?))).collect::<Result<_, _>>().map(Records)
+    }
+}
+
+impl Records {
     /// The highest epoch tag carried (`MemEpMax` of the chunk).
     pub fn max_epoch(&self) -> Epoch {
         self.0.iter().map(|(_, r)| r.stamp.ep).max().unwrap_or(Epoch::NONE)
@@ -307,15 +385,15 @@ impl Records {
     }
 }
 
-impl<'de> Deserialize<'de> for Records {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Records, D::Error> {
-        struct Bounded;
-        impl<'de> Visitor<'de> for Bounded {
-            type Value = Records;
+impl<'de, R: Deserialize<'de>> Deserialize<'de> for Records<R> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Records<R>, D::Error> {
+        struct Bounded<R>(std::marker::PhantomData<R>);
+        impl<'de, R: Deserialize<'de>> Visitor<'de> for Bounded<R> {
+            type Value = Records<R>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 write!(f, "at most {MAX_RECORDS} records")
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Records, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Records<R>, A::Error> {
                 let n = seq.size_hint().unwrap_or(0);
                 if n > MAX_RECORDS {
                     return Err(de::Error::invalid_length(n, &self));
@@ -332,20 +410,25 @@ impl<'de> Deserialize<'de> for Records {
                 Ok(Records(out))
             }
         }
-        d.deserialize_seq(Bounded)
+        d.deserialize_seq(Bounded(std::marker::PhantomData))
     }
 }
 
 /// One chunk of a snapshot paged in key order: the records after `after`
 /// (exclusive), and whether no record follows them.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Chunk {
+pub struct Chunk<R = Record> {
     pub after: Option<Key>,
-    pub records: Records,
+    pub records: Records<R>,
     pub last: bool,
 }
 
-impl Chunk {
+impl<R> Chunk<R> {
+    /// The same chunk in another wire form (`f` may refuse a record).
+    pub fn try_map<S, E>(self, f: impl FnMut(R) -> Result<S, E>) -> Result<Chunk<S>, E> {
+        Ok(Chunk { after: self.after, records: self.records.try_map(f)?, last: self.last })
+    }
+
     /// Well-formed: records in key order, all after `after`, and at least
     /// one unless it is the last chunk.
     pub fn well_formed(&self) -> bool {
@@ -370,11 +453,24 @@ mod tests {
     use crate::handoff::record::Value;
 
     fn rec(ep: u64, ver: u64, value: Value) -> Record {
-        Record { stamp: Stamp { ep: Epoch(ep), ver: Version(ver) }, wid: WriteId(u128::from(ep * 10 + ver)), value }
+        let (expires_at, fp) = (None, None);
+        Record {
+            stamp: Stamp { ep: Epoch(ep), ver: Version(ver) },
+            wid: WriteId(u128::from(ep * 10 + ver)),
+            value,
+            expires_at,
+            fp,
+        }
     }
 
     fn key(s: &str) -> Key {
         Key::new(s).unwrap()
+    }
+
+    #[test]
+    fn heap_blocks_follow_dlmalloc_on_wasm32() {
+        let blocks: Vec<usize> = [0, 1, 12, 13, 20, 21, 100, 102_400].into_iter().map(heap_block).collect();
+        assert_eq!(blocks, [0, 16, 16, 24, 24, 32, 104, 102_408]);
     }
 
     #[test]
@@ -399,7 +495,7 @@ mod tests {
         assert_eq!(mn.get(&a).map(|r| r.stamp.ver), Some(Version(2)));
         assert_eq!(mn.live_keys(), 2);
         assert_eq!(mn.tombstones(), 0);
-        assert_eq!(mn.bytes(), 1 + 1 + 1 + 1 + 2 * RECORD_OVERHEAD);
+        assert_eq!(mn.bytes(), 2 * (ENTRY_BYTES + heap_block(1) + heap_block(1)));
         assert!(mn.holds(&a, rec(1, 1, Value::Tombstone).stamp));
         assert!(!mn.holds(&a, rec(1, 3, Value::Tombstone).stamp));
         assert_ne!(mn.digest(), m.digest());
@@ -423,6 +519,45 @@ mod tests {
         assert!(m.merge_above(&k, &rec(1, 3, Value::Bytes(b"w".to_vec())), floor));
         // A stored key merges as usual, floor or not.
         assert!(!m.merge_above(&k, &rec(1, 1, Value::Bytes(b"v".to_vec())), floor));
+    }
+
+    #[test]
+    fn the_expiry_index_follows_every_merge() {
+        let (a, b) = (key("a"), key("b"));
+        let expiring =
+            |ep, ver, at: u64| Record { expires_at: Some(Millis(at)), ..rec(ep, ver, Value::Bytes(vec![1])) };
+        let mut m = Memory::default();
+        m.merge(&a, &expiring(1, 1, 50));
+        m.merge(&b, &expiring(1, 2, 20));
+        assert_eq!(m.next_expiry(), Some(Millis(20)));
+        assert_eq!(m.expired(Millis(49)).collect::<Vec<_>>(), [&b]);
+        // A newer write without a time to live clears b's expiry; a delete
+        // clears a's.
+        m.merge(&b, &rec(1, 3, Value::Bytes(vec![2])));
+        assert_eq!(m.next_expiry(), Some(Millis(50)));
+        m.merge(&a, &rec(1, 4, Value::Tombstone));
+        assert_eq!(m.next_expiry(), None);
+        assert_eq!(m.expired(Millis(1_000)).count(), 0);
+    }
+
+    #[test]
+    fn visible_records_range_by_prefix_after_a_key() {
+        let mut m = Memory::default();
+        for (i, name) in ["a", "a/1", "a/2", "a/3", "ab", "b"].iter().enumerate() {
+            m.merge(&key(name), &rec(1, i as u64 + 1, Value::Bytes(vec![1])));
+        }
+        m.merge(&key("a/2"), &rec(2, 1, Value::Tombstone));
+        m.merge(&key("a/3"), &Record { expires_at: Some(Millis(10)), ..rec(2, 2, Value::Bytes(vec![3])) });
+        let keys = |prefix, after: Option<&str>, now| {
+            let after = after.map(key);
+            m.visible_from(prefix, after.as_ref(), Millis(now)).map(|(k, _)| k.as_str().to_string()).collect::<Vec<_>>()
+        };
+        assert_eq!(keys("a/", None, 9), ["a/1", "a/3"]);
+        assert_eq!(keys("a/", None, 10), ["a/1"], "expired at 10");
+        assert_eq!(keys("a", Some("a/1"), 0), ["a/3", "ab"]);
+        assert_eq!(keys("", Some("a/3"), 0), ["ab", "b"]);
+        assert_eq!(keys("a/", Some("0"), 0), ["a/1", "a/3"], "a cursor before the prefix starts at the prefix");
+        assert!(keys("a/", Some("b"), 0).is_empty(), "a cursor past the prefix ends it");
     }
 
     #[test]

@@ -18,17 +18,49 @@ use std::fmt;
 use serde::de::{self, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 
-use super::error::DecodeError;
+use super::error::{DecodeError, EncodeError};
 use super::ids::{Epoch, Generation, Instance, Key, ReplicaId, WriteId};
 use super::memory::{Chunk, Digest, Records};
-use super::record::{Record, Stamp};
+use super::record::{Record, Stamp, Value};
 
-/// The wire protocol version. A replica refuses other versions with a typed
-/// error rather than guessing (the three replicas of a namespace are
-/// deployed together, so a mismatch is a deployment in progress). Version 1
-/// was JSON with whole-memory snapshots; version 2 had no read
-/// confirmation.
-pub const PROTOCOL_VERSION: u16 = 3;
+/// The wire protocol version this build writes. Version 1 was JSON with
+/// whole-memory snapshots; version 2 had no read confirmation; version 3
+/// had no expiry and no request fingerprint on a record.
+pub const PROTOCOL_VERSION: u16 = 4;
+
+/// The oldest version this build still reads (and can write, with
+/// [`Message::encode_as`]): a version-3 record reads as one that never
+/// expires, made by a request of unknown fingerprint. Older versions are
+/// refused with a typed error rather than guessed at.
+pub const MIN_PROTOCOL_VERSION: u16 = 3;
+
+/// A record as protocol version 3 carries it: no expiry, no fingerprint.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct RecordV3 {
+    pub stamp: Stamp,
+    pub wid: WriteId,
+    pub value: Value,
+}
+
+impl From<RecordV3> for Record {
+    fn from(r: RecordV3) -> Record {
+        Record { stamp: r.stamp, wid: r.wid, value: r.value, expires_at: None, fp: None }
+    }
+}
+
+impl TryFrom<Record> for RecordV3 {
+    type Error = EncodeError;
+
+    /// A record that expires cannot travel in version 3 (it would never
+    /// expire there). Its fingerprint is dropped: the record then reads as
+    /// made by an unknown request, which is what every version-3 record is.
+    fn try_from(r: Record) -> Result<RecordV3, EncodeError> {
+        if r.expires_at.is_some() {
+            return Err(EncodeError::NotInVersion { version: 3, what: "a record's expiry" });
+        }
+        Ok(RecordV3 { stamp: r.stamp, wid: r.wid, value: r.value })
+    }
+}
 
 /// Largest encoded message accepted: a chunk of records of at most 1 MiB
 /// plus one record of the largest size (a 1 MiB value), with room for the
@@ -40,22 +72,24 @@ pub const MAX_BATCH: usize = 256;
 
 /// One message between replicas.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Message {
-    /// [`PROTOCOL_VERSION`] of the sender; encoded first.
+pub struct Message<R = Record> {
+    /// The protocol version the message was written in (this build writes
+    /// [`PROTOCOL_VERSION`]); encoded first.
     pub v: u16,
     /// The sender's namespace generation; `None` while the sender is a
     /// freshly booted replica that has not yet joined one.
     pub generation: Option<Generation>,
     pub from: ReplicaId,
     pub to: ReplicaId,
-    pub body: Body,
+    pub body: Body<R>,
 }
 
-/// What a message says.
+/// What a message says. `R` is the wire form of a record: [`Record`], or
+/// [`RecordV3`] in a version-3 message.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Body {
+pub enum Body<R = Record> {
     /// Coordinator → peer: store this write (the spec's push in `net`).
-    Push { instance: Instance, key: Key, record: Record },
+    Push { instance: Instance, key: Key, record: R },
     /// Peer → coordinator: the write is held (the ack the spec abstracts).
     PushAck { instance: Instance, key: Key, stamp: Stamp, wid: WriteId },
     /// Peer → coordinator: the push's epoch is older than the peer knows;
@@ -69,7 +103,7 @@ pub enum Body {
     /// knows of and its floor; `peer` is the peer's instance. Only a ready
     /// peer answers (HandoffV2's `CanSeed`): a recovering one may have
     /// forgotten the epoch.
-    CollectReply { instance: Instance, peer: Instance, known: Epoch, floor: Stamp, chunk: Chunk },
+    CollectReply { instance: Instance, peer: Instance, known: Epoch, floor: Stamp, chunk: Chunk<R> },
     /// Recovering peer → coordinator: I cannot seed you now. Names the
     /// peer's own instance, so that two rounds declined by the same two
     /// instances prove that no replica was ready at some instant.
@@ -86,7 +120,7 @@ pub enum Body {
     /// Replica that `CanSeed` (a ready one, or the coordinator announcing
     /// its epoch) → recovering peer: a chunk of my memory, my epoch
     /// knowledge (the spec's `SrcKnow`) and floor; `source` is my instance.
-    ReseedReply { instance: Instance, source: Instance, known: Epoch, floor: Stamp, chunk: Chunk },
+    ReseedReply { instance: Instance, source: Instance, known: Epoch, floor: Stamp, chunk: Chunk<R> },
     /// Replica that cannot seed now → recovering peer: do not wait for me.
     /// `source` is my instance (a peer declined by a collecting
     /// coordinator is fenced until that instance announces to it).
@@ -98,7 +132,7 @@ pub enum Body {
     Digest { instance: Instance, known: Epoch, floor: Stamp, digest: Digest },
     /// The answer to a digest: the sender's records in the buckets that
     /// differ (at most one chunk's worth), and its floor.
-    Records { floor: Stamp, records: Records },
+    Records { floor: Stamp, records: Records<R> },
     /// Ready coordinator → peers: is `epoch` still the newest you know?
     /// One round confirms every read that was waiting when it was sent
     /// (HandoffReads' `ReadConfirm`).
@@ -112,7 +146,36 @@ pub enum Body {
     Heartbeat,
 }
 
-impl Body {
+impl<R> Body<R> {
+    /// The same body with its records in another wire form (`f` may refuse
+    /// a record).
+    pub fn try_map<S, E>(self, mut f: impl FnMut(R) -> Result<S, E>) -> Result<Body<S>, E> {
+        Ok(match self {
+            Body::Push { instance, key, record } => Body::Push { instance, key, record: f(record)? },
+            Body::CollectReply { instance, peer, known, floor, chunk } => {
+                Body::CollectReply { instance, peer, known, floor, chunk: chunk.try_map(f)? }
+            }
+            Body::ReseedReply { instance, source, known, floor, chunk } => {
+                Body::ReseedReply { instance, source, known, floor, chunk: chunk.try_map(f)? }
+            }
+            Body::Records { floor, records } => Body::Records { floor, records: records.try_map(f)? },
+            Body::PushAck { instance, key, stamp, wid } => Body::PushAck { instance, key, stamp, wid },
+            Body::PushRefused { instance, key, stamp, known } => Body::PushRefused { instance, key, stamp, known },
+            Body::Collect { instance, round, after } => Body::Collect { instance, round, after },
+            Body::CollectDecline { instance, round, peer } => Body::CollectDecline { instance, round, peer },
+            Body::Announce { instance, epoch, round } => Body::Announce { instance, epoch, round },
+            Body::AnnounceAck { instance, epoch, round, peer } => Body::AnnounceAck { instance, epoch, round, peer },
+            Body::AnnounceRefused { instance, epoch, known } => Body::AnnounceRefused { instance, epoch, known },
+            Body::Reseed { instance, after } => Body::Reseed { instance, after },
+            Body::ReseedDecline { instance, source } => Body::ReseedDecline { instance, source },
+            Body::Digest { instance, known, floor, digest } => Body::Digest { instance, known, floor, digest },
+            Body::Confirm { instance, epoch, round } => Body::Confirm { instance, epoch, round },
+            Body::Confirmed { instance, epoch, round } => Body::Confirmed { instance, epoch, round },
+            Body::ConfirmRefused { instance, known } => Body::ConfirmRefused { instance, known },
+            Body::Heartbeat => Body::Heartbeat,
+        })
+    }
+
     /// The message kind, for errors and logs.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -179,31 +242,63 @@ impl Message {
         Message { v: PROTOCOL_VERSION, generation, from, to, body }
     }
 
-    /// The wire form.
+    /// The wire form, in [`PROTOCOL_VERSION`]. (The error type is the
+    /// decoder's, which the hosts already handle: encoding in this build's
+    /// own version fails only if postcard does.)
     pub fn encode(&self) -> Result<Vec<u8>, DecodeError> {
-        postcard::to_allocvec(self).map_err(|e| DecodeError::Malformed(e.to_string()))
+        self.encode_as(PROTOCOL_VERSION).map_err(|e| DecodeError::Malformed(e.to_string()))
     }
 
-    /// Parses the wire form; any malformed, oversized or foreign-version
-    /// input is a typed error.
+    /// The wire form in protocol `version`: [`PROTOCOL_VERSION`], or
+    /// version 3 for a message whose records do not expire (a replica of
+    /// this build talking to one of the last, during a rolling deploy; the
+    /// records lose their fingerprints, [`RecordV3`]).
+    pub fn encode_as(&self, version: u16) -> Result<Vec<u8>, EncodeError> {
+        let postcard = |e: postcard::Error| EncodeError::Postcard(e.to_string());
+        match version {
+            PROTOCOL_VERSION => postcard::to_allocvec(&Message { v: version, ..self.clone() }).map_err(postcard),
+            3 => {
+                let body = self.body.clone().try_map(RecordV3::try_from)?;
+                let old = Message { v: version, generation: self.generation, from: self.from, to: self.to, body };
+                postcard::to_allocvec(&old).map_err(postcard)
+            }
+            _ => Err(EncodeError::UnsupportedVersion { version, supported: PROTOCOL_VERSION }),
+        }
+    }
+
+    /// Parses the wire form of version 3 or 4 (the message keeps the
+    /// version it was written in, `v`); any malformed, oversized or
+    /// foreign-version input is a typed error.
     pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
         if bytes.len() > MAX_MESSAGE_BYTES {
             return Err(DecodeError::TooLarge { len: bytes.len(), max: MAX_MESSAGE_BYTES });
         }
         let malformed = |e: postcard::Error| DecodeError::Malformed(e.to_string());
         let (v, _) = postcard::take_from_bytes::<u16>(bytes).map_err(malformed)?;
-        if v != PROTOCOL_VERSION {
-            return Err(DecodeError::UnsupportedVersion { got: v, supported: PROTOCOL_VERSION });
-        }
-        let (msg, rest) = postcard::take_from_bytes::<Message>(bytes).map_err(malformed)?;
-        if !rest.is_empty() {
-            return Err(DecodeError::Malformed(format!("{} bytes after the message", rest.len())));
-        }
+        let msg = match v {
+            PROTOCOL_VERSION => whole::<Record>(bytes)?,
+            3 => {
+                let old = whole::<RecordV3>(bytes)?;
+                let body = old.body.try_map(|r| Ok::<_, DecodeError>(Record::from(r)))?;
+                Message { v: old.v, generation: old.generation, from: old.from, to: old.to, body }
+            }
+            _ => return Err(DecodeError::UnsupportedVersion { got: v, supported: PROTOCOL_VERSION }),
+        };
         if !msg.body.well_formed() {
             return Err(DecodeError::Malformed(format!("a {} out of key order", msg.body.kind())));
         }
         Ok(msg)
     }
+}
+
+/// A whole message with records of wire form `R`: nothing may follow it.
+fn whole<R: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<Message<R>, DecodeError> {
+    let (msg, rest) =
+        postcard::take_from_bytes::<Message<R>>(bytes).map_err(|e| DecodeError::Malformed(e.to_string()))?;
+    if !rest.is_empty() {
+        return Err(DecodeError::Malformed(format!("{} bytes after the message", rest.len())));
+    }
+    Ok(msg)
 }
 
 /// Several encoded messages in one request or response body: a count, then
@@ -293,14 +388,16 @@ impl<'de> Deserialize<'de> for Encoded<'de> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::handoff::ids::Version;
+    use crate::handoff::ids::{Fingerprint, Millis, Version};
     use crate::handoff::memory::Memory;
     use crate::handoff::record::Value;
 
-    pub(crate) fn sample() -> Vec<Message> {
+    /// One message of each kind; the records expire at `expires_at`.
+    fn sample_expiring(expires_at: Option<Millis>) -> Vec<Message> {
         let key = Key::new("k").unwrap();
         let stamp = Stamp { ep: Epoch(3), ver: Version(7) };
-        let record = Record { stamp, wid: WriteId(42), value: Value::Bytes(b"hi".to_vec()) };
+        let fp = Some(Fingerprint(5));
+        let record = Record { stamp, wid: WriteId(42), value: Value::Bytes(b"hi".to_vec()), expires_at, fp };
         let mut memory = Memory::default();
         memory.merge(&key, &record);
         let chunk = memory.chunk(None, 1024);
@@ -332,6 +429,16 @@ mod tests {
         .collect()
     }
 
+    pub(crate) fn sample() -> Vec<Message> {
+        sample_expiring(Some(Millis(1000)))
+    }
+
+    /// The records of `m`, with what a version-3 message drops.
+    fn as_in_version_3(m: &Message) -> Message {
+        let v3 = |r: Record| Ok::<_, EncodeError>(Record { fp: None, ..r });
+        Message { v: 3, body: m.body.clone().try_map(v3).unwrap(), ..m.clone() }
+    }
+
     #[test]
     fn every_message_round_trips() {
         for m in sample() {
@@ -347,14 +454,16 @@ mod tests {
         assert_eq!(
             bytes,
             [
-                3, // version
+                4, // version
                 1, 1, 2, // Some(generation { minted_at: 1, nonce: 2 })
                 0, 1, // from r0 to r1
                 0, // Push
                 5, 9, // instance
                 1, b'k', // key
                 3, 7, 42, // stamp, write id
-                0, 2, b'h', b'i' // Bytes, raw
+                0, 2, b'h', b'i', // Bytes, raw
+                1, 0xe8, 0x07, // Some(expires at 1000)
+                1, 5, // Some(fingerprint 5)
             ]
         );
         // A 1 MiB value costs its bytes plus a few: no hex, no escaping.
@@ -369,10 +478,57 @@ mod tests {
                     stamp: Stamp { ep: Epoch(1), ver: Version(1) },
                     wid: WriteId(u128::MAX),
                     value: Value::Bytes(vec![0xab; 1 << 20]),
+                    expires_at: None,
+                    fp: None,
                 },
             },
         );
         assert!(big.encode().unwrap().len() < (1 << 20) + 64);
+    }
+
+    /// A push as a version-3 replica writes it (this test's bytes before
+    /// version 4) still decodes: the record never expires and has no
+    /// fingerprint, and the message says it was written in version 3.
+    #[test]
+    fn a_version_3_message_still_decodes() {
+        let v3 = [3, 1, 1, 2, 0, 1, 0, 5, 9, 1, b'k', 3, 7, 42, 0, 2, b'h', b'i'];
+        let m = Message::decode(&v3).unwrap();
+        assert_eq!(m.v, 3);
+        let Body::Push { record, .. } = &m.body else { panic!("{m:?}") };
+        assert_eq!((record.expires_at, record.fp, &record.value), (None, None, &Value::Bytes(b"hi".to_vec())));
+        assert_eq!(m.encode_as(3).unwrap(), v3, "and is written back byte for byte");
+    }
+
+    /// Every message whose records do not expire can be written in
+    /// version 3 (the fingerprints are dropped) and reads back as such; an
+    /// expiring record cannot, and no other version can be written.
+    #[test]
+    fn messages_without_expiry_can_be_written_in_version_3() {
+        for m in sample_expiring(None) {
+            let bytes = m.encode_as(3).unwrap();
+            assert_eq!(bytes[0], 3);
+            assert_eq!(Message::decode(&bytes).unwrap(), as_in_version_3(&m), "{}", m.body.kind());
+        }
+        let carries_records = |m: &Message| {
+            matches!(
+                m.body,
+                Body::Push { .. } | Body::CollectReply { .. } | Body::ReseedReply { .. } | Body::Records { .. }
+            )
+        };
+        for m in sample() {
+            let v3 = m.encode_as(3);
+            if carries_records(&m) {
+                assert_eq!(
+                    v3,
+                    Err(EncodeError::NotInVersion { version: 3, what: "a record's expiry" }),
+                    "{}",
+                    m.body.kind()
+                );
+            } else {
+                assert!(v3.is_ok(), "{}", m.body.kind());
+            }
+        }
+        assert_eq!(sample()[0].encode_as(2), Err(EncodeError::UnsupportedVersion { version: 2, supported: 4 }));
     }
 
     #[test]
@@ -391,6 +547,10 @@ mod tests {
         let mut trailing = good.clone();
         trailing.push(0);
         cases.push(trailing);
+        // The same in version 4 (a record's layout is the only difference).
+        let v4: Vec<Vec<u8>> =
+            cases.iter().filter(|b| b.first() == Some(&3)).map(|b| [&[4][..], &b[1..]].concat()).collect();
+        cases.extend(v4);
         for bytes in &cases {
             let err = Message::decode(bytes).unwrap_err();
             assert!(matches!(err, DecodeError::Malformed(_)), "{bytes:?} gave {err:?}");
@@ -406,7 +566,13 @@ mod tests {
     #[test]
     fn chunks_out_of_key_order_are_refused() {
         let key = |s: &str| Key::new(s).unwrap();
-        let rec = Record { stamp: Stamp { ep: Epoch(1), ver: Version(1) }, wid: WriteId(1), value: Value::Tombstone };
+        let rec = Record {
+            stamp: Stamp { ep: Epoch(1), ver: Version(1) },
+            wid: WriteId(1),
+            value: Value::Tombstone,
+            expires_at: None,
+            fp: None,
+        };
         let bad = [
             Chunk { after: None, records: Records(vec![(key("b"), rec.clone()), (key("a"), rec.clone())]), last: true },
             Chunk { after: Some(key("b")), records: Records(vec![(key("a"), rec.clone())]), last: true },

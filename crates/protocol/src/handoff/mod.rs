@@ -4,7 +4,9 @@
 //! replica-to-replica exchange a message), `tla/HandoffZombie.tla`
 //! (superseded coordinator instances, fenced by epoch) and
 //! `tla/HandoffScale.tla` (chunked snapshots, digest anti-entropy, the
-//! tombstone floor, the memory budget).
+//! tombstone floor, the memory budget), `tla/HandoffReads.tla`
+//! (linearizable reads) and `tla/HandoffCond.tla` (conditional writes,
+//! expiring keys).
 //!
 //! Three replicas: a fixed coordinator issues every write and commits it on
 //! the first peer ack; records carry `(ep, ver, wid)` and merge by
@@ -20,7 +22,8 @@
 //! in), no I/O, no panics: bad input is a typed error ([`error`]).
 //!
 //! - [`ids`]: identifiers and scalars; [`record`]: records and THE merge
-//!   rule; [`memory`]: a replica's memory and snapshots.
+//!   rule; [`cond`]: conditions, times to live and request fingerprints;
+//!   [`memory`]: a replica's memory and snapshots.
 //! - [`message`]: the wire messages (versioned postcard, bounded decoding).
 //! - [`interface`]: the vocabulary with the host (inputs, outputs, timers,
 //!   client answers, status).
@@ -30,6 +33,7 @@
 //!   [`trace`]: the steps a driver records for trace validation.
 //! - [`config`]: topology and timings; [`error`]: typed errors.
 
+pub mod cond;
 pub mod config;
 pub mod coordinator;
 pub mod driver;
@@ -47,14 +51,17 @@ pub mod trace;
 #[cfg(test)]
 mod tests;
 
+pub use cond::{Cond, MAX_TTL_MS};
 #[cfg(feature = "mutations")]
 pub use config::Mutation;
 pub use config::{Config, DEFAULT_BUDGET_BYTES};
 pub use driver::Driver;
-pub use error::{ConfigError, DecodeError, HandleError};
-pub use ids::{ClientRequestId, Epoch, Generation, Instance, Key, KeyError, Millis, ReplicaId, Version, WriteId};
-pub use interface::{Input, Output, Read, Status, StatusReport, Timer, WriteReply};
+pub use error::{ConfigError, DecodeError, EncodeError, HandleError};
+pub use ids::{
+    ClientRequestId, Epoch, Fingerprint, Generation, Instance, Key, KeyError, Millis, ReplicaId, Version, WriteId,
+};
+pub use interface::{Input, List, ListEntry, MAX_LIST_LIMIT, Output, Read, Status, StatusReport, Timer, WriteReply};
 pub use memory::{Chunk, Digest, Memory, Records};
-pub use message::{Batch, Body, MAX_MESSAGE_BYTES, Message, PROTOCOL_VERSION};
-pub use record::{MAX_VALUE_BYTES, Record, Stamp, Value};
+pub use message::{Batch, Body, MAX_MESSAGE_BYTES, MIN_PROTOCOL_VERSION, Message, PROTOCOL_VERSION, RecordV3};
+pub use record::{MAX_VALUE_BYTES, Record, Stamp, Tag, Value};
 pub use replica::{Replica, RoleView};

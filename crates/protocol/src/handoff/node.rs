@@ -42,7 +42,9 @@ impl Node {
     /// Arms `timer` one interval from now.
     pub(super) fn arm(&self, now: Millis, timer: Timer) -> Output {
         let ms = match timer {
-            Timer::Retry => self.config.retry_ms,
+            // The expiry timer's deadline is the earliest expiry; armed by
+            // interval only to look again at what waits (coordinator).
+            Timer::Retry | Timer::Expire => self.config.retry_ms,
             Timer::Heartbeat => self.config.heartbeat_ms,
             Timer::Gossip => self.config.gossip_ms,
         };

@@ -7,7 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::ids::{Epoch, Version, WriteId};
+use super::ids::{Epoch, Fingerprint, Millis, Version, WriteId};
 
 /// Largest value a record carries, in bytes: the public API's limit, and
 /// the limit a decoder checks before it copies a value.
@@ -56,12 +56,30 @@ impl Value {
     }
 }
 
-/// A stored write: the spec's record `[ep, ver, wid]` plus the value.
+/// A stored write: the spec's record `[ep, ver, wid]` plus the value, and
+/// what HandoffCond gives a write: when it expires (`expAt[wid]`, fixed when
+/// the coordinator issued it, so every replica agrees and a recovery keeps
+/// it) and the fingerprint of the request that made it (`None` for a
+/// record a version-3 replica wrote, or an expiry's tombstone).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Record {
     pub stamp: Stamp,
     pub wid: WriteId,
     pub value: Value,
+    /// Host time (ms since the Unix epoch) from which the record reads as
+    /// absent; `None`: never.
+    pub expires_at: Option<Millis>,
+    pub fp: Option<Fingerprint>,
+}
+
+/// A record's identity, its strong entity tag: `(ep, ver)` names one write
+/// within a generation (`EpochVerUnique`) and the caller's 128-bit random
+/// write id tells generations apart, so every committed write, even of the
+/// same bytes, has a tag of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Tag {
+    pub stamp: Stamp,
+    pub wid: WriteId,
 }
 
 /// `MergeVal`: whether `incoming` replaces the `held` record (keep the
@@ -80,6 +98,23 @@ impl Record {
     /// Whether this record is a delete.
     pub fn is_tombstone(&self) -> bool {
         self.value == Value::Tombstone
+    }
+
+    /// This record's tag.
+    pub fn tag(&self) -> Tag {
+        Tag { stamp: self.stamp, wid: self.wid }
+    }
+
+    /// HandoffCond's `Expired`: its expiry has passed at `now`.
+    pub fn expired(&self, now: Millis) -> bool {
+        self.expires_at.is_some_and(|at| at <= now)
+    }
+
+    /// HandoffCond's `Visible`: what a read, a condition or a listing sees
+    /// at `now`: a value that has not expired (a tombstone, no record and
+    /// an expired record all read as absent).
+    pub fn visible(held: Option<&Record>, now: Millis) -> Option<&Record> {
+        held.filter(|r| !r.is_tombstone() && !r.expired(now))
     }
 }
 
@@ -119,6 +154,8 @@ mod tests {
             stamp: Stamp { ep: Epoch(ep), ver: Version(ver) },
             wid: WriteId(wid),
             value: Value::Bytes(vec![wid as u8]),
+            expires_at: None,
+            fp: None,
         }
     }
 
@@ -156,6 +193,20 @@ mod tests {
         assert!(dominates(Some(&b), rec(1, 1, 1).stamp));
         assert!(!dominates(Some(&b), rec(2, 1, 3).stamp));
         assert!(!dominates(None, b.stamp));
+    }
+
+    #[test]
+    fn expired_and_deleted_records_are_not_visible() {
+        let mut r = rec(1, 1, 1);
+        assert_eq!(Record::visible(Some(&r), Millis(5)), Some(&r));
+        r.expires_at = Some(Millis(5));
+        assert!(!r.expired(Millis(4)) && r.expired(Millis(5)));
+        assert_eq!(Record::visible(Some(&r), Millis(4)), Some(&r));
+        assert_eq!(Record::visible(Some(&r), Millis(5)), None, "absent from its expiry on");
+        r.value = Value::Tombstone;
+        assert_eq!(Record::visible(Some(&r), Millis(0)), None);
+        assert_eq!(Record::visible(None, Millis(0)), None);
+        assert_eq!(r.tag(), Tag { stamp: r.stamp, wid: r.wid });
     }
 
     #[test]

@@ -12,13 +12,14 @@
 //! arming that timer at `now`. A host runs a timer due now before sleeping
 //! ([`Driver`](super::driver::Driver) keeps the timers).
 
+use super::cond::{self, Cond};
 use super::config::Config;
-use super::coordinator::{self, Coordinator};
+use super::coordinator::{self, Ask, Coordinator, Listing};
 use super::error::{ConfigError, HandleError};
-use super::ids::{ClientRequestId, Epoch, Generation, Instance, Key, Millis, ReplicaId, SplitMix64, WriteId};
-use super::interface::{Input, Output, Status, StatusReport, Timer};
+use super::ids::{Epoch, Generation, Instance, Millis, ReplicaId, SplitMix64};
+use super::interface::{Input, MAX_LIST_LIMIT, Output, Status, StatusReport, Timer};
 use super::memory::Memory;
-use super::message::{Body, Message, PROTOCOL_VERSION};
+use super::message::{Body, MIN_PROTOCOL_VERSION, Message, PROTOCOL_VERSION};
 use super::node::Node;
 use super::peer::{self, Peer};
 use super::record::{Stamp, Value};
@@ -93,23 +94,61 @@ impl Replica {
 
     /// Processes one input. On `Err` the replica is unchanged.
     pub fn handle(&mut self, now: Millis, input: Input) -> Result<Vec<Output>, HandleError> {
-        match input {
-            Input::Message(msg) => self.on_message(now, msg),
-            Input::Put { req, key, value, wid } => {
+        let mut out = match input {
+            Input::Message(msg) => self.on_message(now, msg)?,
+            Input::Put { req, key, value, wid, cond, ttl_ms } => {
                 let max = self.node.config.max_value_bytes;
                 if value.len() > max {
                     return Err(HandleError::ValueTooLarge { len: value.len(), max });
                 }
-                self.on_write(now, req, key, Value::Bytes(value), wid)
-            }
-            Input::Delete { req, key, wid } => self.on_write(now, req, key, Value::Tombstone, wid),
-            Input::Read { req, key } => match &mut self.role {
-                Role::Coordinator(c) => Ok(c.on_read(&self.node, now, req, key)),
-                Role::Peer(_) => {
-                    Err(HandleError::NotCoordinator { me: self.node.me, coordinator: self.node.config.coordinator() })
+                cond::check_ttl(ttl_ms)?;
+                let ask = Ask { req, wid, cond, ttl_ms };
+                {
+                    let (c, node) = self.coordinator()?;
+                    c.on_write(node, now, ask, key, Value::Bytes(value))
                 }
-            },
-            Input::Timer(timer) => Ok(self.on_timer(now, timer)),
+            }
+            Input::Delete { req, key, wid, if_match } => {
+                let ask = Ask { req, wid, cond: if_match.map(Cond::IfMatch), ttl_ms: None };
+                let (c, node) = self.coordinator()?;
+                c.on_write(node, now, ask, key, Value::Tombstone)
+            }
+            Input::Read { req, key } => {
+                let (c, node) = self.coordinator()?;
+                c.on_read(node, now, req, key)
+            }
+            Input::List { req, prefix, after, limit, hide } => {
+                if !(1..=MAX_LIST_LIMIT).contains(&limit) {
+                    return Err(HandleError::LimitOutOfRange { limit, max: MAX_LIST_LIMIT });
+                }
+                let ask = Listing { prefix, after, limit, hide };
+                let (c, node) = self.coordinator()?;
+                c.on_list(node, now, req, ask)
+            }
+            // `on_timer` arms the expiry timer itself.
+            Input::Timer(timer) => return Ok(self.on_timer(now, timer)),
+        };
+        out.extend(self.expiry_timer(now));
+        Ok(out)
+    }
+
+    /// The coordinator role (client requests go to it), with the node; an
+    /// error at a peer.
+    fn coordinator(&mut self) -> Result<(&mut Coordinator, &mut Node), HandleError> {
+        match &mut self.role {
+            Role::Coordinator(c) => Ok((c, &mut self.node)),
+            Role::Peer(_) => {
+                Err(HandleError::NotCoordinator { me: self.node.me, coordinator: self.node.config.coordinator() })
+            }
+        }
+    }
+
+    /// The coordinator's expiry timer, armed for the earliest expiry its
+    /// memory holds once it serves (after every step that may change it).
+    fn expiry_timer(&mut self, now: Millis) -> Option<Output> {
+        match &mut self.role {
+            Role::Coordinator(c) => c.expiry_timer(&self.node, now),
+            Role::Peer(_) => None,
         }
     }
 
@@ -121,35 +160,23 @@ impl Replica {
             return Vec::new();
         }
         let known = self.role.src_know();
-        match (timer, &mut self.role) {
+        let mut out = match (timer, &mut self.role) {
             (Timer::Retry, Role::Coordinator(c)) => c.on_retry(&mut self.node, now),
             (Timer::Retry, Role::Peer(p)) => p.on_retry(&mut self.node, now),
+            (Timer::Expire, Role::Coordinator(c)) => c.on_expire(&mut self.node, now),
+            (Timer::Expire, Role::Peer(_)) => Vec::new(),
             (Timer::Heartbeat, _) => self.node.heartbeat(now),
             (Timer::Gossip, _) => self.node.send_digest(now, phase == Status::Ready, known),
-        }
-    }
-
-    fn on_write(
-        &mut self,
-        now: Millis,
-        req: ClientRequestId,
-        key: Key,
-        value: Value,
-        wid: WriteId,
-    ) -> Result<Vec<Output>, HandleError> {
-        match &mut self.role {
-            Role::Coordinator(c) => Ok(c.on_write(&mut self.node, now, req, key, value, wid)),
-            Role::Peer(_) => {
-                Err(HandleError::NotCoordinator { me: self.node.me, coordinator: self.node.config.coordinator() })
-            }
-        }
+        };
+        out.extend(self.expiry_timer(now));
+        out
     }
 
     /// Checks everything that can make a message unacceptable before
     /// anything changes, then lets a newer generation reboot this replica,
     /// then dispatches.
     fn on_message(&mut self, now: Millis, msg: Message) -> Result<Vec<Output>, HandleError> {
-        if msg.v != PROTOCOL_VERSION {
+        if !(MIN_PROTOCOL_VERSION..=PROTOCOL_VERSION).contains(&msg.v) {
             return Err(HandleError::UnsupportedVersion { got: msg.v, supported: PROTOCOL_VERSION });
         }
         if msg.to != self.node.me {

@@ -296,17 +296,17 @@ impl HandoffReads {
     }
 
     /// `Serves(e)`
-    fn serves(&self, s: &ScaleState, e: u8) -> bool {
+    pub(crate) fn serves(&self, s: &ScaleState, e: u8) -> bool {
         s.ext.base.is_ready(self.scale.zombie().coordinator()) && s.ext.base.epoch == e
     }
 
     /// `Alive(e)`
-    fn alive(&self, s: &ReadsState, e: u8) -> bool {
+    pub(crate) fn alive(&self, s: &ReadsState, e: u8) -> bool {
         self.serves(&s.scale, e) || s.zmem.iter().any(|z| z.epoch == e)
     }
 
     /// `InstMem(e)`; `None` unless `Alive(e)`.
-    fn inst_mem<'a>(
+    pub(crate) fn inst_mem<'a>(
         &self,
         s: &'a ScaleState,
         zmem: &'a crate::mirror::handoff::Msgs<ZombieMem>,

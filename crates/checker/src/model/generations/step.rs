@@ -122,6 +122,8 @@ impl HandoffGenerations {
             key: self.keys.get(key)?.clone(),
             value: Vec::new(),
             wid: WriteId(n.into()),
+            cond: None,
+            ttl_ms: None,
         };
         let out = self.run(t, self.coordinator, input);
         if !out.iter().any(|o| matches!(o, Output::Send(m) if matches!(m.body, Body::Push { .. }))) {
@@ -145,12 +147,12 @@ impl HandoffGenerations {
                 let acked_in = t.replicas[usize::from(r.0)].generation().or(generation);
                 self.send(t, &out);
                 for o in &out {
-                    if let Output::Reply { reply: WriteReply::Committed { key, stamp, wid }, .. } = o {
+                    if let Output::Reply { reply: WriteReply::Committed { key, tag, .. }, .. } = o {
                         t.acked.push(Acked {
                             generation: acked_in,
                             key: key.clone(),
-                            stamp: *stamp,
-                            wid: *wid,
+                            stamp: tag.stamp,
+                            wid: tag.wid,
                             doomed: false,
                         });
                     }
@@ -230,7 +232,8 @@ impl HandoffGenerations {
 /// replica; the unreduced run of HandoffGenerationsFirstBoot.cfg showed
 /// that it then did not drop a decline its own dropped collect caused.
 fn prunable(t: &GenState, m: &Message) -> bool {
-    useless(&t.replicas, &[], m, false) && t.replicas.get(usize::from(m.to.0)).is_some_and(|r| r.generation() >= m.generation)
+    useless(&t.replicas, &[], m, false)
+        && t.replicas.get(usize::from(m.to.0)).is_some_and(|r| r.generation() >= m.generation)
 }
 
 /// The "ever" of the reductions' argument, checked on every step of an

@@ -175,7 +175,8 @@ impl HandoffImpl {
             u8::try_from(cfg.nat(name)?).map_err(|_| CfgError::Unsupported(format!("{name} is too large")))
         };
         // Every record costs the same: keys of one length, empty values.
-        let tombstone = Record { stamp: Default::default(), wid: WriteId(0), value: Value::Tombstone };
+        let tombstone =
+            Record { stamp: Default::default(), wid: WriteId(0), value: Value::Tombstone, expires_at: None, fp: None };
         let costs: BTreeSet<usize> = keys.iter().map(|k| protocol::handoff::memory::cost(k, &tombstone)).collect();
         let [cost] = costs.into_iter().collect::<Vec<_>>()[..] else {
             return Err(CfgError::Unsupported("the model's keys must all have the same length".into()));
@@ -339,7 +340,9 @@ pub(crate) fn first_boot(booted: Vec<(Replica, Vec<Output>)>) -> Result<Vec<Repl
             None => break,
             Some(Event::Fire(r)) => (r, Input::Timer(Timer::Retry)),
             Some(Event::Out(Output::Send(m))) => (m.to, Input::Message(m)),
-            Some(Event::Out(Output::SetTimer { .. } | Output::Reply { .. } | Output::ReadReply { .. })) => continue,
+            Some(Event::Out(
+                Output::SetTimer { .. } | Output::Reply { .. } | Output::ReadReply { .. } | Output::ListReply { .. },
+            )) => continue,
         };
         let Some(replica) = replicas.iter_mut().find(|r| r.me() == target) else { continue };
         let out = replica.handle(NOW, input).map_err(|e| CfgError::Unsupported(format!("first boot: {e}")))?;
@@ -395,10 +398,11 @@ impl Mirror for HandoffImpl {
         HandoffImpl::new(cfg, mutation.and_then(|m| spec::named(&MUTATIONS, m)))
     }
 
-    /// Without `MaxReads` the read steps (the last two kinds) cannot fire,
-    /// by the cfg's choice, not the model's: they are not listed.
+    /// Without `MaxReads` the read steps cannot fire, by the cfg's choice,
+    /// not the model's: they are not listed. Nor is the expiry timer, which
+    /// this model does not fire (no write expires).
     fn action_names(&self) -> Vec<&'static str> {
-        let kinds = if self.max_reads == 0 { ImplAction::NAMES.len() - 2 } else { ImplAction::NAMES.len() };
+        let kinds = if self.max_reads == 0 { ImplAction::NAMES.len() - 3 } else { ImplAction::NAMES.len() - 1 };
         ImplAction::NAMES[..kinds].to_vec()
     }
 

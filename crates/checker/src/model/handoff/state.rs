@@ -147,7 +147,7 @@ pub enum ImplAction {
 impl ImplAction {
     /// The kinds of step, for the coverage counts: the environment's, one
     /// per timer.
-    pub const NAMES: [&'static str; 10] = [
+    pub const NAMES: [&'static str; 11] = [
         "Put",
         "ZombiePut",
         "Deliver",
@@ -158,6 +158,7 @@ impl ImplAction {
         "Supersede",
         "Read",
         "ZombieRead",
+        "Timer(Expire)",
     ];
 
     /// The position of this step's kind in [`ImplAction::NAMES`].
@@ -173,6 +174,7 @@ impl ImplAction {
             ImplAction::Supersede => 7,
             ImplAction::Read { .. } => 8,
             ImplAction::ZombieRead { .. } => 9,
+            ImplAction::Timer(_, Timer::Expire) => 10,
         }
     }
 }

@@ -18,8 +18,8 @@ use std::sync::Arc;
 use protocol::handoff::coordinator::Phase;
 use protocol::handoff::peer::PeerStatus;
 use protocol::handoff::{
-    Body, ClientRequestId, Input, Message, Millis, Output, Read, Replica, ReplicaId, RoleView, Status, Timer, WriteId,
-    WriteReply,
+    Body, ClientRequestId, Input, Message, Millis, Output, Read, Replica, ReplicaId, RoleView, Status, Tag, Timer,
+    WriteId, WriteReply,
 };
 
 use super::map::rec;
@@ -246,9 +246,9 @@ impl HandoffImpl {
         let (req, key, id) = (ClientRequestId(u64::from(wid)), self.keys.get(key)?.clone(), WriteId(u128::from(wid)));
         // Empty values: every record costs the same (see the budget).
         let input = if self.deletes.contains(&wid) {
-            Input::Delete { req, key, wid: id }
+            Input::Delete { req, key, wid: id, if_match: None }
         } else {
-            Input::Put { req, key, value: Vec::new(), wid: id }
+            Input::Put { req, key, value: Vec::new(), wid: id, cond: None, ttl_ms: None }
         };
         let accepted = self
             .input(t, target, input)
@@ -369,7 +369,7 @@ impl HandoffImpl {
                     }
                     t.net.insert(key, Arc::new(m.clone()));
                 }
-                Output::Reply { reply: WriteReply::Committed { key, stamp, wid }, .. } => {
+                Output::Reply { reply: WriteReply::Committed { key, tag: Tag { stamp, wid }, .. }, .. } => {
                     // A zombie is no replica: its ack is backed by the
                     // replicas that hold the write, if any (HandoffZombie).
                     let doomed = matches!(target, Target::Zombie(_))
@@ -395,7 +395,7 @@ impl HandoffImpl {
                         }
                     }
                 }
-                Output::SetTimer { .. } => {}
+                Output::SetTimer { .. } | Output::ListReply { .. } => {}
             }
         }
     }

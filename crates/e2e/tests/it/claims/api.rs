@@ -205,3 +205,28 @@ async fn the_claim_store_is_not_reachable_from_outside() {
     }
     assert_eq!(c.get("j").await["state"], "authorized");
 }
+
+/// KV writers filled the namespace: an activation is refused with a
+/// documented 507, not a 500, and applies nothing.
+#[tokio::test]
+async fn an_activation_in_a_namespace_full_of_kv_writes_is_507_and_applies_nothing() {
+    let c = Claims::fresh_with("claims-full", r#"{"memory_budget_bytes":1048576}"#).await;
+    let s = &c.store;
+    // Big values, then the smallest records, until neither fits: no room is
+    // left for anything, a lease included.
+    for (size, prefix) in [(60_000, "big"), (1, "tiny")] {
+        for i in 0.. {
+            let resp = s.put(&c.ns, &format!("{prefix}{i}"), &vec![b'x'; size]).await;
+            if resp.status == 507 {
+                resp.expect_error(507, "namespace_full");
+                break;
+            }
+            assert!(resp.status == 200 || resp.status == 503, "filling: {} {}", resp.status, resp.text());
+            assert!(i < 100_000, "the namespace never filled");
+        }
+    }
+    assert_eq!(c.create("job-1", 1, "w1", LONG).await.status, 201);
+    c.activate("job-1", "op-1", 1, "w1", LONG).await.expect_error(507, "lease_store_full");
+    let view = c.get("job-1").await;
+    assert_eq!((&view["state"], &view["activations"]), (&Value::from("authorized"), &Value::from(0)), "{view}");
+}

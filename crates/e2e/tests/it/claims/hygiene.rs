@@ -36,7 +36,9 @@ async fn finished_claims_are_deleted_after_the_retention_and_replays_are_404() {
     rejected(&c.activate("reaped", "late", 5, "w1", LONG).await, "reaped");
     // An executing claim whose lease lapses.
     assert_eq!(c.create("done", 1, "w1", LONG).await.status, 201);
-    accepted(&c.activate("done", "first", 1, "w1", 500).await);
+    // A lease short enough to lapse soon, long enough to outlast the
+    // activation itself on a busy machine.
+    accepted(&c.activate("done", "first", 1, "w1", 1500).await);
     assert_eq!(s.get(&c.ns, "_remora/lease/done").await.status, 200);
     // A live one, heartbeating, is kept.
     assert_eq!(c.create("live", 1, "w1", LONG).await.status, 201);

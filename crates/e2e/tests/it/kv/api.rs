@@ -175,41 +175,11 @@ async fn values_over_one_mib_are_413() {
     resp.expect_error(413, "value_too_large");
     s.get(&ns, "big").await.expect_error(404, "key_not_found");
     // The same without a Content-Length (chunked): counted while read.
-    let resp = chunked_put(&s.base, &format!("/v1/{ns}/kv/chunked"), 1024 * 1024 + 10).await;
+    let resp = e2e::chunked_put(&s.base, &format!("/v1/{ns}/kv/chunked"), 1024 * 1024 + 10).await;
     assert!(resp.starts_with("HTTP/1.1 413"), "chunked oversize: {resp}");
-    let ok = chunked_put(&s.base, &format!("/v1/{ns}/kv/chunked-ok"), 1000).await;
+    let ok = e2e::chunked_put(&s.base, &format!("/v1/{ns}/kv/chunked-ok"), 1000).await;
     assert!(ok.starts_with("HTTP/1.1 200"), "chunked small: {ok}");
     assert_eq!(Found::parse(&s.get(&ns, "chunked-ok").await).value, vec![b'x'; 1000]);
-}
-
-/// A PUT with `Transfer-Encoding: chunked` over a raw socket (no length
-/// announced); returns the response head.
-async fn chunked_put(base: &str, path: &str, total: usize) -> String {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let addr = base.trim_start_matches("http://");
-    let mut sock = tokio::net::TcpStream::connect(addr).await.expect("connect");
-    let token = e2e::admin_token();
-    let head = format!(
-        "PUT {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\nTransfer-Encoding: chunked\r\n\
-         Connection: close\r\n\r\n"
-    );
-    sock.write_all(head.as_bytes()).await.expect("write head");
-    let chunk = vec![b'x'; 64 * 1024];
-    let mut left = total;
-    while left > 0 {
-        let n = left.min(chunk.len());
-        let mut frame = format!("{n:x}\r\n").into_bytes();
-        frame.extend_from_slice(&chunk[..n]);
-        frame.extend_from_slice(b"\r\n");
-        if sock.write_all(&frame).await.is_err() {
-            break; // the server may answer 413 and close before the end
-        }
-        left -= n;
-    }
-    let _ = sock.write_all(b"0\r\n\r\n").await;
-    let mut out = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(30), sock.read_to_end(&mut out)).await;
-    String::from_utf8_lossy(&out).lines().next().unwrap_or("").to_string()
 }
 
 #[tokio::test]
@@ -217,9 +187,11 @@ async fn wrong_methods_are_405_with_allow() {
     let s = Store::from_env();
     let ns = s.new_ns("methods").await;
     for (method, path, allow) in [
-        ("POST", format!("/v1/{ns}/kv/k"), "GET, PUT, DELETE"),
-        ("PATCH", format!("/v1/{ns}/kv/k"), "GET, PUT, DELETE"),
-        ("OPTIONS", format!("/v1/{ns}/kv/k"), "GET, PUT, DELETE"),
+        ("POST", format!("/v1/{ns}/kv/k"), "GET, HEAD, PUT, DELETE"),
+        ("PATCH", format!("/v1/{ns}/kv/k"), "GET, HEAD, PUT, DELETE"),
+        ("OPTIONS", format!("/v1/{ns}/kv/k"), "GET, HEAD, PUT, DELETE"),
+        ("PUT", format!("/v1/{ns}/kv"), "GET"),
+        ("DELETE", format!("/v1/{ns}/kv"), "GET"),
         ("PUT", format!("/v1/{ns}/status"), "GET"),
         ("DELETE", format!("/v1/{ns}/status"), "GET"),
         ("POST", "/health".to_string(), "GET"),
@@ -234,7 +206,7 @@ async fn wrong_methods_are_405_with_allow() {
 #[tokio::test]
 async fn unknown_paths_are_404() {
     let s = Store::from_env();
-    for path in ["/", "/v1/", "/v1/ns/", "/v1/ns/kv", "/v1/ns/keys/k", "/v2/ns/kv/k", "/V1/ns/kv/k", "/healthz"] {
+    for path in ["/", "/v1/", "/v1/ns/", "/v1/ns/kvs", "/v1/ns/keys/k", "/v2/ns/kv/k", "/V1/ns/kv/k", "/healthz"] {
         for method in ["GET", "PUT", "POST", "DELETE"] {
             s.request(method, path, None, &[]).await.expect_error(404, "not_found");
         }

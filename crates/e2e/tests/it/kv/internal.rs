@@ -122,6 +122,8 @@ async fn malformed_peer_messages_are_errors_not_panics() {
         stamp: Stamp { ep: Epoch(1), ver: Version(1) },
         wid: WriteId(42),
         value: RecordValue::Bytes(b"ghost".to_vec()),
+        expires_at: None,
+        fp: None,
     };
     let push = Body::Push { instance: Instance { born: 0, nonce: 1 }, key: key.clone(), record: record.clone() };
     let bad_messages: Vec<(Vec<u8>, &str)> = vec![

@@ -5,6 +5,7 @@
 mod api;
 mod budget;
 mod burst;
+mod conditions;
 mod evictions;
 mod idle;
 mod internal;

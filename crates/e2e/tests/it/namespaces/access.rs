@@ -141,3 +141,44 @@ async fn tokens_are_minted_by_admins_and_never_outlive_them() {
         resp.expect_error(400, code);
     }
 }
+
+#[tokio::test]
+async fn deleting_a_namespace_ends_its_tokens_even_if_it_is_created_again() {
+    let admin = Store::from_env();
+    let ns = admin.new_ns("auth-life").await;
+    Ack::parse(&admin.put(&ns, "k", b"first life").await);
+    let old = admin.with_token(Some(&token(&admin, Some(&ns), &["admin"]).await));
+    assert_eq!(Found::parse(&old.get(&ns, "k").await).value, b"first life");
+    let every = admin.with_token(Some(&token(&admin, None, &["admin"]).await));
+
+    assert_eq!(admin.request("DELETE", &format!("/v1/{}", enc(&ns)), None, &[]).await.status, 200);
+    // While it does not exist the token cannot create it again...
+    unauthorized(&old.create_ns(&ns, "").await);
+    // ...nor mint for it; and no token is minted for a namespace that does
+    // not exist.
+    mint(&admin, Some(&ns), &["read"], 60).await.expect_error(404, "namespace_not_found");
+    assert_eq!(admin.create_ns(&ns, "").await.status, 201);
+    Ack::parse(&admin.put(&ns, "k", b"second life").await);
+
+    // Every route of the namespace refuses the old token, and changes nothing.
+    let c = Claims { store: old.clone(), ns: ns.clone() };
+    unauthorized(&old.get(&ns, "k").await);
+    unauthorized(&old.put(&ns, "k", b"from the first life").await);
+    unauthorized(&old.delete(&ns, "k").await);
+    unauthorized(&old.request("GET", &format!("/v1/{}/kv", enc(&ns)), None, &[]).await);
+    unauthorized(&old.request("GET", &format!("/v1/{}/status", enc(&ns)), None, &[]).await);
+    unauthorized(&old.request("GET", &format!("/v1/{}", enc(&ns)), None, &[]).await);
+    unauthorized(&old.request("DELETE", &format!("/v1/{}", enc(&ns)), None, &[]).await);
+    unauthorized(&old.create_ns(&ns, "").await);
+    unauthorized(&c.create("j", 1, "w1", 60_000).await);
+    unauthorized(&old.request("GET", &c.path("j", ""), None, &[]).await);
+    unauthorized(&mint(&old, Some(&ns), &["read"], 60).await);
+    assert_eq!(Found::parse(&admin.get(&ns, "k").await).value, b"second life", "nothing changed");
+    admin.request("GET", &format!("/v1/{}/claims/j", enc(&ns)), None, &[]).await.expect_error(404, "claim_not_found");
+
+    // A token for every namespace is bound to none of them; one minted now
+    // is bound to the second life.
+    assert_eq!(Found::parse(&every.get(&ns, "k").await).value, b"second life");
+    let new = admin.with_token(Some(&token(&admin, Some(&ns), &["read"]).await));
+    assert_eq!(Found::parse(&new.get(&ns, "k").await).value, b"second life");
+}

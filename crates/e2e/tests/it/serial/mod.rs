@@ -4,6 +4,7 @@
 //! tests running at the same time would disturb; the linearizability test
 //! needs its operation and eviction counts within a time limit.
 
+mod coordination;
 mod limits;
 mod linearizability;
 mod reaper;

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use crate::handoff::ids::SplitMix64;
 use crate::handoff::{
-    ClientRequestId, Config, Driver, HandleError, Input, Key, Message, Millis, Output, Read, Replica, ReplicaId,
-    Status, WriteId, WriteReply,
+    ClientRequestId, Cond, Config, Driver, HandleError, Input, Key, List, Message, Millis, Output, Read, Replica,
+    ReplicaId, Status, Tag, WriteId, WriteReply,
 };
 
 pub const C: ReplicaId = ReplicaId(0);
@@ -47,6 +47,8 @@ pub struct Net {
     pub replies: Vec<(ClientRequestId, WriteReply)>,
     /// Every answer a client read received, in order.
     pub reads: Vec<(ClientRequestId, Read)>,
+    /// Every answer a client listing received, in order.
+    pub lists: Vec<(ClientRequestId, List)>,
     /// Every input a replica refused.
     pub errors: Vec<(ReplicaId, HandleError)>,
     /// Messages delivered to each replica name, with the time (keep-alive).
@@ -75,6 +77,7 @@ impl Net {
             next_req: 1,
             replies: Vec::new(),
             reads: Vec::new(),
+            lists: Vec::new(),
             errors: Vec::new(),
             deliveries: Vec::new(),
             sent: BTreeMap::new(),
@@ -129,25 +132,54 @@ impl Net {
 
     /// A client PUT to the coordinator; returns the request id.
     pub fn put(&mut self, key: &str, value: &[u8], wid: u128) -> ClientRequestId {
+        self.put_with(None, key, value, wid, None, None)
+    }
+
+    /// A client PUT with a condition and a time to live, to the coordinator
+    /// (`None`) or to zombie `i` (an in-flight request).
+    pub fn put_with(
+        &mut self,
+        zombie: Option<usize>,
+        key: &str,
+        value: &[u8],
+        wid: u128,
+        cond: Option<Cond>,
+        ttl_ms: Option<u64>,
+    ) -> ClientRequestId {
         let req = self.next_req();
-        let input = Input::Put { req, key: Key::new(key).unwrap(), value: value.to_vec(), wid: WriteId(wid) };
-        self.input(C, None, input);
+        let (key, value, wid) = (Key::new(key).unwrap(), value.to_vec(), WriteId(wid));
+        self.input(C, zombie, Input::Put { req, key, value, wid, cond, ttl_ms });
         req
     }
 
     /// A client DELETE to the coordinator.
     pub fn delete(&mut self, key: &str, wid: u128) -> ClientRequestId {
+        self.delete_if(key, wid, None)
+    }
+
+    /// A client DELETE to the coordinator, if the key's record has the tag
+    /// `if_match`.
+    pub fn delete_if(&mut self, key: &str, wid: u128, if_match: Option<Tag>) -> ClientRequestId {
         let req = self.next_req();
-        self.input(C, None, Input::Delete { req, key: Key::new(key).unwrap(), wid: WriteId(wid) });
+        self.input(C, None, Input::Delete { req, key: Key::new(key).unwrap(), wid: WriteId(wid), if_match });
         req
     }
 
     /// A client PUT that reached zombie `i` (an in-flight request).
     pub fn put_to_zombie(&mut self, i: usize, key: &str, value: &[u8], wid: u128) -> ClientRequestId {
+        self.put_with(Some(i), key, value, wid, None, None)
+    }
+
+    /// A client listing to the coordinator, run until it is answered (at
+    /// most 10 s of virtual time).
+    pub fn list(&mut self, prefix: &str, after: Option<&str>, limit: usize, hide: Option<&str>) -> List {
         let req = self.next_req();
-        let input = Input::Put { req, key: Key::new(key).unwrap(), value: value.to_vec(), wid: WriteId(wid) };
-        self.input(C, Some(i), input);
-        req
+        let after = after.map(|a| Key::new(a).unwrap());
+        let input = Input::List { req, prefix: prefix.into(), after, limit, hide: hide.map(Into::into) };
+        self.input(C, None, input);
+        let answer = |n: &Net| n.lists.iter().find(|(r, _)| *r == req).map(|(_, l)| l.clone());
+        assert!(self.run_until(10_000, |n| answer(n).is_some()), "the listing was never answered");
+        answer(self).unwrap()
     }
 
     fn next_req(&mut self) -> ClientRequestId {
@@ -224,6 +256,7 @@ impl Net {
                 }
                 Output::Reply { req, reply } => self.replies.push((req, reply)),
                 Output::ReadReply { req, read } => self.reads.push((req, read)),
+                Output::ListReply { req, list } => self.lists.push((req, list)),
                 Output::SetTimer { .. } => unreachable!("the driver keeps the timers"),
             }
         }

@@ -21,7 +21,13 @@ fn record() -> impl Strategy<Value = Record> {
     (0u64..4, 0u64..4).prop_map(|(ep, ver)| {
         let code = ep * 16 + ver;
         let value = if code % 3 == 0 { Value::Tombstone } else { Value::Bytes(code.to_be_bytes().to_vec()) };
-        Record { stamp: Stamp { ep: Epoch(ep), ver: Version(ver) }, wid: WriteId(u128::from(code)), value }
+        Record {
+            stamp: Stamp { ep: Epoch(ep), ver: Version(ver) },
+            wid: WriteId(u128::from(code)),
+            value,
+            expires_at: None,
+            fp: None,
+        }
     })
 }
 
@@ -184,8 +190,8 @@ fn input(real: Vec<Instance>, generation: Generation) -> impl Strategy<Value = I
     prop_oneof![
         4 => message,
         1 => (any::<u64>(), key(), prop::collection::vec(any::<u8>(), 0..4), 0u128..8)
-            .prop_map(|(r, key, value, w)| Input::Put { req: ClientRequestId(r), key, value, wid: WriteId(w) }),
-        1 => (any::<u64>(), key(), 0u128..8).prop_map(|(r, key, w)| Input::Delete { req: ClientRequestId(r), key, wid: WriteId(w) }),
+            .prop_map(|(r, key, value, w)| Input::Put { req: ClientRequestId(r), key, value, wid: WriteId(w), cond: None, ttl_ms: None }),
+        1 => (any::<u64>(), key(), 0u128..8).prop_map(|(r, key, w)| Input::Delete { req: ClientRequestId(r), key, wid: WriteId(w), if_match: None }),
         1 => (any::<u64>(), key()).prop_map(|(r, key)| Input::Read { req: ClientRequestId(r), key }),
         1 => prop::sample::select(vec![Timer::Retry, Timer::Heartbeat, Timer::Gossip]).prop_map(Input::Timer),
     ]

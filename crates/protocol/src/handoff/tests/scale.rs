@@ -34,10 +34,17 @@ fn key(i: usize) -> String {
     format!("key-{i:04}")
 }
 
+/// What a put of `len` bytes to `key` costs in memory.
+fn put_cost(key: &str, len: usize) -> usize {
+    let record =
+        Record { stamp: Stamp::ZERO, wid: WriteId(0), value: Value::Bytes(vec![0; len]), expires_at: None, fp: None };
+    crate::handoff::memory::cost(&Key::new(key).unwrap(), &record)
+}
+
 #[test]
 fn a_write_beyond_the_budget_is_refused_and_changes_nothing() {
     let mut c = config();
-    c.budget_bytes = 4 * (1024 + 8 + crate::handoff::memory::RECORD_OVERHEAD);
+    c.budget_bytes = 4 * put_cost(&key(0), 1024);
     let mut net = booted(Net::with_config(1, Weather::CALM, c));
     for i in 0..4 {
         let req = net.put(&key(i), &[7; 1024], i as u128 + 1);
@@ -67,7 +74,7 @@ fn a_write_beyond_the_budget_is_refused_and_changes_nothing() {
 #[test]
 fn the_pending_window_sheds_load_by_bytes_and_by_count() {
     let mut c = config();
-    c.max_pending_bytes = 3 * (1024 + 8 + crate::handoff::memory::RECORD_OVERHEAD) + 500;
+    c.max_pending_bytes = 3 * put_cost(&key(0), 1024) + 500;
     c.max_pending = 5;
     let mut net = booted(Net::with_config(2, Weather::CALM, c));
     net.weather = Weather { drop_pct: 100, dup_pct: 0, max_delay_ms: 1 };
@@ -114,7 +121,13 @@ fn a_ghost_push_older_than_a_collected_tombstone_is_refused() {
         assert!(net.replica(r).memory().is_empty(), "{r}: the tombstone is collected");
     }
     let generation = net.replica(C).generation();
-    let ghost = Record { stamp: stamp(1, 1), wid: WriteId(1), value: Value::Bytes(b"old".to_vec()) };
+    let ghost = Record {
+        stamp: stamp(1, 1),
+        wid: WriteId(1),
+        value: Value::Bytes(b"old".to_vec()),
+        expires_at: None,
+        fp: None,
+    };
     let instance = net.replica(C).instance();
     let acks_before = net.sent.get("push_ack").map_or(0, |c| c.0);
     for p in [P1, P2] {
@@ -232,7 +245,7 @@ fn a_recovering_peer_takes_no_pushes() {
     let push = Body::Push {
         instance: net.replica(C).instance(),
         key: Key::new("k").unwrap(),
-        record: Record { stamp: stamp(1, 1), wid: WriteId(1), value: Value::Tombstone },
+        record: Record { stamp: stamp(1, 1), wid: WriteId(1), value: Value::Tombstone, expires_at: None, fp: None },
     };
     let out = fresh.handle(net.now, Input::Message(Message::new(generation, C, P1, push))).unwrap();
     assert!(out.is_empty() && fresh == before);

@@ -3,12 +3,12 @@
 use super::net::{ALL, C, Net, P1, P2, Weather};
 use crate::handoff::{
     Body, ClientRequestId, Epoch, HandleError, Input, Instance, Key, Memory, Message, Millis, Output, Read, Record,
-    Replica, ReplicaId, RoleView, Stamp, Status, Value, Version, WriteId, WriteReply,
+    Replica, ReplicaId, RoleView, Stamp, Status, Tag, Value, Version, WriteId, WriteReply,
 };
 
 fn committed(net: &Net, req: ClientRequestId) -> Option<Stamp> {
     net.replies_to(req).into_iter().find_map(|r| match r {
-        WriteReply::Committed { stamp, .. } => Some(*stamp),
+        WriteReply::Committed { tag, .. } => Some(tag.stamp),
         _ => None,
     })
 }
@@ -47,7 +47,7 @@ fn a_write_commits_on_the_first_peer_ack_and_reads_see_it() {
     assert!(net.run_until(5_000, |n| committed(n, req).is_some()));
     assert_eq!(committed(&net, req), Some(stamp(1, 1)));
     match net.read("k") {
-        Read::Committed(Some(Record { stamp: s, wid, value })) => {
+        Read::Committed(Some(Record { stamp: s, wid, value, .. })) => {
             assert_eq!((s, wid, value), (stamp(1, 1), WriteId(7), Value::Bytes(b"v1".to_vec())));
         }
         other => panic!("{other:?}"),
@@ -213,7 +213,13 @@ fn total_death_starts_a_new_generation_and_ghosts_of_the_old_one_are_refused() {
         Body::Push {
             instance: net.replica(C).instance(),
             key: Key::new("k").unwrap(),
-            record: Record { stamp: stamp(9, 9), wid: WriteId(99), value: Value::Bytes(b"ghost".to_vec()) },
+            record: Record {
+                stamp: stamp(9, 9),
+                wid: WriteId(99),
+                value: Value::Bytes(b"ghost".to_vec()),
+                expires_at: None,
+                fp: None,
+            },
         },
     );
     net.run_for(3_000);
@@ -313,7 +319,7 @@ fn malformed_and_misdirected_messages_are_typed_errors_and_change_nothing() {
     let net = booted(13, Weather::CALM);
     let generation = net.replica(C).generation();
     let instance = net.replica(C).instance();
-    let rec = Record { stamp: stamp(1, 1), wid: WriteId(1), value: Value::Tombstone };
+    let rec = Record { stamp: stamp(1, 1), wid: WriteId(1), value: Value::Tombstone, expires_at: None, fp: None };
     let key = Key::new("k").unwrap();
     let push =
         |from, to| Message::new(generation, from, to, Body::Push { instance, key: key.clone(), record: rec.clone() });
@@ -364,8 +370,12 @@ fn malformed_and_misdirected_messages_are_typed_errors_and_change_nothing() {
         assert_eq!(r, before, "{msg:?} changed the replica");
     }
     let mut p = net.replica(P1).clone();
-    let err =
-        p.handle(net.now, Input::Put { req: ClientRequestId(1), key, value: vec![], wid: WriteId(1) }).unwrap_err();
+    let err = p
+        .handle(
+            net.now,
+            Input::Put { req: ClientRequestId(1), key, value: vec![], wid: WriteId(1), cond: None, ttl_ms: None },
+        )
+        .unwrap_err();
     assert!(matches!(err, HandleError::NotCoordinator { .. }));
     let mut c = net.replica(C).clone();
     let err = c
@@ -376,6 +386,8 @@ fn malformed_and_misdirected_messages_are_typed_errors_and_change_nothing() {
                 key: Key::new("k").unwrap(),
                 value: vec![0; (1 << 20) + 1],
                 wid: WriteId(1),
+                cond: None,
+                ttl_ms: None,
             },
         )
         .unwrap_err();
@@ -444,7 +456,7 @@ fn random_evictions_never_lose_a_write_held_by_a_ready_replica() {
                 }
             }
             for (_, reply) in &net.replies {
-                if let WriteReply::Committed { key, stamp, .. } = reply
+                if let WriteReply::Committed { key, tag: Tag { stamp, .. }, .. } = reply
                     && !acked.iter().any(|(k, s, _)| k == key && s == stamp)
                 {
                     acked.push((key.clone(), *stamp, false));

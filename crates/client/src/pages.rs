@@ -1,0 +1,27 @@
+//! Listing page by page: the pure [`Cursor`] driven against the server.
+
+use crate::error::Error;
+use crate::listing::{Cursor, Listed};
+use crate::namespace::Namespace;
+
+/// The pages of one listing, fetched one at a time
+/// ([`Namespace::pages`]).
+#[derive(Debug)]
+pub struct Pages<'a> {
+    ns: &'a Namespace,
+    cursor: Cursor,
+}
+
+impl<'a> Pages<'a> {
+    pub(crate) fn new(ns: &'a Namespace, prefix: &str, limit: Option<u32>) -> Pages<'a> {
+        Pages { ns, cursor: Cursor::new(prefix, limit) }
+    }
+
+    /// The next page's keys (possibly none), or `None` after the last page.
+    pub async fn next_page(&mut self) -> Result<Option<Vec<Listed>>, Error> {
+        let Some(query) = self.cursor.query() else { return Ok(None) };
+        let page = self.ns.list(query).await?;
+        self.cursor.advance(page.next)?;
+        Ok(Some(page.keys))
+    }
+}

@@ -1,0 +1,198 @@
+//! A workload of clients that PUT, GET and DELETE a few keys of one
+//! namespace and record every operation's invocation and answer for the
+//! history check (`crate::history`): an acknowledged write took effect
+//! while it ran, a refused one (503 `recovering`, `overloaded`) never did,
+//! an ambiguous one (503 `not_committed`, `superseded`,
+//! `replica_unavailable`, a transport error) may have, at any later time.
+//! Used by the tests that check linearizability under evictions, crashes
+//! and rolling restarts.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::history::{Call, Op, Outcome, Val};
+use crate::{Ack, Found, Resp, Store};
+
+/// One client: sequential operations on random keys until told to stop.
+pub struct Client {
+    pub id: usize,
+    pub store: Store,
+    pub ns: String,
+    pub start: Instant,
+    pub rng: u64,
+    /// Keys it uses: `k0`, `k1`, ...
+    pub keys: u64,
+}
+
+#[derive(Default)]
+pub struct Log {
+    pub ops: Vec<Op>,
+    /// Write id -> (key, value) of every PUT sent.
+    pub written: HashMap<String, (String, Vec<u8>)>,
+    /// Every value read, with its key.
+    pub reads: Vec<(String, Found)>,
+    /// Answers the API does not promise.
+    pub unexpected: Vec<String>,
+}
+
+impl Client {
+    pub async fn run(mut self, stop: &AtomicBool, done: &AtomicUsize) -> Log {
+        let mut log = Log::default();
+        while !stop.load(Ordering::SeqCst) {
+            let key = format!("k{}", self.below(self.keys));
+            let path = Store::kv_path(&self.ns, &key);
+            let wid = crate::new_wid();
+            let (call, method, body) = match self.below(100) {
+                0..45 => (Call::Read, "GET", None),
+                45..85 => {
+                    let value = format!("{wid} from client {}", self.id).into_bytes();
+                    log.written.insert(wid.clone(), (key.clone(), value.clone()));
+                    (Call::Write(Val::Put(wid.clone())), "PUT", Some(value))
+                }
+                _ => (Call::Write(Val::Absent), "DELETE", None),
+            };
+            let headers: &[(&str, &str)] = if call == Call::Read { &[] } else { &[("handoff-write-id", &wid)] };
+            let invoked = self.start.elapsed();
+            let answer = self.store.try_request(method, &path, body, headers).await;
+            let returned = self.start.elapsed();
+            let (outcome, shown) = match classify(&call, &key, &wid, &answer) {
+                Ok((outcome, found)) => {
+                    if let Some(found) = found {
+                        log.reads.push((key.clone(), found));
+                    }
+                    (outcome, status_of(&answer))
+                }
+                Err(what) => {
+                    log.unexpected.push(format!("{method} {key}: {what}"));
+                    (Outcome::Ambiguous, what)
+                }
+            };
+            let refused = outcome == Outcome::Refused;
+            log.ops.push(Op { client: self.id, key, call, invoked, returned, outcome, answer: shown });
+            done.fetch_add(1, Ordering::SeqCst);
+            // Back off while the coordinator recovers; otherwise a few
+            // milliseconds between operations, so that keys go quiet now
+            // and then.
+            let pause = if refused { 50 } else { self.below(5) };
+            tokio::time::sleep(Duration::from_millis(pause)).await;
+        }
+        log
+    }
+
+    /// xorshift: a different sequence per client and run.
+    fn below(&mut self, n: u64) -> u64 {
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng % n
+    }
+}
+
+/// What an answer says about the operation's effect (docs/handoff.md
+/// section 4: which 503 comes before a write is accepted), and the value a
+/// read returned; `Err` for an answer the API does not promise.
+fn classify(
+    call: &Call,
+    key: &str,
+    wid: &str,
+    answer: &Result<Resp, reqwest::Error>,
+) -> Result<(Outcome, Option<Found>), String> {
+    let resp = match answer {
+        Ok(resp) => resp,
+        // Sent, perhaps served, no answer.
+        Err(_) => return Ok((Outcome::Ambiguous, None)),
+    };
+    match (call, resp.status) {
+        (Call::Read, 200) => {
+            let found = Found::parse(resp);
+            Ok((Outcome::Read(Val::Put(found.wid.clone())), Some(found)))
+        }
+        (Call::Read, 404) if resp.error_code() == "key_not_found" => Ok((Outcome::Read(Val::Absent), None)),
+        (Call::Write(_), 200) => {
+            let ack = Ack::parse(resp);
+            if ack.key != key || ack.wid != wid {
+                return Err(format!("acknowledged as {ack:?}"));
+            }
+            Ok((Outcome::Written, None))
+        }
+        // workerd's own plain-text answer when the isolate serving the
+        // request was replaced (an eviction can take the Worker's isolate
+        // with it): the request may have been served.
+        (_, 503) if runtime_restart(resp) => Ok((Outcome::Ambiguous, None)),
+        (_, 503) => match resp.error_code().as_str() {
+            // Answered before the write entered the protocol.
+            "recovering" | "overloaded" => Ok((Outcome::Refused, None)),
+            // Pending, pushed, or the object reset while serving it.
+            "not_committed" | "superseded" | "replica_unavailable" => Ok((Outcome::Ambiguous, None)),
+            code => Err(format!("503 {code}: {}", resp.text())),
+        },
+        (_, status) => Err(format!("{status}: {}", resp.text())),
+    }
+}
+
+/// The runtime's answer when the request's isolate restarted under it, not
+/// one of the API's JSON errors.
+fn runtime_restart(resp: &Resp) -> bool {
+    serde_json::from_slice::<serde_json::Value>(&resp.body).is_err() && resp.text().contains("restarted mid-request")
+}
+
+fn status_of(answer: &Result<Resp, reqwest::Error>) -> String {
+    match answer {
+        Ok(resp) if resp.status == 200 || resp.status == 404 => resp.status.to_string(),
+        Ok(resp) if runtime_restart(resp) => format!("{} runtime restart", resp.status),
+        Ok(resp) => format!("{} {}", resp.status, resp.error_code()),
+        Err(e) => format!("transport error: {e}"),
+    }
+}
+
+impl Log {
+    /// Every value read was the one its write id's PUT wrote, to that key
+    /// (what the register abstracts away).
+    pub fn check_reads(&self) {
+        for (key, found) in &self.reads {
+            match self.written.get(&found.wid) {
+                Some((k, v)) => {
+                    assert_eq!(k, key, "write {} was to {k}, read under {key}", found.wid);
+                    assert_eq!(&found.value, v, "{key}: a value other than write {} wrote", found.wid);
+                }
+                None => panic!("{key}: read write id {}, which no client wrote", found.wid),
+            }
+        }
+    }
+
+    /// The logs of several clients as one.
+    pub fn merge(logs: impl IntoIterator<Item = Log>) -> Log {
+        let mut all = Log::default();
+        for log in logs {
+            all.ops.extend(log.ops);
+            all.written.extend(log.written);
+            all.reads.extend(log.reads);
+            all.unexpected.extend(log.unexpected);
+        }
+        all
+    }
+
+    /// The longest time without an acknowledged write, from the first
+    /// operation to the last.
+    pub fn longest_write_gap(&self) -> Duration {
+        let mut done: Vec<Duration> =
+            self.ops.iter().filter(|o| o.outcome == Outcome::Written).map(|o| o.returned).collect();
+        done.sort();
+        let first = self.ops.iter().map(|o| o.invoked).min().unwrap_or_default();
+        let last = self.ops.iter().map(|o| o.returned).max().unwrap_or_default();
+        let mut edges = vec![first];
+        edges.extend(done);
+        edges.push(last);
+        edges.windows(2).map(|w| w[1].saturating_sub(w[0])).max().unwrap_or_default()
+    }
+
+    /// How many answers of each kind (`200`, `503 recovering`, ...).
+    pub fn answers(&self) -> std::collections::BTreeMap<String, usize> {
+        let mut counts = std::collections::BTreeMap::new();
+        for op in &self.ops {
+            *counts.entry(op.answer.clone()).or_default() += 1;
+        }
+        counts
+    }
+}
