@@ -132,3 +132,104 @@ impl fmt::Debug for Client {
         f.debug_struct("Client").field("base", &self.base).field("retry", &self.retry).finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use crate::error::Error;
+    use crate::etag::ETag;
+    use crate::options::{Condition, PutOptions};
+    use crate::{Client, RetryPolicy};
+
+    /// What the scripted server does with one request.
+    enum Answer {
+        /// A status line, extra headers, and a JSON error envelope's code.
+        Reply(&'static str, &'static str, &'static str),
+        /// Reads the request and closes the connection without answering.
+        Hang,
+    }
+
+    /// A server taking one request per connection and answering each with
+    /// the next of `answers`; its base URL.
+    async fn scripted(answers: Vec<Answer>) -> String {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            for answer in answers {
+                let (mut socket, _) = listener.accept().await.unwrap();
+                let mut request = Vec::new();
+                let mut buf = [0u8; 4096];
+                // The headers, then as many body bytes as Content-Length says.
+                loop {
+                    let n = socket.read(&mut buf).await.unwrap();
+                    request.extend_from_slice(&buf[..n]);
+                    let text = String::from_utf8_lossy(&request).to_lowercase();
+                    let Some(end) = text.find("\r\n\r\n") else { if n == 0 { break } else { continue } };
+                    let length = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("content-length:"))
+                        .and_then(|v| v.trim().parse::<usize>().ok())
+                        .unwrap_or(0);
+                    if n == 0 || request.len() >= end + 4 + length {
+                        break;
+                    }
+                }
+                if let Answer::Reply(status, headers, code) = answer {
+                    let body = format!(r#"{{"error":{{"code":"{code}","message":"scripted"}}}}"#);
+                    let reply = format!(
+                        "{status}\r\n{headers}content-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                    socket.write_all(reply.as_bytes()).await.unwrap();
+                }
+            }
+        });
+        base
+    }
+
+    /// A conditional PUT against the scripted server.
+    async fn conditional_put(answers: Vec<Answer>) -> Error {
+        let base = scripted(answers).await;
+        let retry = RetryPolicy {
+            max_wait: Duration::from_millis(10),
+            backoff: Duration::from_millis(10),
+            ..RetryPolicy::default()
+        };
+        let ns = Client::new(&base, "t").unwrap().with_retry_policy(retry).namespace("n");
+        let tag = ETag::parse("\"1.1.ab\"").unwrap();
+        match ns.put("k", "v", PutOptions::new().condition(Condition::IfMatch(tag))).await {
+            Ok(_) => panic!("the scripted server never accepts"),
+            Err(e) => e,
+        }
+    }
+
+    const NOT_COMMITTED: Answer =
+        Answer::Reply("HTTP/1.1 503 Service Unavailable", "retry-after: 0\r\n", "not_committed");
+    const RECOVERING: Answer = Answer::Reply("HTTP/1.1 503 Service Unavailable", "retry-after: 0\r\n", "recovering");
+    const FAILED: Answer =
+        Answer::Reply("HTTP/1.1 412 Precondition Failed", "etag: \"2.2.cd\"\r\n", "precondition_failed");
+
+    #[tokio::test]
+    async fn a_412_after_a_not_committed_attempt_is_an_unknown_outcome() {
+        let e = conditional_put(vec![NOT_COMMITTED, FAILED]).await;
+        assert!(matches!(e, Error::OutcomeUnknown { current: Some(_) }), "{e:?}");
+    }
+
+    #[tokio::test]
+    async fn a_412_after_an_unanswered_attempt_is_an_unknown_outcome() {
+        let e = conditional_put(vec![Answer::Hang, FAILED]).await;
+        assert!(matches!(e, Error::OutcomeUnknown { .. }), "{e:?}");
+    }
+
+    #[tokio::test]
+    async fn a_412_after_attempts_that_never_took_effect_is_a_failed_condition() {
+        let e = conditional_put(vec![RECOVERING, FAILED]).await;
+        assert!(matches!(e, Error::PreconditionFailed { current: Some(_) }), "{e:?}");
+        let e = conditional_put(vec![FAILED]).await;
+        assert!(matches!(e, Error::PreconditionFailed { .. }), "{e:?}");
+    }
+}
