@@ -57,14 +57,14 @@ pub(super) fn property(name: &str) -> Option<Property<HandoffImpl>> {
 pub(super) fn environment_done(m: &HandoffImpl, s: &ImplState) -> bool {
     s.wid_ctr > m.max_writes
         && s.evict_count == m.max_evicts
-        && s.mapped.scale.ext.base.pending.is_empty()
-        && s.mapped.scale.ext.zombies.iter().all(|z| z.pending.is_empty())
+        && s.mapped.reads.scale.ext.base.pending.is_empty()
+        && s.mapped.reads.scale.ext.zombies.iter().all(|z| z.pending.is_empty())
 }
 
 /// Every replica ready and holding every acknowledged write that was not
 /// doomed.
 fn acked_writes_reach_every_replica(m: &HandoffImpl, s: &ImplState) -> bool {
-    let spec = &s.mapped.scale.ext.base;
+    let spec = &s.mapped.reads.scale.ext.base;
     let replicas = m.scale().zombie().replicas();
     environment_done(m, s)
         && replicas.iter().all(|&r| spec.is_ready(r))
@@ -72,14 +72,14 @@ fn acked_writes_reach_every_replica(m: &HandoffImpl, s: &ImplState) -> bool {
 }
 
 fn peers_recover(m: &HandoffImpl, s: &ImplState) -> bool {
-    environment_done(m, s) && m.scale().zombie().peers().iter().all(|&p| s.mapped.scale.ext.base.is_ready(p))
+    environment_done(m, s) && m.scale().zombie().peers().iter().all(|&p| s.mapped.reads.scale.ext.base.is_ready(p))
 }
 
 fn coordinator_serves_again(m: &HandoffImpl, s: &ImplState) -> bool {
-    environment_done(m, s) && s.mapped.scale.ext.base.is_ready(m.scale().zombie().coordinator())
+    environment_done(m, s) && s.mapped.reads.scale.ext.base.is_ready(m.scale().zombie().coordinator())
 }
 
 /// No peer is fenced (HandoffReads' `fenced[p] = 0`).
 fn fences_lift(m: &HandoffImpl, s: &ImplState) -> bool {
-    environment_done(m, s) && s.mapped.fenced.values().all(|&f| f == 0)
+    environment_done(m, s) && s.mapped.reads.fenced.values().all(|&f| f == 0)
 }
