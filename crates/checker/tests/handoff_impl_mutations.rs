@@ -98,3 +98,23 @@ fn answering_a_collect_without_the_fence_is_caught() {
     let report = caught_on("HandoffImplReads.cfg", "NoCollectFence");
     assert_eq!(report.violated.as_deref(), Some("Refinement"), "{}", run::format_trace(&report));
 }
+
+/// A coordinator answering a failed condition at once, unconfirmed
+/// (HandoffCond's `cond-unconfirmed`): the 412 maps to no step of
+/// HandoffCond, which answers a failure only after a peer confirmed the
+/// coordinator's epoch (a recovering or superseded coordinator's memory may
+/// be stale).
+#[test]
+fn answering_a_failed_condition_unconfirmed_is_caught() {
+    let report = caught_on("HandoffImplCond.cfg", "CondUnconfirmed");
+    assert_eq!(report.violated.as_deref(), Some("Refinement"), "{}", run::format_trace(&report));
+}
+
+/// A coordinator evaluating a condition while a write to its key is pending
+/// (HandoffCond's `cond-ignores-pending`): the evaluation maps to no step of
+/// HandoffCond, whose conditions wait for the pending write's commit.
+#[test]
+fn evaluating_a_condition_over_a_pending_write_is_caught() {
+    let report = caught_on("HandoffImplCond.cfg", "CondIgnoresPending");
+    assert_eq!(report.violated.as_deref(), Some("Refinement"), "{}", run::format_trace(&report));
+}

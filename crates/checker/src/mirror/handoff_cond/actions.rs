@@ -116,20 +116,10 @@ impl HandoffCond {
     pub fn next(&self, s: &CondState, actions: &mut Vec<CondAction>) {
         let mut reads = Vec::new();
         self.reads.next(&s.reads, &mut reads);
-        let ttls = || std::iter::once(0).chain(self.ttls.iter().copied());
         for a in reads {
-            match a {
-                ReadsAction::Scale(ScaleAction::ClientWrite(k)) => {
-                    actions.extend(ttls().map(|t| CondAction::ClientWrite(k, t)));
-                }
-                ReadsAction::Scale(ScaleAction::ZombieWrite(z, k)) => {
-                    actions.extend(ttls().map(|t| CondAction::ZombieWrite(z.clone(), k, t)));
-                }
-                ReadsAction::ReadConfirm(p, e) => actions.push(CondAction::ConfirmC(p, e)),
-                ReadsAction::ReadFinish(r) => actions.push(CondAction::ReadFinishC(r)),
-                other => actions.push(CondAction::Reads(other)),
-            }
+            actions.extend(self.lift(a));
         }
+        let ttls = || std::iter::once(0).chain(self.ttls.iter().copied());
         let zombie = self.reads.scale().zombie();
         for &k in zombie.keys() {
             for e in 1..=self.max_epoch {
@@ -142,6 +132,21 @@ impl HandoffCond {
         actions.extend(s.conds.iter().map(|x| CondAction::CondFail(x.clone())));
         actions.extend(zombie.keys().iter().map(|&k| CondAction::Expire(k)));
         actions.push(CondAction::Tick);
+    }
+
+    /// The instances of HandoffCond's actions that restate HandoffReads'
+    /// action `a` (a write, with each time to live it may carry).
+    pub fn lift(&self, a: ReadsAction) -> Vec<CondAction> {
+        let ttls = || std::iter::once(0).chain(self.ttls.iter().copied());
+        match a {
+            ReadsAction::Scale(ScaleAction::ClientWrite(k)) => ttls().map(|t| CondAction::ClientWrite(k, t)).collect(),
+            ReadsAction::Scale(ScaleAction::ZombieWrite(z, k)) => {
+                ttls().map(|t| CondAction::ZombieWrite(z.clone(), k, t)).collect()
+            }
+            ReadsAction::ReadConfirm(p, e) => vec![CondAction::ConfirmC(p, e)],
+            ReadsAction::ReadFinish(r) => vec![CondAction::ReadFinishC(r)],
+            other => vec![CondAction::Reads(other)],
+        }
     }
 
     /// The successor of `s` by `action`, `None` where it is not enabled.

@@ -181,6 +181,21 @@ impl HandoffCond {
         &self.reads
     }
 
+    /// `MaxConds`
+    pub fn max_conds(&self) -> u8 {
+        self.max_conds
+    }
+
+    /// `MaxTime`
+    pub fn max_time(&self) -> u8 {
+        self.max_time
+    }
+
+    /// `TTLs`, in increasing order.
+    pub fn ttls(&self) -> &[u8] {
+        &self.ttls
+    }
+
     /// The name of the first invariant or property the cfg lists that
     /// does not hold in `s`.
     pub fn violated(&self, s: &CondState) -> Option<&'static str> {

@@ -5,17 +5,33 @@
 use protocol::handoff::{Body, Timer};
 
 use super::HandoffImpl;
+use super::map::spec_wid;
 use super::state::{ImplAction, ImplState, msg_key};
 use crate::mirror::handoff::{PendingW, PushMsg};
+use crate::mirror::handoff_cond::CondAction;
 use crate::mirror::handoff_ext::{Ann, AnnAck};
 use crate::mirror::handoff_reads::ReadsAction;
 use crate::mirror::handoff_scale::ScaleAction;
 
 impl HandoffImpl {
-    pub(super) fn hints(&self, s: &ImplState, action: &ImplAction) -> Vec<ReadsAction> {
+    pub(super) fn hints(&self, s: &ImplState, action: &ImplAction) -> Vec<CondAction> {
+        match action {
+            ImplAction::Tick => vec![CondAction::Tick],
+            ImplAction::Timer(_, Timer::Expire) => {
+                self.scale().zombie().keys().iter().map(|&k| CondAction::Expire(k)).collect()
+            }
+            _ => self.reads_hints(s, action).into_iter().flat_map(|a| self.spec.lift(a)).collect(),
+        }
+    }
+
+    fn reads_hints(&self, s: &ImplState, action: &ImplAction) -> Vec<ReadsAction> {
         let peers = self.scale().zombie().peers();
         let epochs = 1..=self.max_evicts.saturating_add(1);
         match action {
+            ImplAction::List | ImplAction::ZombieList { .. } => {
+                let keys = self.scale().zombie().keys();
+                keys.iter().flat_map(|&k| epochs.clone().map(move |e| ReadsAction::ReadStart(k, e))).collect()
+            }
             ImplAction::Read { key } | ImplAction::ZombieRead { key, .. } => {
                 let Some(&k) = self.scale().zombie().keys().get(*key) else { return Vec::new() };
                 epochs.map(|e| ReadsAction::ReadStart(k, e)).collect()
@@ -24,7 +40,7 @@ impl HandoffImpl {
                 peers.iter().flat_map(|&p| epochs.clone().map(move |e| ReadsAction::ReadConfirm(p, e))).collect()
             }
             ImplAction::Deliver(m) if matches!(m.body, Body::ReseedDecline { .. }) => {
-                s.mapped.dsent.iter().map(|&d| ReadsAction::DeclineArrivesR(d)).collect()
+                s.mapped.reads.dsent.iter().map(|&d| ReadsAction::DeclineArrivesR(d)).collect()
             }
             // A request, maybe late: HandoffReads' Late*R.
             ImplAction::Deliver(m) if matches!(m.body, Body::Collect { .. } | Body::Reseed { .. }) => {
@@ -42,19 +58,29 @@ impl HandoffImpl {
     }
 
     fn scale_hints(&self, s: &ImplState, action: &ImplAction) -> Vec<ScaleAction> {
-        let spec = &s.mapped.scale;
+        let spec = &s.mapped.reads.scale;
         let small = |n: u64| u8::try_from(n).unwrap_or(u8::MAX);
         let keys = self.scale().zombie().keys();
         match action {
-            ImplAction::Put { key } => keys.get(*key).map(|&k| vec![ScaleAction::ClientWrite(k)]).unwrap_or_default(),
+            ImplAction::Put { key, .. } => {
+                keys.get(*key).map(|&k| vec![ScaleAction::ClientWrite(k)]).unwrap_or_default()
+            }
             ImplAction::ZombiePut { key, .. } => match keys.get(*key) {
                 Some(&k) => spec.ext.zombies.iter().map(|z| ScaleAction::ZombieWrite(z.clone(), k)).collect(),
                 None => Vec::new(),
             },
             ImplAction::Evict(r) => vec![ScaleAction::Evict(self.spec_replica(*r))],
             ImplAction::Supersede => vec![ScaleAction::Supersede],
-            // HandoffReads' `ReadStart`, hinted by `hints`.
-            ImplAction::Read { .. } | ImplAction::ZombieRead { .. } => Vec::new(),
+            // HandoffReads' `ReadStart`, hinted by `reads_hints`; the
+            // module's own steps, by `hints` or as several (`composite`).
+            ImplAction::Read { .. }
+            | ImplAction::ZombieRead { .. }
+            | ImplAction::List
+            | ImplAction::ZombieList { .. }
+            | ImplAction::CondPut { .. }
+            | ImplAction::ZombieCondPut { .. }
+            | ImplAction::Tick
+            | ImplAction::Timer(_, Timer::Expire) => Vec::new(),
             ImplAction::Timer(r, Timer::Retry) => vec![
                 ScaleAction::ChooseEpoch,
                 ScaleAction::AnnounceRound,
@@ -71,14 +97,14 @@ impl HandoffImpl {
                         key: self.spec_key(key),
                         ep: small(record.stamp.ep.0),
                         ver: small(record.stamp.ver.0),
-                        wid: u8::try_from(record.wid.0).unwrap_or(u8::MAX),
+                        wid: spec_wid(record.wid, &s.cond.expiries),
                     })],
                     Body::PushAck { key, stamp, wid, .. } => {
                         let pw = PendingW {
                             key: self.spec_key(key),
                             ep: small(stamp.ep.0),
                             ver: small(stamp.ver.0),
-                            wid: u8::try_from(wid.0).unwrap_or(u8::MAX),
+                            wid: spec_wid(*wid, &s.cond.expiries),
                         };
                         let mut hints = vec![ScaleAction::CommitWrite(pw)];
                         hints.extend(spec.ext.zombies.iter().map(|z| ScaleAction::ZombieCommit(z.clone(), pw)));

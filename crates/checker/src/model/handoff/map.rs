@@ -24,6 +24,15 @@
 //! | `zmem` | the memory of each zombie in `zombies` (plus what its floor had collected, a ghost) |
 //! | `reads` | the client reads waiting at an instance that is current or a zombie: key, that instance's epoch, the acked writes of the key when it began (a ghost), and whether a peer confirmed that epoch since it began (a ghost) |
 //! | `readCtr`, `badRead` | reads started (a ghost); `FALSE` (a stale answer of the code is a violation of its own, `ReadsLinearizable`) |
+//! | `now` | the model's clock, in ms (what the replicas are told) |
+//! | `expAt` | when each write's record expires, from the record the coordinator issued (a ghost; every record any instance holds must carry it) |
+//! | `conds`, `condCtr` | the conditional writes waiting at an instance that is current or a zombie (a ghost, as `reads`); started so far |
+//! | `condIssued`, `expIssued` | the conditional writes issued with the record they were evaluated against, and the expiry deletes with the record they delete and when (ghosts) |
+//! | `badCond`, `servedExpired` | `FALSE` (a stale failure, or an expired record served, is a violation of the model's own: `CondLinearizable`, `ExpiredNeverServed`) |
+//!
+//! A write id maps to itself (the model's clients use 1, 2, ...), but an
+//! expiry delete's, which the coordinator derives, maps to the spec write
+//! id it took when it was issued (a ghost).
 //!
 //! Ready replicas of the first boot map to `seeded = {}`, as in `Init`.
 
@@ -31,12 +40,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use protocol::handoff::coordinator::Phase;
 use protocol::handoff::peer::PeerStatus;
-use protocol::handoff::{Body, Chunk, Key, Memory, Message, Record, Records, Replica, ReplicaId, RoleView, Stamp};
+use protocol::handoff::{
+    Body, Chunk, Key, Memory, Message, Record, Records, Replica, ReplicaId, RoleView, Stamp, WriteId,
+};
 
 use super::HandoffImpl;
 use super::state::ImplState;
 use super::view::{is_recovering, takes_chunk, waits_for};
 use crate::mirror::handoff::{Func, KeySet, PendingW, PushMsg, Rec, Replica as SpecReplica, Replicas, Status, Val};
+use crate::mirror::handoff_cond::CondState;
 use crate::mirror::handoff_ext::{Ack, Ann, AnnAck, Decline, ExtState, Zombie};
 use crate::mirror::handoff_reads::{Decl, ReadsState, ZombieMem};
 use crate::mirror::handoff_scale::{
@@ -45,12 +57,20 @@ use crate::mirror::handoff_scale::{
 
 /// Numbers in a model run are small; anything larger than a byte maps to
 /// 255 and fails `TypeOK` rather than wrapping.
-fn small(n: impl TryInto<u8>) -> u8 {
+pub(super) fn small(n: impl TryInto<u8>) -> u8 {
     n.try_into().unwrap_or(u8::MAX)
 }
 
-pub(super) fn rec(r: &Record) -> Rec {
-    Rec { ep: small(r.stamp.ep.0), ver: small(r.stamp.ver.0), wid: small(r.wid.0) }
+/// The expiry deletes' write ids, by the ids the coordinator derived.
+pub(super) type Expiries = BTreeMap<WriteId, u8>;
+
+/// The spec write id of write id `wid`.
+pub(super) fn spec_wid(wid: WriteId, expiries: &Expiries) -> u8 {
+    expiries.get(&wid).copied().unwrap_or_else(|| small(wid.0))
+}
+
+pub(super) fn rec(r: &Record, expiries: &Expiries) -> Rec {
+    Rec { ep: small(r.stamp.ep.0), ver: small(r.stamp.ver.0), wid: spec_wid(r.wid, expiries) }
 }
 
 fn stamp(s: Stamp) -> SpecStamp {
@@ -59,31 +79,31 @@ fn stamp(s: Stamp) -> SpecStamp {
 
 impl HandoffImpl {
     /// A memory as the spec's function from keys.
-    pub(super) fn mem(&self, m: &Memory) -> Func<Val> {
+    pub(super) fn mem(&self, m: &Memory, expiries: &Expiries) -> Func<Val> {
         Func::new(self.scale().zombie().keys(), |k| match m.get(self.key_of(k)) {
-            Some(r) => Val::Rec(rec(r)),
+            Some(r) => Val::Rec(rec(r, expiries)),
             None => Val::NoVal(self.scale().zombie().no_val()),
         })
     }
 
     /// Records in transit as the spec's function from keys (`NoVal` for
     /// the keys they do not carry).
-    fn records(&self, rs: &Records) -> Func<Val> {
+    fn records(&self, rs: &Records, expiries: &Expiries) -> Func<Val> {
         let by_key: BTreeMap<&Key, &Record> = rs.0.iter().map(|(k, r)| (k, r)).collect();
         Func::new(self.scale().zombie().keys(), |k| match by_key.get(self.key_of(k)) {
-            Some(r) => Val::Rec(rec(r)),
+            Some(r) => Val::Rec(rec(r, expiries)),
             None => Val::NoVal(self.scale().zombie().no_val()),
         })
     }
 
     /// A replica's memory with the tombstones its floor collected: the
     /// spec's `mem[r]`.
-    fn abstract_mem(&self, replica: &Replica, collected: &BTreeMap<Key, Record>) -> Func<Val> {
-        let mut m = self.mem(replica.memory());
+    fn abstract_mem(&self, replica: &Replica, collected: &BTreeMap<Key, Record>, expiries: &Expiries) -> Func<Val> {
+        let mut m = self.mem(replica.memory(), expiries);
         for (k, r) in collected {
             let key = self.spec_key(k);
             if matches!(m[key], Val::NoVal(_)) {
-                m[key] = Val::Rec(rec(r));
+                m[key] = Val::Rec(rec(r, expiries));
             }
         }
         m
@@ -107,7 +127,12 @@ impl HandoffImpl {
     }
 
     /// The spec state `s` maps to.
-    pub(super) fn map(&self, s: &ImplState) -> ReadsState {
+    pub(super) fn map(&self, s: &ImplState) -> CondState {
+        self.map_cond(s, self.map_reads(s))
+    }
+
+    /// The HandoffReads part of the spec state `s` maps to.
+    fn map_reads(&self, s: &ImplState) -> ReadsState {
         let c = self.coordinator;
         let boot = |i| self.incarnation_of(c, i) + 1;
         let peer = |p: SpecReplica| match s.replicas[usize::from(self.replica_id(p).0)].role() {
@@ -137,10 +162,10 @@ impl HandoffImpl {
             .zombies
             .iter()
             .filter_map(|z| {
-                let epoch = self.zombie(z)?.epoch;
+                let epoch = self.zombie(z, &s.cond.expiries)?.epoch;
                 let none = BTreeMap::new();
                 let collected = s.zombie_collected.get(&z.instance()).unwrap_or(&none);
-                Some(ZombieMem { epoch, mem: self.abstract_mem(z, collected) })
+                Some(ZombieMem { epoch, mem: self.abstract_mem(z, collected, &s.cond.expiries) })
             })
             .collect();
         ReadsState {
@@ -167,7 +192,7 @@ impl HandoffImpl {
         let mut base = zombie_spec.init().base;
         base.mem = Func::new(zombie_spec.replicas(), |r| {
             let id = self.replica_id(r);
-            self.abstract_mem(replica(id), &s.collected[usize::from(id.0)])
+            self.abstract_mem(replica(id), &s.collected[usize::from(id.0)], &s.cond.expiries)
         });
         let RoleView::Coordinator(coord) = replica(c).role() else { unreachable!("r{} is the coordinator", c.0) };
         let ids = |set: &BTreeSet<ReplicaId>| set.iter().map(|&r| spec_r(r)).collect::<Replicas>();
@@ -187,7 +212,7 @@ impl HandoffImpl {
         base.pending = coord
             .pending()
             .map(|p| {
-                let r = rec(&p.record);
+                let r = rec(&p.record, &s.cond.expiries);
                 PendingW { key: self.spec_key(&p.key), ep: r.ep, ver: r.ver, wid: r.wid }
             })
             .collect();
@@ -232,7 +257,7 @@ impl HandoffImpl {
                 t.prev_ack[spec_r(p)] = self.incarnation_of(p, i) + 1;
             }
         }
-        t.zombies = s.zombies.iter().filter_map(|z| self.zombie(z)).collect();
+        t.zombies = s.zombies.iter().filter_map(|z| self.zombie(z, &s.cond.expiries)).collect();
         t.supersedes = s.supersedes;
         scale.ext = t;
         for &r in &self.replica_ids {
@@ -252,9 +277,10 @@ impl HandoffImpl {
         let (from, to) = (self.spec_replica(m.from), self.spec_replica(m.to));
         let current = &s.replicas[usize::from(m.to.0)];
         let to_current = m.body.reply_to() == Some(current.instance());
+        let expiries = &s.cond.expiries;
         match &m.body {
             Body::Push { key, record, .. } => {
-                let r = rec(record);
+                let r = rec(record, expiries);
                 t.ext.base.net.insert(PushMsg { dst: to, key: self.spec_key(key), ep: r.ep, ver: r.ver, wid: r.wid });
             }
             Body::PushAck { key, stamp, wid, .. } => {
@@ -264,7 +290,7 @@ impl HandoffImpl {
                     key,
                     ep: small(stamp.ep.0),
                     ver: small(stamp.ver.0),
-                    wid: small(wid.0),
+                    wid: spec_wid(*wid, expiries),
                 });
             }
             Body::Announce { epoch, round, instance } => {
@@ -281,7 +307,12 @@ impl HandoffImpl {
                 }
             }
             Body::Records { floor, records } => {
-                t.gsp.insert(SpecRecords { src: from, dst: to, mem: self.records(records), floor: stamp(*floor) });
+                t.gsp.insert(SpecRecords {
+                    src: from,
+                    dst: to,
+                    mem: self.records(records, expiries),
+                    floor: stamp(*floor),
+                });
             }
             Body::CollectReply { peer: source, known, floor, chunk, .. }
             | Body::ReseedReply { source, known, floor, chunk, .. }
@@ -291,7 +322,7 @@ impl HandoffImpl {
                     src: from,
                     dst: to,
                     keys: self.chunk_keys(chunk),
-                    mem: self.records(&chunk.records),
+                    mem: self.records(&chunk.records, expiries),
                     know: small(known.0),
                     floor: stamp(*floor),
                     inc: self.incarnation_of(m.from, *source) + 1,
@@ -312,7 +343,7 @@ impl HandoffImpl {
         Some(SpecDigest {
             src: self.spec_replica(m.from),
             dst: self.spec_replica(m.to),
-            mem: self.mem(mem),
+            mem: self.mem(mem, &s.cond.expiries),
             floor: stamp(*floor),
             know: small(known.0),
             inc: self.incarnation_of(m.from, *instance) + 1,
@@ -320,7 +351,7 @@ impl HandoffImpl {
     }
 
     /// A zombie that is not fenced, as the spec sees it.
-    fn zombie(&self, z: &Replica) -> Option<Zombie> {
+    fn zombie(&self, z: &Replica, expiries: &Expiries) -> Option<Zombie> {
         let RoleView::Coordinator(c) = z.role() else { return None };
         if *c.phase() == Phase::Fenced {
             return None;
@@ -328,7 +359,7 @@ impl HandoffImpl {
         let pending = c
             .pending()
             .map(|p| {
-                let r = rec(&p.record);
+                let r = rec(&p.record, expiries);
                 PendingW { key: self.spec_key(&p.key), ep: r.ep, ver: r.ver, wid: r.wid }
             })
             .collect();

@@ -4,17 +4,21 @@
 //! `protocol::handoff::Replica` state machines -- the code the Durable
 //! Objects run -- over an unordered, duplicating, lossy network, with
 //! bounded evictions, supersessions (zombie coordinators) and gossip.
-//! Every state maps to a state of `tla/HandoffReads.tla` ([`map`]):
-//! HandoffScale's variables, the reads in progress and the peers' collect
-//! fences. Every step must map to a step of that spec (computed by its
-//! mirror, [`HandoffReads`], built on the HandoffScale, HandoffZombie and
-//! HandoffV2 mirrors), to several `ReadFinish` steps (one confirmation
-//! answers every read that waited for it), or to a stutter; the memory
-//! each replica stores must be the spec's `Concrete` of the mapped state,
-//! and every invariant of the spec must hold on the mapped state.
+//! Every state maps to a state of `tla/HandoffCond.tla` ([`map`]):
+//! HandoffScale's variables, the reads in progress, the peers' collect
+//! fences, the clock, the conditional writes and the expiries. Every step
+//! must map to a step of that spec (computed by its mirror,
+//! [`HandoffCond`], built on the HandoffReads, HandoffScale, HandoffZombie
+//! and HandoffV2 mirrors), to several (one confirmation answers every read
+//! and condition that waited for it; a commit lets the conditions waiting
+//! for it go: `cond`), or to a stutter; the memory each replica stores must
+//! be the spec's `Concrete` of the mapped state, every record must carry
+//! its write's expiry, and every invariant of the spec must hold on the
+//! mapped state.
 //!
 //! - `state`, `step`, `map`: the model's state, transitions, and the map;
 //!   `view`: what they read of a replica; `prune`: the reduction's rule;
+//!   `cond`: conditional writes, expiry, listings and the clock;
 //!   `liveness`: HandoffReadsLiveness's properties in their TLA+ form.
 //!
 //! Larger bounds run depth-first or as random walks for a time budget
@@ -23,7 +27,10 @@
 //! Constants come from a cfg (`crates/checker/models/*.cfg`):
 //! HandoffScale's (`Replicas`, `Coordinator`, `Keys`, `MaxWrites`,
 //! `MaxEvicts`, `NoVal`, `MaxGossip`, `MaxZombies`, `Deletes`, `Budget`),
-//! HandoffReads' optional `MaxReads`, and the model's own optional
+//! HandoffReads' optional `MaxReads`, HandoffCond's optional `MaxConds`,
+//! `MaxTime` and `TTLs` (0, 0 and `{}` when absent), the model's own
+//! optional `MaxLists` (listings, each a read of every key; 0 when absent),
+//! and the model's own optional
 //! `GossipWhenDone` (the liveness cfgs: gossip only once the environment is
 //! done, [`liveness`]).
 //! The network needs no bound: a message once sent stays deliverable
@@ -33,6 +40,7 @@
 //! a chunk carries one record (`chunk_bytes` 1), so snapshots of two keys
 //! take two chunks.
 
+mod cond;
 mod hints;
 mod liveness;
 mod map;
@@ -52,7 +60,7 @@ use stateright::{Model, Property};
 use crate::cfg::{CfgError, Reduction, TlcConfig};
 use crate::engine::Liveness;
 use crate::mirror::handoff::{Key as SpecKey, Replica as SpecReplica};
-use crate::mirror::handoff_reads::HandoffReads;
+use crate::mirror::handoff_cond::HandoffCond;
 use crate::mirror::handoff_scale::HandoffScale;
 use crate::properties::{self, NumberedChecks};
 use crate::spec::{self, Mirror, check_mutation};
@@ -61,12 +69,13 @@ pub(crate) use prune::useless;
 pub(crate) use state::msg_key;
 pub use state::{ImplAction, ImplState};
 
+use cond::{COND_LINEARIZABLE, EXPIRED_NEVER_SERVED};
 use step::{COORDINATOR_NEVER_FENCED, NO_PROTOCOL_ERROR, NOW, READS_LINEARIZABLE, REDUCTION_SOUND, REFINEMENT};
 
 /// The model of the implementation (module name `HandoffImpl`).
 pub struct HandoffImpl {
     /// The spec the implementation refines, from the same constants.
-    spec: HandoffReads,
+    spec: HandoffCond,
     config: Config,
     coordinator: ReplicaId,
     peers: [ReplicaId; 2],
@@ -84,6 +93,9 @@ pub struct HandoffImpl {
     /// it): gossip timers fire only once the environment is done
     /// ([`liveness`] says why the convergence check needs it).
     gossip_when_done: bool,
+    /// The model's own `MaxLists` (0 when absent): client listings started,
+    /// at most; each is one of HandoffReads' reads per key (`cond`).
+    max_lists: u8,
     /// `Deletes`: the write ids that are deletes.
     deletes: BTreeSet<u8>,
     /// `instances[r][n]`: the instance id of replica r's n-th boot.
@@ -96,11 +108,15 @@ pub struct HandoffImpl {
     checks: Vec<&'static str>,
     /// Names of the liveness properties the cfg lists ([`liveness`]).
     liveness: Vec<&'static str>,
+    /// The kinds of step this cfg lets fire (`action_names`), and the
+    /// position of each `ImplAction` kind among them.
+    kinds: Vec<&'static str>,
+    kind_index: Vec<usize>,
 }
 
 /// The protocol's mutations (`protocol::handoff::Mutation`) the model runs,
 /// by name (`--mutation NAME`).
-const MUTATIONS: [(&str, Mutation); 8] = [
+const MUTATIONS: [(&str, Mutation); 11] = [
     ("CommitBeforeAck", Mutation::CommitBeforeAck),
     ("AcceptStalePush", Mutation::AcceptStalePush),
     ("ServeBeforeAnnounce", Mutation::ServeBeforeAnnounce),
@@ -109,10 +125,15 @@ const MUTATIONS: [(&str, Mutation); 8] = [
     ("ServeReadsUnconfirmed", Mutation::ServeReadsUnconfirmed),
     ("NoCollectFence", Mutation::NoCollectFence),
     ("RefenceOnDigest", Mutation::RefenceOnDigest),
+    ("CondUnconfirmed", Mutation::CondUnconfirmed),
+    ("CondIgnoresPending", Mutation::CondIgnoresPending),
+    ("ServeExpired", Mutation::ServeExpired),
 ];
 
-/// A constant of the model, not of the spec: see `gossip_when_done`.
+/// Constants of the model, not of the spec: see `gossip_when_done` and
+/// `max_lists`.
 const GOSSIP_WHEN_DONE: &str = "GossipWhenDone";
+const MAX_LISTS: &str = "MaxLists";
 
 const CONSTANTS: [&str; 10] = [
     "Replicas",
@@ -131,20 +152,31 @@ impl HandoffImpl {
     /// Builds the model from a cfg; the initial state is first boot, run.
     /// With a `mutation`, every replica runs that deliberately broken code.
     pub fn new(cfg: &TlcConfig, mutation: Option<Mutation>) -> Result<Self, CfgError> {
-        // HandoffReads' `MaxReads` is optional: without it, no client reads.
-        cfg.expect_constants_optional(Self::MODULE, &CONSTANTS, &["MaxReads", GOSSIP_WHEN_DONE])?;
-        let has_reads = cfg.constants.iter().any(|(name, _)| name == "MaxReads");
+        // HandoffReads' `MaxReads` and HandoffCond's constants are optional:
+        // without them, no client reads, no conditional writes, no clock.
+        let optional = ["MaxReads", "MaxConds", "MaxTime", "TTLs", GOSSIP_WHEN_DONE, MAX_LISTS];
+        cfg.expect_constants_optional(Self::MODULE, &CONSTANTS, &optional)?;
+        let has = |name: &str| cfg.constants.iter().any(|(n, _)| n == name);
+        let has_reads = has("MaxReads");
         let gossip_when_done = cfg.boolean_or(GOSSIP_WHEN_DONE, false)?;
-        // The spec does not know the model's own constant.
+        // The spec does not know the model's own constants.
         let mut constants: Vec<_> =
-            cfg.constants.iter().filter(|(name, _)| name != GOSSIP_WHEN_DONE).cloned().collect();
-        if !has_reads {
-            constants.push(("MaxReads".into(), crate::cfg::Value::Int(0)));
+            cfg.constants.iter().filter(|(name, _)| name != GOSSIP_WHEN_DONE && name != MAX_LISTS).cloned().collect();
+        for name in ["MaxReads", "MaxConds", "MaxTime"] {
+            if !has(name) {
+                constants.push((name.into(), crate::cfg::Value::Int(0)));
+            }
         }
+        if !has("TTLs") {
+            constants.push(("TTLs".into(), crate::cfg::Value::Set(Vec::new())));
+        }
+        // Checked on what the code answers, not on the mapped state (where
+        // the history variables stay FALSE).
+        let answers = [READS_LINEARIZABLE, EXPIRED_NEVER_SERVED];
         let spec_cfg = TlcConfig {
-            specification: Some("SpecR".into()),
+            specification: Some("SpecC".into()),
             constants,
-            invariants: cfg.invariants.iter().filter(|i| *i != READS_LINEARIZABLE).cloned().collect(),
+            invariants: cfg.invariants.iter().filter(|i| !answers.contains(&i.as_str())).cloned().collect(),
             properties: cfg
                 .properties
                 .iter()
@@ -154,12 +186,12 @@ impl HandoffImpl {
             check_deadlock: false,
             ..TlcConfig::default()
         };
-        let spec = HandoffReads::new(&spec_cfg, None)?;
-        if spec.scale().zombie().replicas().len() != 3 {
+        let spec = HandoffCond::new(&spec_cfg, None)?;
+        if spec.reads().scale().zombie().replicas().len() != 3 {
             return Err(CfgError::Unsupported("the implementation has exactly three replicas".into()));
         }
         let replica_ids: Vec<ReplicaId> = (0..3).map(ReplicaId).collect();
-        let zombie = spec.scale().zombie();
+        let zombie = spec.reads().scale().zombie();
         let index_of = |r: SpecReplica| zombie.replicas().iter().position(|&x| x == r).unwrap_or(0);
         let coordinator = ReplicaId(u8::try_from(index_of(zombie.coordinator())).unwrap_or(0));
         let peers: Vec<ReplicaId> = replica_ids.iter().copied().filter(|&r| r != coordinator).collect();
@@ -183,11 +215,11 @@ impl HandoffImpl {
         };
         config.budget_bytes = usize::from(nat("Budget")?) * cost;
         config.chunk_bytes = 1;
-        let deletes = spec.scale().ops().deletes.clone();
+        let deletes = spec.reads().scale().ops().deletes.clone();
         let mut checks: Vec<&'static str> = Vec::new();
         let mut live = Vec::new();
         for name in cfg.invariants.iter().chain(&cfg.properties) {
-            if name == REFINEMENT || name == READS_LINEARIZABLE {
+            if name == REFINEMENT || answers.contains(&name.as_str()) || name == COND_LINEARIZABLE {
                 continue;
             }
             match spec.check_name(name) {
@@ -203,7 +235,16 @@ impl HandoffImpl {
         if cfg.properties.iter().any(|p| p == REFINEMENT) {
             checks.push(REFINEMENT);
         }
-        checks.extend([NO_PROTOCOL_ERROR, COORDINATOR_NEVER_FENCED, READS_LINEARIZABLE, REDUCTION_SOUND]);
+        // `CondLinearizable` on the mapped state (what committed) and on
+        // the code's failure answers, under one name.
+        checks.extend([
+            NO_PROTOCOL_ERROR,
+            COORDINATOR_NEVER_FENCED,
+            READS_LINEARIZABLE,
+            COND_LINEARIZABLE,
+            EXPIRED_NEVER_SERVED,
+            REDUCTION_SOUND,
+        ]);
         let mapped = Arc::new(spec.init());
         let mut model = HandoffImpl {
             spec,
@@ -218,6 +259,7 @@ impl HandoffImpl {
             max_gossip: nat("MaxGossip")?,
             max_reads: if has_reads { nat("MaxReads")? } else { 0 },
             gossip_when_done,
+            max_lists: if has(MAX_LISTS) { nat(MAX_LISTS)? } else { 0 },
             deletes,
             reduction: cfg.reduction,
             instances: Vec::new(),
@@ -235,13 +277,31 @@ impl HandoffImpl {
                 evict_count: 0,
                 supersedes: 0,
                 read_ctr: 0,
+                list_ctr: 0,
                 reads: Default::default(),
+                cond: state::Cond { exp_at: vec![0; usize::from(nat("MaxWrites")?)], ..Default::default() },
                 mapped,
                 violation: None,
             },
             checks,
             liveness: live,
+            kinds: Vec::new(),
+            kind_index: Vec::new(),
         };
+        // The kinds of step this cfg's constants let fire; the others are
+        // the cfg's choice, not the model's, and are not listed.
+        let (reads, conds, clock) = (model.max_reads > 0, model.spec.max_conds() > 0, model.spec.max_time() > 0);
+        let lists = reads && model.max_lists > 0;
+        let fires = |name: &str| match name {
+            "Read" | "ZombieRead" => reads,
+            "List" | "ZombieList" => lists,
+            "CondPut" | "ZombieCondPut" => conds,
+            "Timer(Expire)" | "Tick" => clock,
+            _ => true,
+        };
+        model.kinds = ImplAction::NAMES.into_iter().filter(|n| fires(n)).collect();
+        model.kind_index =
+            ImplAction::NAMES.iter().map(|n| model.kinds.iter().position(|k| k == n).unwrap_or(usize::MAX)).collect();
         model.instances = model
             .replica_ids
             .iter()
@@ -302,13 +362,13 @@ impl HandoffImpl {
     }
 
     /// The spec the implementation is checked against.
-    pub fn spec(&self) -> &HandoffReads {
+    pub fn spec(&self) -> &HandoffCond {
         &self.spec
     }
 
-    /// HandoffScale, which HandoffReads extends.
+    /// HandoffScale, which HandoffReads (and HandoffCond) extends.
     fn scale(&self) -> &HandoffScale {
-        self.spec.scale()
+        self.spec.reads().scale()
     }
 }
 
@@ -398,16 +458,14 @@ impl Mirror for HandoffImpl {
         HandoffImpl::new(cfg, mutation.and_then(|m| spec::named(&MUTATIONS, m)))
     }
 
-    /// Without `MaxReads` the read steps cannot fire, by the cfg's choice,
-    /// not the model's: they are not listed. Nor is the expiry timer, which
-    /// this model does not fire (no write expires).
+    /// Without `MaxReads`, `MaxConds` or `MaxTime`, their steps cannot
+    /// fire, by the cfg's choice, not the model's: they are not listed.
     fn action_names(&self) -> Vec<&'static str> {
-        let kinds = if self.max_reads == 0 { ImplAction::NAMES.len() - 3 } else { ImplAction::NAMES.len() - 1 };
-        ImplAction::NAMES[..kinds].to_vec()
+        self.kinds.clone()
     }
 
     fn action_kind(&self, action: &ImplAction) -> usize {
-        action.kind()
+        self.kind_index.get(action.kind()).copied().unwrap_or(usize::MAX)
     }
 
     fn liveness(&self) -> Vec<Liveness<Self>> {

@@ -8,10 +8,11 @@ use std::fmt::{self, Display};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 
-use protocol::handoff::{Body, Instance, Key, Memory, Message, Record, Replica, ReplicaId, Timer};
+use protocol::handoff::{Body, Instance, Key, Memory, Message, Record, Replica, ReplicaId, Timer, WriteId};
 
-use crate::mirror::handoff::{AckedW, WriteSet};
-use crate::mirror::handoff_reads::{Read, ReadsState};
+use crate::mirror::handoff::{AckedW, Msgs, WriteSet};
+use crate::mirror::handoff_cond::{CondState, CondW, ExpIssued, Issued};
+use crate::mirror::handoff_reads::Read;
 use crate::spec::{TlaState, fmt_variables};
 
 /// One state of the implementation model. Equality and hashing leave out
@@ -55,14 +56,40 @@ pub struct ImplState {
     pub supersedes: u8,
     /// Ghost: client reads started so far (HandoffReads' `readCtr`).
     pub read_ctr: u8,
+    /// Client listings started so far (each is a read of every key).
+    pub list_ctr: u8,
     /// Ghost: the reads in progress (HandoffReads' `reads`), by client
     /// request id, with the coordinator instance that has them.
     pub reads: BTreeMap<u64, (Instance, Read)>,
+    /// HandoffCond's variables and the ghosts they need ([`Cond`]).
+    pub cond: Cond,
     /// The spec state this state maps to (a function of the rest, cached;
     /// shared, as a successor computes its own).
-    pub mapped: Arc<ReadsState>,
+    pub mapped: Arc<CondState>,
     /// The first property the step into this state violated, if any.
     pub violation: Option<&'static str>,
+}
+
+/// HandoffCond's side of the model: its clock (in ms: what the replicas are
+/// told), and ghost history of the conditional writes and expiries.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Cond {
+    /// `now`
+    pub now: u8,
+    /// `expAt`, by spec write id (`exp_at[w - 1]`).
+    pub exp_at: Vec<u8>,
+    /// `conds`: the conditional writes waiting, by client request id, with
+    /// the coordinator instance that has them.
+    pub conds: BTreeMap<u64, (Instance, CondW)>,
+    /// `condCtr`
+    pub cond_ctr: u8,
+    /// `condIssued`
+    pub cond_issued: Msgs<Issued>,
+    /// `expIssued`
+    pub exp_issued: Msgs<ExpIssued>,
+    /// The spec write id of each expiry delete, by the write id the
+    /// coordinator derived for it.
+    pub expiries: BTreeMap<WriteId, u8>,
 }
 
 impl ImplState {
@@ -73,7 +100,7 @@ impl ImplState {
     fn key(
         &self,
     ) -> (
-        [u8; 4],
+        [u8; 5],
         Option<&'static str>,
         &[u8],
         &WriteSet<AckedW>,
@@ -84,17 +111,19 @@ impl ImplState {
             &BTreeMap<u64, Arc<Memory>>,
             &BTreeMap<u64, (Instance, Read)>,
         ),
+        &Cond,
         &[Option<BTreeSet<ReplicaId>>],
         &[Arc<Replica>],
         &[Arc<Replica>],
     ) {
         (
-            [self.wid_ctr, self.evict_count, self.supersedes, self.read_ctr],
+            [self.wid_ctr, self.evict_count, self.supersedes, self.read_ctr, self.list_ctr],
             self.violation,
             &self.incarnation,
             &self.acked,
             &self.net,
             (&self.collected, &self.zombie_collected, &self.digests, &self.reads),
+            &self.cond,
             &self.seeded_when_ready,
             &self.zombies,
             &self.replicas,
@@ -125,10 +154,11 @@ pub fn msg_key(m: &Message) -> u64 {
 /// One step of the environment or of a replica.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ImplAction {
-    /// A client PUT of key number `key` reaches the current coordinator.
-    Put { key: usize },
+    /// A client PUT of key number `key` reaches the current coordinator,
+    /// with time to live `ttl` (0: none).
+    Put { key: usize, ttl: u8 },
     /// A client PUT that was in flight reaches zombie number `zombie`.
-    ZombiePut { zombie: usize, key: usize },
+    ZombiePut { zombie: usize, key: usize, ttl: u8 },
     /// The network delivers a copy of a message.
     Deliver(Arc<Message>),
     /// A timer of a current instance fires.
@@ -142,12 +172,25 @@ pub enum ImplAction {
     Read { key: usize },
     /// A client GET that was in flight reaches zombie number `zombie`.
     ZombieRead { zombie: usize, key: usize },
+    /// A conditional client PUT (a DELETE if its write id is a delete's)
+    /// reaches the current coordinator: `cond` 0 is IfAbsent, else IfMatch
+    /// the tag of the acknowledged write with that spec write id.
+    CondPut { key: usize, cond: u8, ttl: u8 },
+    /// A conditional client write that was in flight reaches zombie number
+    /// `zombie`.
+    ZombieCondPut { zombie: usize, key: usize, cond: u8, ttl: u8 },
+    /// A client listing of every key reaches the current coordinator.
+    List,
+    /// A client listing that was in flight reaches zombie number `zombie`.
+    ZombieList { zombie: usize },
+    /// Time passes (HandoffCond's `Tick`): a millisecond.
+    Tick,
 }
 
 impl ImplAction {
     /// The kinds of step, for the coverage counts: the environment's, one
     /// per timer.
-    pub const NAMES: [&'static str; 11] = [
+    pub const NAMES: [&'static str; 16] = [
         "Put",
         "ZombiePut",
         "Deliver",
@@ -159,6 +202,11 @@ impl ImplAction {
         "Read",
         "ZombieRead",
         "Timer(Expire)",
+        "CondPut",
+        "ZombieCondPut",
+        "List",
+        "ZombieList",
+        "Tick",
     ];
 
     /// The position of this step's kind in [`ImplAction::NAMES`].
@@ -175,6 +223,11 @@ impl ImplAction {
             ImplAction::Read { .. } => 8,
             ImplAction::ZombieRead { .. } => 9,
             ImplAction::Timer(_, Timer::Expire) => 10,
+            ImplAction::CondPut { .. } => 11,
+            ImplAction::ZombieCondPut { .. } => 12,
+            ImplAction::List => 13,
+            ImplAction::ZombieList { .. } => 14,
+            ImplAction::Tick => 15,
         }
     }
 }
@@ -182,8 +235,10 @@ impl ImplAction {
 impl Display for ImplAction {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ImplAction::Put { key } => write!(f, "Put(key {key})"),
-            ImplAction::ZombiePut { zombie, key } => write!(f, "ZombiePut(zombie {zombie}, key {key})"),
+            ImplAction::Put { key, ttl } => write!(f, "Put(key {key}, ttl {ttl})"),
+            ImplAction::ZombiePut { zombie, key, ttl } => {
+                write!(f, "ZombiePut(zombie {zombie}, key {key}, ttl {ttl})")
+            }
             ImplAction::Deliver(m) => {
                 write!(f, "Deliver({} {} -> {}: {})", m.body.kind(), m.from, m.to, brief(&m.body))
             }
@@ -192,6 +247,13 @@ impl Display for ImplAction {
             ImplAction::Supersede => f.write_str("Supersede"),
             ImplAction::Read { key } => write!(f, "Read(key {key})"),
             ImplAction::ZombieRead { zombie, key } => write!(f, "ZombieRead(zombie {zombie}, key {key})"),
+            ImplAction::CondPut { key, cond, ttl } => write!(f, "CondPut(key {key}, cond {cond}, ttl {ttl})"),
+            ImplAction::ZombieCondPut { zombie, key, cond, ttl } => {
+                write!(f, "ZombieCondPut(zombie {zombie}, key {key}, cond {cond}, ttl {ttl})")
+            }
+            ImplAction::List => f.write_str("List"),
+            ImplAction::ZombieList { zombie } => write!(f, "ZombieList(zombie {zombie})"),
+            ImplAction::Tick => f.write_str("Tick"),
         }
     }
 }

@@ -19,20 +19,24 @@ use protocol::handoff::coordinator::Phase;
 use protocol::handoff::peer::PeerStatus;
 use protocol::handoff::{
     Body, ClientRequestId, Input, Message, Millis, Output, Read, Replica, ReplicaId, RoleView, Status, Tag, Timer,
-    WriteId, WriteReply,
+    WriteReply,
 };
 
-use super::map::rec;
+use super::cond::expiries_pending;
+use super::map::small;
 use super::prune::useless;
 use super::state::{ImplAction, ImplState, msg_key};
 use super::view::{is_ready, live};
 use super::{HandoffImpl, liveness};
 use crate::cfg::Reduction;
-use crate::mirror::handoff::{AckedW, Val};
-use crate::mirror::handoff_reads::{self, Read as SpecRead, ReadsAction, ReadsState, Wids};
+use crate::mirror::handoff::AckedW;
+use crate::mirror::handoff_cond::CondAction;
+use crate::mirror::handoff_reads::{self, Wids};
 
-/// Time never advances: timers fire whenever the model chooses, which
-/// covers every timing; deadlines are the host's business.
+/// The time of first boot. Afterwards time advances only by `Tick`
+/// (HandoffCond's clock, which expiry needs): timers fire whenever the
+/// model chooses, which covers every timing; deadlines are the host's
+/// business.
 pub(super) const NOW: Millis = Millis(0);
 
 /// Which instance a step runs on.
@@ -58,9 +62,11 @@ const FIRST_READ: u64 = 1 << 16;
 impl HandoffImpl {
     pub(super) fn next_actions(&self, s: &ImplState, out: &mut Vec<ImplAction>) {
         if s.wid_ctr <= self.max_writes {
-            out.extend((0..self.keys.len()).map(|key| ImplAction::Put { key }));
-            for zombie in 0..s.zombies.len() {
-                out.extend((0..self.keys.len()).map(|key| ImplAction::ZombiePut { zombie, key }));
+            for ttl in self.ttls_for(s.wid_ctr) {
+                out.extend((0..self.keys.len()).map(|key| ImplAction::Put { key, ttl }));
+                for zombie in 0..s.zombies.len() {
+                    out.extend((0..self.keys.len()).map(|key| ImplAction::ZombiePut { zombie, key, ttl }));
+                }
             }
         }
         if s.read_ctr < self.max_reads {
@@ -89,6 +95,7 @@ impl HandoffImpl {
                 out.push(ImplAction::Supersede);
             }
         }
+        self.cond_actions(s, out);
     }
 
     /// The successor of `s` by `action`; `None` where the action is not
@@ -100,14 +107,37 @@ impl HandoffImpl {
         // A step the reduced model would not take (unreduced runs only).
         let mut dropped = false;
         match action {
-            ImplAction::Put { key } => {
-                let accepted = self.client_put(&mut t, Target::Current(c), *key);
+            ImplAction::Put { key, ttl } => {
+                let accepted = self.client_write(&mut t, Target::Current(c), *key, None, *ttl);
                 self.refused(s, &mut t, accepted)?;
             }
-            ImplAction::ZombiePut { zombie, key } => {
+            ImplAction::ZombiePut { zombie, key, ttl } => {
                 dropped = self.fenced_zombie(s, *zombie);
-                let accepted = self.client_put(&mut t, Target::Zombie(*zombie), *key);
+                let accepted = self.client_write(&mut t, Target::Zombie(*zombie), *key, None, *ttl);
                 self.refused(s, &mut t, accepted)?;
+            }
+            ImplAction::CondPut { key, cond, ttl } => {
+                let accepted = self.client_write(&mut t, Target::Current(c), *key, Some(*cond), *ttl);
+                self.refused(s, &mut t, accepted)?;
+            }
+            ImplAction::ZombieCondPut { zombie, key, cond, ttl } => {
+                dropped = self.fenced_zombie(s, *zombie);
+                let accepted = self.client_write(&mut t, Target::Zombie(*zombie), *key, Some(*cond), *ttl);
+                self.refused(s, &mut t, accepted)?;
+            }
+            ImplAction::List => {
+                let accepted = self.client_list(&mut t, Target::Current(c));
+                self.refused(s, &mut t, accepted)?;
+            }
+            ImplAction::ZombieList { zombie } => {
+                dropped = self.fenced_zombie(s, *zombie);
+                let accepted = self.client_list(&mut t, Target::Zombie(*zombie));
+                self.refused(s, &mut t, accepted)?;
+            }
+            ImplAction::Tick => self.tick(&mut t)?,
+            ImplAction::Timer(r, Timer::Expire) => {
+                let out = self.input(&mut t, Target::Current(*r), Input::Timer(Timer::Expire));
+                self.on_expiries(&mut t, &out)?;
             }
             ImplAction::Read { key } => {
                 let accepted = self.client_read(&mut t, Target::Current(c), *key);
@@ -155,6 +185,8 @@ impl HandoffImpl {
             self.reduce(&mut t);
         }
         forget_gone_reads(self.coordinator, &mut t);
+        let (replicas, zombies) = (t.replicas.clone(), t.zombies.clone());
+        self.prune_conds(&mut t, |i| live(&replicas, &zombies, self.coordinator, i));
         if t == *s {
             return None;
         }
@@ -234,32 +266,6 @@ impl HandoffImpl {
         s == t
     }
 
-    /// A client write: whether the code took it (`None`: not enabled).
-    fn client_put(&self, t: &mut ImplState, target: Target, key: usize) -> Option<bool> {
-        if t.wid_ctr > self.max_writes {
-            return None;
-        }
-        if let Target::Zombie(z) = target {
-            t.zombies.get(z)?;
-        }
-        let wid = t.wid_ctr;
-        let (req, key, id) = (ClientRequestId(u64::from(wid)), self.keys.get(key)?.clone(), WriteId(u128::from(wid)));
-        // Empty values: every record costs the same (see the budget).
-        let input = if self.deletes.contains(&wid) {
-            Input::Delete { req, key, wid: id, if_match: None }
-        } else {
-            Input::Put { req, key, value: Vec::new(), wid: id, cond: None, ttl_ms: None }
-        };
-        let accepted = self
-            .input(t, target, input)
-            .iter()
-            .any(|o| matches!(o, Output::Send(m) if matches!(m.body, Body::Push { .. })));
-        if accepted {
-            t.wid_ctr += 1;
-        }
-        Some(accepted)
-    }
-
     /// `ReadStart`: a client read reaches `target`, which records the
     /// writes of its key acknowledged so far; whether the code took it
     /// (refused at once: not ready, superseded; `None`: not enabled).
@@ -275,7 +281,7 @@ impl HandoffImpl {
         let instance = replica.instance();
         let spec_key = self.spec_key(self.keys.get(key)?);
         let seen: Wids = t.acked.iter().filter(|w| w.key == spec_key).map(|w| w.wid).collect();
-        let ep = u8::try_from(c.epoch().0).unwrap_or(u8::MAX);
+        let ep = small(c.epoch().0);
         let req = FIRST_READ + u64::from(t.read_ctr);
         t.reads.insert(req, (instance, handoff_reads::Read { key: spec_key, ep, seen, conf: false }));
         t.read_ctr += 1;
@@ -305,7 +311,9 @@ impl HandoffImpl {
     }
 
     /// Runs `input` on `target` and performs the outputs; returns them.
-    fn input(&self, t: &mut ImplState, target: Target, input: Input) -> Vec<Output> {
+    pub(super) fn input(&self, t: &mut ImplState, target: Target, input: Input) -> Vec<Output> {
+        let now = Self::now(t);
+        let expiries = t.cond.expiries.clone();
         let Some(replica) = self.instance_mut(t, target) else { return Vec::new() };
         let seeded = match replica.role() {
             RoleView::Peer(p) => match p.peer_status() {
@@ -315,8 +323,10 @@ impl HandoffImpl {
             RoleView::Coordinator(_) => None,
         };
         let before = replica.memory().clone();
-        match replica.handle(NOW, input) {
+        let expiring = expiries_pending(&expiries, replica);
+        match replica.handle(now, input) {
             Ok(out) => {
+                self.expiry_commits(t, target, expiring);
                 if let Target::Current(r) = target {
                     let i = usize::from(r.0);
                     // Ghost: the spec keeps seeded[p] after recovery; the
@@ -361,41 +371,49 @@ impl HandoffImpl {
                         t.digests.insert(key, summarised);
                     }
                     if let Body::Confirmed { epoch, .. } = m.body {
-                        // Ghost, `ReadConfirm`: every read waiting at the
-                        // instance of this epoch is confirmed from now on.
+                        // Ghost, `ConfirmC`: every read and conditional
+                        // write waiting at the instance of this epoch is
+                        // confirmed from now on.
                         for (_, r) in t.reads.values_mut() {
                             r.conf |= u64::from(r.ep) == epoch.0;
                         }
+                        for (_, x) in t.cond.conds.values_mut() {
+                            x.conf |= u64::from(x.ep) == epoch.0;
+                        }
+                    }
+                    if let Body::Push { key, record, .. } = &m.body {
+                        self.on_push(t, target, key, record);
                     }
                     t.net.insert(key, Arc::new(m.clone()));
                 }
+                Output::Reply { req, reply: WriteReply::PreconditionFailed { .. } } => self.on_failed(t, target, *req),
                 Output::Reply { reply: WriteReply::Committed { key, tag: Tag { stamp, wid }, .. }, .. } => {
                     // A zombie is no replica: its ack is backed by the
                     // replicas that hold the write, if any (HandoffZombie).
                     let doomed = matches!(target, Target::Zombie(_))
                         && !t.replicas.iter().any(|r| r.memory().holds(key, *stamp));
-                    let small = |n: u128| u8::try_from(n).unwrap_or(u8::MAX);
                     t.acked.insert(AckedW {
                         key: self.spec_key(key),
-                        ep: small(u128::from(stamp.ep.0)),
-                        ver: small(u128::from(stamp.ver.0)),
-                        wid: small(wid.0),
+                        ep: small(stamp.ep.0),
+                        ver: small(stamp.ver.0),
+                        wid: super::map::spec_wid(*wid, &t.cond.expiries),
                         doomed,
                     });
                 }
                 Output::Reply { .. } => {}
                 Output::ReadReply { req, read } => {
-                    // ReadFinish: the answer is no older than the read may
-                    // return (an instance that ends drops its reads).
+                    // ReadFinishC: the answer is no older than the read may
+                    // return, nor expired (an instance that ends drops its
+                    // reads).
                     let Some((_, r)) = t.reads.remove(&req.0) else { continue };
-                    if let Read::Committed(held) = read {
-                        let v = held.as_ref().map_or(Val::NoVal(self.scale().zombie().no_val()), |h| Val::Rec(rec(h)));
-                        if handoff_reads::stale(&t.acked, &self.deletes, &r, v) {
-                            t.violation = Some(READS_LINEARIZABLE);
-                        }
+                    if let Read::Committed(held) = read
+                        && let Some(violation) = self.check_read(t, target, &r, held.as_ref())
+                    {
+                        t.violation = Some(violation);
                     }
                 }
-                Output::SetTimer { .. } | Output::ListReply { .. } => {}
+                Output::ListReply { req, list } => self.on_list(t, target, *req, list),
+                Output::SetTimer { .. } => {}
             }
         }
     }
@@ -404,9 +422,10 @@ impl HandoffImpl {
     /// every later state in unreduced runs), so the reduced model delivers
     /// it at once instead of multiplying network states.
     fn heartbeat(&self, t: &mut ImplState, m: &Message) {
+        let now = Self::now(t);
         let Some(r) = t.replicas.get_mut(usize::from(m.to.0)).map(Arc::make_mut) else { return };
         let before = r.clone();
-        match r.handle(NOW, Input::Message(m.clone())) {
+        match r.handle(now, Input::Message(m.clone())) {
             Ok(out) if out.is_empty() && *r == before => {}
             Ok(_) => t.violation = Some(REDUCTION_SOUND),
             Err(_) => t.violation = Some(NO_PROTOCOL_ERROR),
@@ -443,7 +462,7 @@ impl HandoffImpl {
         if !(t.evict_count < self.max_evicts && others_ready) {
             return None;
         }
-        let spec = &t.mapped.scale.ext.base;
+        let spec = &t.mapped.reads.scale.ext.base;
         let held_elsewhere = |w: &AckedW| {
             self.scale().zombie().replicas().iter().any(|&x| x != self.spec_replica(r) && spec.holds(x, w.write()))
         };
@@ -463,7 +482,7 @@ impl HandoffImpl {
         t.net.values().filter(|m| matches!(m.body, Body::Digest { .. } | Body::Records { .. })).count()
     }
 
-    /// The step maps to a spec step, to `ReadFinish` steps, or to a
+    /// The step maps to a spec step, to several (`composite`), or to a
     /// stutter, and every spec property holds on the mapped state.
     fn check_step(&self, s: &ImplState, action: &ImplAction, t: &mut ImplState) {
         if t.violation.is_some() {
@@ -472,7 +491,7 @@ impl HandoffImpl {
         if !t.mapped.eq_unmarked(&s.mapped) {
             // The spec steps this one most likely is are tried first; then
             // every spec step. A hint is only an order: a match is a match.
-            let matching = |a: &ReadsAction| self.spec.step(&s.mapped, a).filter(|u| u.eq_unmarked(&t.mapped));
+            let matching = |a: &CondAction| self.spec.step(&s.mapped, a).filter(|u| u.eq_unmarked(&t.mapped));
             let matched = self
                 .hints(s, action)
                 .iter()
@@ -482,10 +501,11 @@ impl HandoffImpl {
                     self.spec.next(&s.mapped, &mut every);
                     every.iter().find_map(matching)
                 })
-                .or_else(|| self.read_finishes(&s.mapped, &t.mapped));
+                .or_else(|| self.composite(&s.mapped, &t.mapped));
             match matched {
                 Some(u) => {
-                    Arc::make_mut(&mut t.mapped).scale.ext.base.served_regression = u.scale.ext.base.served_regression
+                    Arc::make_mut(&mut t.mapped).reads.scale.ext.base.served_regression =
+                        u.reads.scale.ext.base.served_regression
                 }
                 None => {
                     t.violation = Some(REFINEMENT);
@@ -496,10 +516,10 @@ impl HandoffImpl {
         // What each replica stores is the spec's `Concrete`: the floor's
         // collections are exactly the spec's.
         let stores_concrete = self.replica_ids.iter().all(|&r| {
-            let stored = self.mem(t.replicas[usize::from(r.0)].memory());
-            self.scale().ops().concrete(&t.mapped.scale, self.spec_replica(r)) == stored
+            let stored = self.mem(t.replicas[usize::from(r.0)].memory(), &t.cond.expiries);
+            self.scale().ops().concrete(&t.mapped.reads.scale, self.spec_replica(r)) == stored
         });
-        if !stores_concrete {
+        if !stores_concrete || !self.expiries_kept(t) {
             t.violation = Some(REFINEMENT);
             return;
         }
@@ -511,21 +531,6 @@ impl HandoffImpl {
         if let Some(name) = self.spec.violated(&t.mapped) {
             t.violation = Some(name);
         }
-    }
-
-    /// One confirmation answers every read that waited for it, in one
-    /// step of the code: the spec's `ReadFinish` for each, in turn. The
-    /// state after them, if it is `t`.
-    fn read_finishes(&self, s: &ReadsState, t: &ReadsState) -> Option<ReadsState> {
-        let answered: Vec<&SpecRead> = s.reads.iter().filter(|r| !t.reads.contains(r)).collect();
-        if answered.len() < 2 {
-            return None;
-        }
-        let mut u = s.clone();
-        for r in answered {
-            u = self.spec.step(&u, &ReadsAction::ReadFinish(r.clone()))?;
-        }
-        u.eq_unmarked(t).then_some(u)
     }
 }
 
