@@ -118,3 +118,12 @@ fn evaluating_a_condition_over_a_pending_write_is_caught() {
     let report = caught_on("HandoffImplCond.cfg", "CondIgnoresPending");
     assert_eq!(report.violated.as_deref(), Some("Refinement"), "{}", run::format_trace(&report));
 }
+
+/// A coordinator answering a read from its memory without the expiry filter
+/// (HandoffCond's `serve-expired`): the read returns a record whose time to
+/// live has passed on the model's clock.
+#[test]
+fn serving_an_expired_record_is_caught() {
+    let report = caught_on("HandoffImplExpiryQuick.cfg", "ServeExpired");
+    assert_eq!(report.violated.as_deref(), Some("ExpiredNeverServed"), "{}", run::format_trace(&report));
+}
