@@ -400,7 +400,12 @@ impl HandoffImpl {
                         doomed,
                     });
                 }
-                Output::Reply { .. } => {}
+                // Any other answer to a conditional write still waiting
+                // (refused: the instance was fenced or superseded) ends it,
+                // as the spec drops an ending instance's conditions.
+                Output::Reply { req, .. } => {
+                    t.cond.conds.remove(&req.0);
+                }
                 Output::ReadReply { req, read } => {
                     // ReadFinishC: the answer is no older than the read may
                     // return, nor expired (an instance that ends drops its
