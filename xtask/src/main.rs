@@ -169,6 +169,7 @@ fn test(root: &Path) -> Result<bool> {
         json: false,
         coverage: false,
         simulation_seconds: None,
+        unreduced: true,
     };
     let (checked, tests) = check::run_with_tests(root, &args)?;
     // Each stage reports its own failure and the next still runs.

@@ -38,6 +38,12 @@ pub struct CfgInfo {
     /// counterexample, which every checker must find violated.
     #[serde(default)]
     pub expect_violated: Option<String>,
+    /// Whether the module's model has reductions (`--no-reduction`).
+    #[serde(default)]
+    pub reductions: bool,
+    /// Why the cfg cannot be explored without them (`\* REDUCTION needed`).
+    #[serde(default)]
+    pub reduction_needed: Option<String>,
 }
 
 /// Asks the checker what `cfg` says; a malformed cfg is an error naming

@@ -86,6 +86,11 @@ pub struct CheckArgs {
     /// Time budget of each simulation cfg (`\* SEARCH simulation`), in seconds (default: 10, with --deep 60).
     #[arg(long)]
     pub simulation_seconds: Option<u64>,
+    /// Also check every exhaustive cfg of an implementation model without the model's reductions
+    /// (`checker check --no-reduction`: every pruned message kept, the pruning argument checked on
+    /// every state), unless the cfg says `\* REDUCTION needed: why`. `cargo xtask test` sets it.
+    #[arg(long)]
+    pub unreduced: bool,
 }
 
 /// Runs the check; `Ok(false)` when anything failed.
@@ -162,8 +167,11 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
     if !args.tla_only {
         eprintln!("Rust stage: stateright models");
         for (target, row) in targets.iter().zip(&mut rows) {
-            row.rust = Some(rust_stage::run(&bin, target, simulation_seconds)?);
+            row.rust = Some(rust_stage::run(&bin, target, simulation_seconds, false)?);
             summary::print_rust_line(target, row.rust.as_ref());
+        }
+        if args.unreduced {
+            rows.extend(unreduced(&bin, &targets)?);
         }
     }
 
@@ -186,6 +194,27 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
     }
     eprintln!("check: {:.0} s in all", started.elapsed().as_secs_f64());
     Ok((summary.ok(), summary.tests.clone()))
+}
+
+/// The unreduced runs (`--unreduced`): a row per exhaustive cfg of a model
+/// with reductions, except counterexamples (their reduced run shows the
+/// violation) and cfgs that say why they need the reductions.
+fn unreduced(bin: &Path, targets: &[target::Target]) -> Result<Vec<Row>> {
+    eprintln!("Rust stage, unreduced: the implementation models without their reductions");
+    let mut rows = Vec::new();
+    for target in targets.iter().filter(|t| t.reductions && t.search != "simulation" && t.expect.is_none()) {
+        if let Some(why) = &target.reduction_needed {
+            eprintln!("  {}: kept reduced (REDUCTION needed: {why})", target.cfg_name());
+            continue;
+        }
+        let mut row = Row::new(target);
+        row.cfg.push_str(rust_stage::UNREDUCED);
+        let outcome = rust_stage::run(bin, target, 0, true)?;
+        summary::print_rust_line_as(&row.cfg, Some(&outcome));
+        row.rust = Some(outcome);
+        rows.push(row);
+    }
+    Ok(rows)
 }
 
 /// A chosen TLA+ checker, ready to run.

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::stream;
 use super::target::Target;
 
+/// The label of a row checked without the model's reductions.
+pub const UNREDUCED: &str = " (unreduced)";
+
 /// What the Rust checker said about one cfg.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RustOutcome {
@@ -37,8 +40,9 @@ pub struct ActionCoverage {
 }
 
 /// Runs the model of `target`'s module on its cfg, searched as the cfg
-/// says; a simulation runs for `simulation_seconds`.
-pub fn run(bin: &Path, target: &Target, simulation_seconds: u64) -> Result<RustOutcome> {
+/// says; a simulation runs for `simulation_seconds`; `unreduced`: without
+/// the model's reductions (`--no-reduction`).
+pub fn run(bin: &Path, target: &Target, simulation_seconds: u64, unreduced: bool) -> Result<RustOutcome> {
     let mut cmd = Command::new(bin);
     cmd.arg("check");
     match &target.spec {
@@ -49,7 +53,12 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64) -> Result<RustO
     if target.search == "simulation" {
         cmd.args(["--seconds", &simulation_seconds.to_string()]);
     }
-    let out = stream::run(cmd, &target.cfg_name(), |line| {
+    let mut label = target.cfg_name();
+    if unreduced {
+        cmd.arg("--no-reduction");
+        label.push_str(UNREDUCED);
+    }
+    let out = stream::run(cmd, &label, |line| {
         line.contains("distinct states,").then(|| line.trim().to_string())
     })?;
     let last_error = || out.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();

@@ -229,19 +229,23 @@ pub fn print_tla_line(t: &Target, o: &Outcome) {
 }
 
 pub fn print_rust_line(t: &Target, o: Option<&RustOutcome>) {
+    print_rust_line_as(&t.cfg_name(), o);
+}
+
+/// The Rust checker's line for a row labelled `cfg`.
+pub fn print_rust_line_as(cfg: &str, o: Option<&RustOutcome>) {
     let Some(o) = o else { return };
     match o.verdict.as_str() {
         "pass" | "violation" => eprintln!(
-            "  {}: {}{}, {} distinct states, depth {}, {:.1} s",
-            t.cfg_name(),
+            "  {cfg}: {}{}, {} distinct states, depth {}, {:.1} s",
             o.verdict,
             o.violated.as_deref().map(|v| format!(" of {v}")).unwrap_or_default(),
             opt(o.unique_states),
             opt(o.max_depth),
             o.seconds.unwrap_or(0.0)
         ),
-        "vacuous" => eprintln!("  {}: vacuous: {}", t.cfg_name(), o.unfired.join("; ")),
-        _ => eprintln!("  {}: {}: {}", t.cfg_name(), o.verdict, o.message.as_deref().unwrap_or("")),
+        "vacuous" => eprintln!("  {cfg}: vacuous: {}", o.unfired.join("; ")),
+        _ => eprintln!("  {cfg}: {}: {}", o.verdict, o.message.as_deref().unwrap_or("")),
     }
 }
 

@@ -34,6 +34,11 @@ pub struct Target {
     /// The property a counterexample cfg must be found to violate (its
     /// `\* EXPECT violated Name` line).
     pub expect: Option<String>,
+    /// Whether the model has reductions to switch off (`--unreduced`), and
+    /// why this cfg cannot be explored without them (`\* REDUCTION
+    /// needed: why`).
+    pub reductions: bool,
+    pub reduction_needed: Option<String>,
 }
 
 impl Target {
@@ -71,7 +76,17 @@ pub fn resolve(checker: &Path, cfg_path: &Path, tla_dir: &Path) -> Result<Target
 
 /// Pairs a cfg that says `info` with its module.
 fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
-    let CfgInfo { module, search, constants, invariants, properties, rust_model, expect_violated } = info;
+    let CfgInfo {
+        module,
+        search,
+        constants,
+        invariants,
+        properties,
+        rust_model,
+        expect_violated,
+        reductions,
+        reduction_needed,
+    } = info;
     let target = |spec, temporal: Vec<String>| Target {
         module: module.clone(),
         spec,
@@ -80,6 +95,8 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
         liveness: !temporal.is_empty(),
         temporal,
         expect: expect_violated.clone(),
+        reductions,
+        reduction_needed: reduction_needed.clone(),
     };
     if let Some(name) = &expect_violated
         && !invariants.contains(name)

@@ -45,6 +45,7 @@ mod hints;
 mod liveness;
 mod map;
 mod prune;
+mod roll;
 mod state;
 mod step;
 mod view;
@@ -96,6 +97,11 @@ pub struct HandoffImpl {
     /// The model's own `MaxLists` (0 when absent): client listings started,
     /// at most; each is one of HandoffReads' reads per key (`cond`).
     max_lists: u8,
+    /// The model's own `RollingRestart` and `RollWaits` (FALSE and TRUE
+    /// when absent): evictions only as a rolling restart takes them
+    /// ([`roll`]).
+    rolling: bool,
+    roll_waits: bool,
     /// `Deletes`: the write ids that are deletes.
     deletes: BTreeSet<u8>,
     /// `instances[r][n]`: the instance id of replica r's n-th boot.
@@ -130,10 +136,13 @@ const MUTATIONS: [(&str, Mutation); 11] = [
     ("ServeExpired", Mutation::ServeExpired),
 ];
 
-/// Constants of the model, not of the spec: see `gossip_when_done` and
-/// `max_lists`.
+/// Constants of the model, not of the spec: see `gossip_when_done`,
+/// `max_lists`, `rolling` and `roll_waits`.
 const GOSSIP_WHEN_DONE: &str = "GossipWhenDone";
 const MAX_LISTS: &str = "MaxLists";
+const ROLLING_RESTART: &str = "RollingRestart";
+const ROLL_WAITS: &str = "RollWaits";
+const MODEL_CONSTANTS: [&str; 4] = [GOSSIP_WHEN_DONE, MAX_LISTS, ROLLING_RESTART, ROLL_WAITS];
 
 const CONSTANTS: [&str; 10] = [
     "Replicas",
@@ -154,14 +163,16 @@ impl HandoffImpl {
     pub fn new(cfg: &TlcConfig, mutation: Option<Mutation>) -> Result<Self, CfgError> {
         // HandoffReads' `MaxReads` and HandoffCond's constants are optional:
         // without them, no client reads, no conditional writes, no clock.
-        let optional = ["MaxReads", "MaxConds", "MaxTime", "TTLs", GOSSIP_WHEN_DONE, MAX_LISTS];
+        let optional = ["MaxReads", "MaxConds", "MaxTime", "TTLs", GOSSIP_WHEN_DONE, MAX_LISTS, ROLLING_RESTART, ROLL_WAITS];
         cfg.expect_constants_optional(Self::MODULE, &CONSTANTS, &optional)?;
         let has = |name: &str| cfg.constants.iter().any(|(n, _)| n == name);
         let has_reads = has("MaxReads");
         let gossip_when_done = cfg.boolean_or(GOSSIP_WHEN_DONE, false)?;
+        let rolling = cfg.boolean_or(ROLLING_RESTART, false)?;
+        let roll_waits = cfg.boolean_or(ROLL_WAITS, true)?;
         // The spec does not know the model's own constants.
         let mut constants: Vec<_> =
-            cfg.constants.iter().filter(|(name, _)| name != GOSSIP_WHEN_DONE && name != MAX_LISTS).cloned().collect();
+            cfg.constants.iter().filter(|(name, _)| !MODEL_CONSTANTS.contains(&name.as_str())).cloned().collect();
         for name in ["MaxReads", "MaxConds", "MaxTime"] {
             if !has(name) {
                 constants.push((name.into(), crate::cfg::Value::Int(0)));
@@ -173,10 +184,12 @@ impl HandoffImpl {
         // Checked on what the code answers, not on the mapped state (where
         // the history variables stay FALSE).
         let answers = [READS_LINEARIZABLE, EXPIRED_NEVER_SERVED];
+        // The model's own invariant, not the spec's.
+        let spec_invariant = |i: &&String| !answers.contains(&i.as_str()) && *i != roll::ROLL_LOSES_NOTHING;
         let spec_cfg = TlcConfig {
             specification: Some("SpecC".into()),
             constants,
-            invariants: cfg.invariants.iter().filter(|i| !answers.contains(&i.as_str())).cloned().collect(),
+            invariants: cfg.invariants.iter().filter(spec_invariant).cloned().collect(),
             properties: cfg
                 .properties
                 .iter()
@@ -219,7 +232,12 @@ impl HandoffImpl {
         let mut checks: Vec<&'static str> = Vec::new();
         let mut live = Vec::new();
         for name in cfg.invariants.iter().chain(&cfg.properties) {
-            if name == REFINEMENT || answers.contains(&name.as_str()) || name == COND_LINEARIZABLE {
+            // Checked by the model itself (`checks` below).
+            if name == REFINEMENT
+                || answers.contains(&name.as_str())
+                || name == COND_LINEARIZABLE
+                || name == roll::ROLL_LOSES_NOTHING
+            {
                 continue;
             }
             match spec.check_name(name) {
@@ -245,6 +263,9 @@ impl HandoffImpl {
             EXPIRED_NEVER_SERVED,
             REDUCTION_SOUND,
         ]);
+        if rolling {
+            checks.push(roll::ROLL_LOSES_NOTHING);
+        }
         let mapped = Arc::new(spec.init());
         let mut model = HandoffImpl {
             spec,
@@ -259,6 +280,8 @@ impl HandoffImpl {
             max_gossip: nat("MaxGossip")?,
             max_reads: if has_reads { nat("MaxReads")? } else { 0 },
             gossip_when_done,
+            rolling,
+            roll_waits,
             max_lists: if has(MAX_LISTS) { nat(MAX_LISTS)? } else { 0 },
             deletes,
             reduction: cfg.reduction,

@@ -90,8 +90,8 @@ impl HandoffImpl {
             }
         }
         if s.evict_count < self.max_evicts {
-            out.extend(self.replica_ids.iter().map(|&r| ImplAction::Evict(r)));
-            if s.supersedes < self.max_zombies {
+            out.extend(self.replica_ids.iter().filter(|&&r| self.may_evict(s, r)).map(|&r| ImplAction::Evict(r)));
+            if s.supersedes < self.max_zombies && !self.rolling {
                 out.push(ImplAction::Supersede);
             }
         }
@@ -464,14 +464,18 @@ impl HandoffImpl {
     fn evict(&self, t: &mut ImplState, r: ReplicaId) -> Option<Arc<Replica>> {
         let i = usize::from(r.0);
         let others_ready = t.replicas.iter().any(|x| x.me() != r && is_ready(x));
-        if !(t.evict_count < self.max_evicts && others_ready) {
+        if !(t.evict_count < self.max_evicts && others_ready && self.may_evict(t, r)) {
             return None;
         }
         let spec = &t.mapped.reads.scale.ext.base;
         let held_elsewhere = |w: &AckedW| {
             self.scale().zombie().replicas().iter().any(|&x| x != self.spec_replica(r) && spec.holds(x, w.write()))
         };
+        let doomed_before = t.acked.iter().filter(|w| w.doomed).count();
         t.acked = t.acked.iter().map(|w| AckedW { doomed: w.doomed || !held_elsewhere(w), ..*w }).collect();
+        if self.rolling && t.acked.iter().filter(|w| w.doomed).count() > doomed_before {
+            t.violation = Some(super::roll::ROLL_LOSES_NOTHING);
+        }
         t.evict_count += 1;
         t.incarnation[i] += 1;
         t.seeded_when_ready[i] = None;
