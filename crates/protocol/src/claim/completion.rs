@@ -301,4 +301,39 @@ mod tests {
         let done = run(&mut stores, &mut complete("k1", 1, "w1", Outcome::Succeeded), R);
         assert_eq!(done, refused(CompletionRefused::Reaped));
     }
+
+    #[test]
+    fn a_key_binds_the_whole_request_and_old_rows_their_attempt() {
+        use crate::claim::durable::{Binding, OperationRow};
+        let activate = |ttl| RequestBody::Activate { lease_ttl_ms: ttl };
+        let (row, _) = OperationRow::bind(None, &op("k"), &key(1, "w1"), &activate(500));
+        let (_, again) = OperationRow::bind(Some(&row), &op("k"), &key(1, "w1"), &activate(500));
+        assert_eq!(again, Binding::Bound);
+        let (_, other) = OperationRow::bind(Some(&row), &op("k"), &key(1, "w1"), &activate(250));
+        assert_eq!(other, Binding::Conflict { bound: key(1, "w1"), body: activate(500) });
+        let complete = RequestBody::Complete { outcome: Outcome::Succeeded, result: None };
+        let (_, crossed) = OperationRow::bind(Some(&row), &op("k"), &key(1, "w1"), &complete);
+        assert!(matches!(crossed, Binding::Conflict { .. }));
+        // A row stored before whole requests were bound decodes as binding
+        // the attempt only: any activation of it matches, a completion not.
+        let old =
+            r#"{"operation":"k","request":{"claim":"c1","fence":1,"worker":"w1"},"rejection":null,"conflict":null}"#;
+        let old: OperationRow = serde_json::from_str(old).unwrap();
+        assert_eq!((old.body.clone(), old.completion.clone()), (RequestBody::Attempt, None));
+        assert_eq!(OperationRow::bind(Some(&old), &op("k"), &key(1, "w1"), &activate(7)).1, Binding::Bound);
+        assert!(matches!(
+            OperationRow::bind(Some(&old), &op("k"), &key(1, "w1"), &complete).1,
+            Binding::Conflict { .. }
+        ));
+    }
+
+    #[test]
+    fn a_claim_row_of_an_older_version_decodes_with_the_defaults() {
+        let old =
+            r#"{"claim":"c1","fence":1,"worker":"w1","state":"reaped","reservation":null,"lock":null,"activations":0}"#;
+        let row: durable::ClaimRow = serde_json::from_str(old).unwrap();
+        assert_eq!((row.attempt, row.max_attempts, row.outcome, row.result.clone()), (1, 3, None, None));
+        let next = durable::ClaimRow::authorize_attempt(Some(&row), &c1(), Fence(2), &WorkerId::from("w1"), R, 1);
+        assert_eq!(next.map(|r| (r.attempt, r.max_attempts)), Ok((2, 3)));
+    }
 }
