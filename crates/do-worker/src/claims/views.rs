@@ -63,7 +63,7 @@ fn lease_view(lease: Option<&Lease>) -> Option<LeaseView<'_>> {
 /// A claim with the lease record found for it, shown only while in force
 /// and held by the claim's current attempt.
 pub fn claim(status: u16, row: &ClaimRow, lease: Option<&Lease>, now: Millis) -> Result<Response> {
-    let lease = holder(lease, now).filter(|l| l.fence == row.fence && row.state == ClaimState::Executing);
+    let lease = holder(lease, now).filter(|l| l.fence == row.fence);
     Ok(http::json(&claim_view(row, lease_view(lease)))?.with_status(status))
 }
 
