@@ -7,7 +7,7 @@ use protocol::claim::{
     Outcome as JobOutcome, RequestBody, RequestKey, Reservation, WorkerId,
 };
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use worker::{Response, Result};
 
 use super::store::state_name;
@@ -82,7 +82,42 @@ pub fn claim_page(rows: &[ClaimRow], next: Option<&ClaimId>, now: Millis) -> Res
             claim_view(row, recorded)
         })
         .collect();
-    http::json(&json!({ "claims": claims, "next": next }))
+    http::json(&ClaimPageView { claims, next })
+}
+
+#[derive(Serialize)]
+struct ClaimPageView<'a> {
+    claims: Vec<ClaimView<'a>>,
+    next: Option<&'a ClaimId>,
+}
+
+/// The 409's envelope: the error with the bound request.
+#[derive(Serialize)]
+struct KeyReused<'a> {
+    error: KeyReusedDetail<'a>,
+}
+
+#[derive(Serialize)]
+struct KeyReusedDetail<'a> {
+    code: &'static str,
+    message: &'a str,
+    bound: BoundView<'a>,
+}
+
+/// Every field of the request a key is bound to.
+#[derive(Serialize)]
+struct BoundView<'a> {
+    claim: &'a ClaimId,
+    fence: Fence,
+    worker: &'a WorkerId,
+    request: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    lease_ttl_ms: Option<Millis>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    outcome: Option<&'static str>,
+    /// A completion's result (null for none); absent for an activation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<Value>,
 }
 
 #[derive(Serialize)]
@@ -137,8 +172,9 @@ pub fn activation(operation: &OperationId, request: &RequestKey, answer: &Answer
 /// of the request the key is bound to.
 fn key_reused(operation: &OperationId, bound: &RequestKey, body: &RequestBody) -> Result<Response> {
     let message = format!(
-        "Idempotency-Key {operation:?} is bound to another request (claim {:?}, fence {}, worker {:?}, {}); \
+        "Idempotency-Key {:?} is bound to another request (claim {:?}, fence {}, worker {:?}, {}); \
          a key binds every field of its request",
+        operation.0,
         bound.claim.0,
         bound.fence,
         bound.worker.0,
@@ -148,21 +184,27 @@ fn key_reused(operation: &OperationId, bound: &RequestKey, body: &RequestBody) -
             RequestBody::Complete { outcome, .. } => format!("a completion {}", outcome.name()),
         }
     );
-    let mut fields = json!({ "claim": bound.claim, "fence": bound.fence, "worker": bound.worker });
-    let extra = match body {
-        RequestBody::Attempt => json!({ "request": "activate" }),
-        RequestBody::Activate { lease_ttl_ms } => json!({ "request": "activate", "lease_ttl_ms": lease_ttl_ms }),
-        RequestBody::Complete { outcome, result } => json!({
-            "request": "complete",
-            "outcome": outcome.name(),
-            "result": result.as_deref().and_then(|r| serde_json::from_str::<Value>(r).ok()),
-        }),
+    let mut fields = BoundView {
+        claim: &bound.claim,
+        fence: bound.fence,
+        worker: &bound.worker,
+        request: "activate",
+        lease_ttl_ms: None,
+        outcome: None,
+        result: None,
     };
-    if let (Some(fields), Value::Object(extra)) = (fields.as_object_mut(), extra) {
-        fields.extend(extra);
+    match body {
+        RequestBody::Attempt => {}
+        RequestBody::Activate { lease_ttl_ms } => fields.lease_ttl_ms = Some(*lease_ttl_ms),
+        RequestBody::Complete { outcome, result } => {
+            fields.request = "complete";
+            fields.outcome = Some(outcome.name());
+            let value = result.as_deref().and_then(|r| serde_json::from_str::<Value>(r).ok());
+            fields.result = Some(value.unwrap_or(Value::Null));
+        }
     }
     let code = Code::IdempotencyKeyReused;
-    let body = json!({ "error": { "code": code.as_str(), "message": message, "bound": fields } });
+    let body = KeyReused { error: KeyReusedDetail { code: code.as_str(), message: &message, bound: fields } };
     Ok(http::json(&body)?.with_status(code.status()))
 }
 
