@@ -266,3 +266,71 @@ async fn a_namespace_holds_at_most_max_claims() {
     let listed = c.list("").await.json();
     assert_eq!(listed["claims"].as_array().map(Vec::len), Some(2), "{listed}");
 }
+
+/// Completions racing each other, a stale fence, a replayed key and the
+/// reaper, on several claims at once: every claim ends in exactly one
+/// terminal state, the one its single `completed` answer names, and every
+/// key answers again exactly as it did.
+#[tokio::test]
+async fn racing_completions_end_each_claim_in_one_state_consistent_with_every_answer() {
+    const CLAIMS: u64 = 6;
+    let c = Claims::fresh("claims-complete-race").await;
+    for i in 0..CLAIMS {
+        run_attempt(&c, &format!("r{i}"), 1, "w1").await;
+    }
+    let mut tasks = Vec::new();
+    for i in 0..CLAIMS {
+        let claim = format!("r{i}");
+        // Two sends of one key, two other keys with other outcomes, a stale fence.
+        for (key, fence, outcome) in [
+            ("a", 1, "succeeded"),
+            ("a", 1, "succeeded"),
+            ("b", 1, "failed"),
+            ("c", 1, "succeeded"),
+            ("s", 0, "failed"),
+        ] {
+            let (c, claim) = (c.clone(), claim.clone());
+            tasks.push(tokio::spawn(async move {
+                let resp = c.complete(&claim, key, fence, "w1", outcome, json!({ "by": key })).await;
+                (claim, key, resp.status, resp.json())
+            }));
+        }
+    }
+    let reaper = {
+        let c = c.clone();
+        tokio::spawn(async move { c.reap().await })
+    };
+    let mut answers = Vec::new();
+    for task in tasks {
+        answers.push(task.await.expect("task"));
+    }
+    assert!(reaper.await.expect("reaper").is_empty(), "nothing to reap: every claim executes or completed");
+    for i in 0..CLAIMS {
+        let claim = format!("r{i}");
+        let mine: Vec<_> = answers.iter().filter(|(c, ..)| *c == claim).collect();
+        let won: BTreeSet<&str> =
+            mine.iter().filter(|(_, _, status, _)| *status == 200).map(|(_, key, ..)| *key).collect();
+        assert_eq!(won.len(), 1, "{claim}: exactly one key completes it: {mine:?}");
+        let winner = won.iter().next().copied().unwrap_or_default();
+        for (_, key, status, body) in &mine {
+            match (*status, *key) {
+                (200, _) => assert_eq!(body["result"], "completed", "{body}"),
+                (422, "s") => assert_eq!(body["reason"], "stale_fence", "{body}"),
+                (422, _) => assert_eq!(body["reason"], "not_executing", "{claim} {key}: {body}"),
+                other => panic!("{claim}: unexpected answer {other:?} {body}"),
+            }
+        }
+        let view = c.get(&claim).await;
+        let outcome = if winner == "b" { "failed" } else { "succeeded" };
+        assert_eq!((view["state"].as_str(), view["outcome"].as_str()), (Some(outcome), Some(outcome)), "{view}");
+        assert_eq!(view["result"], json!({ "by": winner }), "the winner's result: {view}");
+        // Every key answers again as it did (a refusal is final too).
+        for (key, fence, outcome) in
+            [("a", 1, "succeeded"), ("b", 1, "failed"), ("c", 1, "succeeded"), ("s", 0, "failed")]
+        {
+            let first = mine.iter().find(|(_, k, ..)| *k == key).map(|(_, _, s, b)| (*s, b.clone()));
+            let again = c.complete(&claim, key, fence, "w1", outcome, json!({ "by": key })).await;
+            assert_eq!(Some((again.status, again.json())), first, "{claim} {key} replayed");
+        }
+    }
+}
