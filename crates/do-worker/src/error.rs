@@ -57,6 +57,8 @@ codes! {
     InvalidIdempotencyKey = 400 "invalid_idempotency_key",
     MissingIdempotencyKey = 400 "missing_idempotency_key",
     InvalidTtl = 400 "invalid_ttl",
+    InvalidMaxAttempts = 400 "invalid_max_attempts",
+    InvalidState = 400 "invalid_state",
     InvalidSetting = 400 "invalid_setting",
     InvalidRights = 400 "invalid_rights",
     InvalidPrecondition = 400 "invalid_precondition",
@@ -85,6 +87,7 @@ codes! {
     NamespaceLimit = 409 "namespace_limit",
     ClaimExists = 409 "claim_exists",
     StaleFence = 409 "stale_fence",
+    ClaimDead = 409 "claim_dead",
     IdempotencyKeyReused = 409 "idempotency_key_reused",
     WriteIdReused = 409 "write_id_reused",
     /// Internal: the namespace's replicas are not running.
@@ -92,6 +95,7 @@ codes! {
     PreconditionFailed = 412 "precondition_failed",
     ValueTooLarge = 413 "value_too_large",
     BodyTooLarge = 413 "body_too_large",
+    ResultTooLarge = 413 "result_too_large",
     // 500: the deployment or the object failed.
     Internal = 500 "internal",
     InternalKeyMissing = 500 "internal_key_missing",
@@ -122,6 +126,7 @@ codes! {
     IsolateFull = 507 "isolate_full",
     /// The namespace's KV has no room for the claim's lease.
     LeaseStoreFull = 507 "lease_store_full",
+    ClaimsFull = 507 "claims_full",
 }
 
 #[derive(Debug)]

@@ -166,6 +166,8 @@ async fn handle(req: Request, env: &Env) -> HttpResult {
         Route::ClaimGet { ns, claim } => claims::api::get(env, &ns, &claim, life).await,
         Route::ClaimActivate { ns, claim } => claims::api::activate(req, env, &ns, claim, life).await,
         Route::ClaimHeartbeat { ns, claim } => claims::api::heartbeat(req, env, &ns, claim, life).await,
+        Route::ClaimComplete { ns, claim } => claims::api::complete(req, env, &ns, claim, life).await,
+        Route::ClaimList { ns, page } => claims::api::list(env, &ns, &page, life).await,
         Route::Hook(hook) => test_hooks::serve(hook, req, env).await,
         Route::Forbidden { code, message } | Route::BadRequest { code, message } => Err(HttpError::new(code, message)),
         Route::MethodNotAllowed { allow } => Err(HttpError::method_not_allowed(method.as_ref(), url.path(), allow)),

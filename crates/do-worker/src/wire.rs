@@ -106,6 +106,10 @@ ops! {
         ActivateBaseline = "POST" "/claims/activate-baseline",
         /// Renew the lease (body: `claims::request::Heartbeat`).
         Heartbeat = "POST" "/claims/heartbeat",
+        /// Complete the executing attempt (body: `claims::request::Complete`).
+        Complete = "POST" "/claims/complete",
+        /// One page of the claims (body: `claims::request::ListPage`).
+        List = "POST" "/claims/list",
         /// A claim's state (the claim id travels as `key=`).
         Get = "GET" "/claims/get",
         /// Run one recovery pass now (test hook).

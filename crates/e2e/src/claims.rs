@@ -42,6 +42,40 @@ impl Claims {
         self.store.request("POST", &path, Some(body.to_string().into_bytes()), &[]).await
     }
 
+    /// `POST /v1/{ns}/claims` with the body `body` as given.
+    pub async fn create_raw(&self, body: &Value) -> Resp {
+        let path = format!("/v1/{}/claims", enc(&self.ns));
+        self.store.request("POST", &path, Some(body.to_string().into_bytes()), &[]).await
+    }
+
+    /// `POST .../complete` with `Idempotency-Key: key` (none if `None`) and
+    /// the body `body` as given.
+    pub async fn complete_raw(&self, claim: &str, key: Option<&str>, body: Vec<u8>) -> Resp {
+        let headers: Vec<(&str, &str)> = key.map(|k| ("idempotency-key", k)).into_iter().collect();
+        self.store.request("POST", &self.path(claim, "complete"), Some(body), &headers).await
+    }
+
+    /// `POST .../complete`: attempt `(fence, worker)` ended with `outcome`
+    /// (`succeeded`, `failed`) and `result` (none if null).
+    pub async fn complete(
+        &self,
+        claim: &str,
+        key: &str,
+        fence: u64,
+        worker: &str,
+        outcome: &str,
+        result: Value,
+    ) -> Resp {
+        let body = json!({ "fence": fence, "worker": worker, "outcome": outcome, "result": result });
+        self.complete_raw(claim, Some(key), body.to_string().into_bytes()).await
+    }
+
+    /// `GET /v1/{ns}/claims?{query}`.
+    pub async fn list(&self, query: &str) -> Resp {
+        let path = format!("/v1/{}/claims?{query}", enc(&self.ns));
+        self.store.request("GET", &path, None, &[]).await
+    }
+
     /// `POST .../activate` with `Idempotency-Key: key`.
     pub async fn activate(&self, claim: &str, key: &str, fence: u64, worker: &str, lease_ttl_ms: u64) -> Resp {
         let body = json!({ "fence": fence, "worker": worker, "lease_ttl_ms": lease_ttl_ms });
@@ -113,7 +147,7 @@ pub fn outcome(resp: &Resp) -> (String, Option<String>) {
     let result = body["result"].as_str().unwrap_or_else(|| panic!("no result: {} {body}", resp.status)).to_string();
     let reason = body["reason"].as_str().map(str::to_string);
     let expected = match result.as_str() {
-        "accepted" | "renewed" => 200,
+        "accepted" | "renewed" | "completed" => 200,
         "rejected" | "refused" => 422,
         other => panic!("unknown result {other}: {body}"),
     };
@@ -131,4 +165,17 @@ pub fn accepted(resp: &Resp) {
 #[track_caller]
 pub fn rejected(resp: &Resp, reason: &str) {
     assert_eq!(outcome(resp), ("rejected".to_string(), Some(reason.to_string())), "{}", resp.text());
+}
+
+/// Asserts a completion answered 200 with `outcome`.
+#[track_caller]
+pub fn completed(resp: &Resp, outcome: &str) {
+    assert_eq!(super::claims::outcome(resp), ("completed".to_string(), None), "{}", resp.text());
+    assert_eq!(resp.json()["outcome"], outcome, "{}", resp.text());
+}
+
+/// Asserts a refusal (a heartbeat's or a completion's) for `reason`.
+#[track_caller]
+pub fn refused(resp: &Resp, reason: &str) {
+    assert_eq!(outcome(resp), ("refused".to_string(), Some(reason.to_string())), "{}", resp.text());
 }

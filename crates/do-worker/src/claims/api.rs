@@ -7,7 +7,10 @@ use protocol::claim::ClaimId;
 use serde::Serialize;
 use worker::{Env, Request};
 
-use super::request::{self, Activate, Bulk, Create, Heartbeat, IDEMPOTENCY_KEY, MAX_BODY_BYTES};
+use super::request::{
+    self, Activate, Bulk, Complete, Create, Heartbeat, IDEMPOTENCY_KEY, ListPage, MAX_BODY_BYTES,
+    MAX_COMPLETE_BODY_BYTES,
+};
 use crate::body;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::internal::{self, CLAIMS_BINDING};
@@ -47,6 +50,21 @@ pub async fn heartbeat(req: Request, env: &Env, ns: &str, claim: ClaimId, life: 
     let body = body::read(&req, MAX_BODY_BYTES, Code::BodyTooLarge).await?;
     let call = Heartbeat::parse(claim, &body)?;
     forward(env, Target::new(ClaimOp::Heartbeat, ns, None).with_life(life), Some(&call)).await
+}
+
+/// `POST /v1/{ns}/claims/{claim}/complete`: the executing attempt reports
+/// how it ended (its body may carry a result of up to 16 KiB).
+pub async fn complete(req: Request, env: &Env, ns: &str, claim: ClaimId, life: Option<u64>) -> HttpResult {
+    let key = req.headers().get(IDEMPOTENCY_KEY).ok().flatten();
+    let operation = request::operation(key.as_deref())?;
+    let body = body::read(&req, MAX_COMPLETE_BODY_BYTES, Code::BodyTooLarge).await?;
+    let call = Complete::parse(claim, operation, &body)?;
+    forward(env, Target::new(ClaimOp::Complete, ns, None).with_life(life), Some(&call)).await
+}
+
+/// `GET /v1/{ns}/claims?state=&after=&limit=`: one page of the claims.
+pub async fn list(env: &Env, ns: &str, page: &ListPage, life: Option<u64>) -> HttpResult {
+    forward(env, Target::new(ClaimOp::List, ns, None).with_life(life), Some(page)).await
 }
 
 /// `GET /v1/{ns}/claims/{claim}`.

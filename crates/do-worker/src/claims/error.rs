@@ -5,7 +5,7 @@ use protocol::claim::{AuthorizeRefused, ClaimId, DurableError, ProcedureError};
 
 use super::leases::LeaseStoreError;
 use super::request::InvalidRequest;
-use super::store::StoreError;
+use super::store::{CreateRefused, StoreError};
 use crate::error::{Code, HttpError};
 
 /// `Retry-After` for the 503s below.
@@ -19,6 +19,8 @@ pub enum ClaimError {
     UnknownClaim(ClaimId),
     #[error(transparent)]
     Authorize(#[from] AuthorizeRefused),
+    #[error("the namespace holds {max} claims, its max_claims; a new claim needs one to be deleted first")]
+    Full { max: u64 },
     #[error(transparent)]
     LeaseStore(LeaseStoreError),
     /// The activation waits for something that has not happened within the
@@ -43,6 +45,15 @@ impl From<LeaseStoreError> for ClaimError {
     }
 }
 
+impl From<CreateRefused> for ClaimError {
+    fn from(e: CreateRefused) -> Self {
+        match e {
+            CreateRefused::Authorize(refused) => ClaimError::Authorize(refused),
+            CreateRefused::Full { max } => ClaimError::Full { max },
+        }
+    }
+}
+
 impl From<ProcedureError> for ClaimError {
     fn from(e: ProcedureError) -> Self {
         match e {
@@ -60,6 +71,8 @@ impl From<ClaimError> for HttpError {
             ClaimError::UnknownClaim(_) => HttpError::new(Code::ClaimNotFound, message),
             ClaimError::Authorize(AuthorizeRefused::Live { .. }) => HttpError::new(Code::ClaimExists, message),
             ClaimError::Authorize(AuthorizeRefused::StaleFence { .. }) => HttpError::new(Code::StaleFence, message),
+            ClaimError::Authorize(AuthorizeRefused::Dead { .. }) => HttpError::new(Code::ClaimDead, message),
+            ClaimError::Full { .. } => HttpError::new(Code::ClaimsFull, message),
             ClaimError::LeaseStore(LeaseStoreError::Unavailable { .. }) => {
                 HttpError::unavailable(Code::LeaseStoreUnavailable, message, RETRY_AFTER_MS)
             }

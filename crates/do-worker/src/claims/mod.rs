@@ -46,12 +46,12 @@ use crate::error::{Code, HttpError, HttpResult};
 use crate::http;
 use crate::internal::{self, now_ms};
 use crate::names;
-use crate::namespaces::{self, State as NamespaceState, calls, settings::Settings};
+use crate::namespaces::{self, State as NamespaceState, calls};
 use crate::tokens;
 use crate::wire::{ClaimOp, Ops, Target};
 use error::ClaimError;
 use leases::LeaseStore;
-use request::{Activate, Bulk, Create, Heartbeat};
+use request::{Activate, Bulk, Complete, Create, Heartbeat, ListPage};
 use state::ClaimsState;
 use store::DurableStore;
 
@@ -127,8 +127,12 @@ impl ClaimStore {
         self.open(&target.ns).await?;
         let life = self.enter(|state| state.life)?;
         tokens::check_life(target.life, &target.ns, life)?;
+        let limit = match target.op {
+            ClaimOp::Complete => request::MAX_COMPLETE_BODY_BYTES,
+            _ => request::MAX_BODY_BYTES,
+        };
         let body = match target.op.method() {
-            "POST" => body::read(&req, request::MAX_BODY_BYTES, Code::BodyTooLarge).await?,
+            "POST" => body::read(&req, limit, Code::BodyTooLarge).await?,
             _ => Vec::new(),
         };
         self.serve(&target, &body).await
@@ -140,11 +144,13 @@ impl ClaimStore {
         Ok(f(&mut state))
     }
 
-    /// The durable store, with the namespace's retention of finished claims.
+    /// The durable store, with the namespace's retention of finished claims
+    /// and its maximum number of claims.
     fn durable(&self) -> HttpResult<DurableStore> {
-        let retention = self.enter(|state| state.settings.as_ref().map(Settings::claim_retention_ms))?;
-        let retention = retention.ok_or_else(|| HttpError::internal("the claim store serves before it opened"))?;
-        Ok(DurableStore::new(self.object.storage().sql(), retention))
+        let limits = self.enter(|state| state.settings.as_ref().map(|s| (s.claim_retention_ms(), s.max_claims)))?;
+        let (retention, max_claims) =
+            limits.ok_or_else(|| HttpError::internal("the claim store serves before it opened"))?;
+        Ok(DurableStore::new(self.object.storage().sql(), retention, max_claims))
     }
 
     /// Makes sure the namespace exists (asking the registry once per object
@@ -219,6 +225,17 @@ impl ClaimStore {
                 let outcome = procedures::heartbeat(durable, &leases, &call).await?;
                 Ok(views::heartbeat(&call.request, &outcome)?)
             }
+            ClaimOp::Complete => {
+                let call = request::internal_within(body, request::MAX_COMPLETE_BODY_BYTES, Complete::validated)?;
+                let answer = procedures::complete(durable, &leases, &call).await?;
+                self.schedule_purge(durable).await?;
+                Ok(views::completion(&call.operation, &call.request, &answer)?)
+            }
+            ClaimOp::List => {
+                let page = request::internal(body, ListPage::validated)?;
+                let found = durable.list(page.state, page.after.as_ref(), page.limit)?;
+                Ok(views::claim_page(&found.claims, found.next.as_ref(), now_ms())?)
+            }
             ClaimOp::Get => {
                 let claim = ClaimId(target.key.clone().unwrap_or_default());
                 let row = durable.claim(&claim)?.ok_or_else(|| ClaimError::UnknownClaim(claim.clone()))?;
@@ -240,6 +257,7 @@ impl ClaimStore {
                         fence: Fence(1),
                         worker: WorkerId::from("w"),
                         reservation_expires_at: expires_at,
+                        max_attempts: protocol::claim::DEFAULT_MAX_ATTEMPTS,
                     };
                     if let DurableReply::AuthorizeRefused { refused } = durable.transition(&authorize, now)? {
                         return Err(refused.into());

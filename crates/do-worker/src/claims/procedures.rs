@@ -13,8 +13,8 @@ use std::time::Duration;
 use protocol::claim::lease;
 use protocol::claim::procedure::{self, Host};
 use protocol::claim::{
-    Activator, ActivatorConfig, Answer, ClaimId, DurableRequest, Heartbeat, HeartbeatOutcome, LeaseReply, LeaseRequest,
-    MemoryLeases, Millis, ProcedureError, Reaper, Reply, Request,
+    Activator, ActivatorConfig, Answer, ClaimId, Completion, CompletionOutcome, DurableRequest, Heartbeat,
+    HeartbeatOutcome, LeaseReply, LeaseRequest, MemoryLeases, Millis, ProcedureError, Reaper, Reply, Request,
 };
 use worker::Delay;
 
@@ -127,7 +127,12 @@ impl<L: LeaseBackend> Host for ObjectHost<'_, L> {
     async fn serve(&mut self, request: Request) -> Result<Reply, ClaimError> {
         Ok(match request {
             Request::Durable(r) => {
-                let records = matches!(r, DurableRequest::RecordLease { .. } | DurableRequest::RecordRejection { .. });
+                let records = matches!(
+                    r,
+                    DurableRequest::RecordLease { .. }
+                        | DurableRequest::RecordRejection { .. }
+                        | DurableRequest::RecordCompletionRefusal { .. }
+                );
                 if !records {
                     self.held = None;
                 }
@@ -185,6 +190,19 @@ pub async fn heartbeat(
 ) -> Result<HeartbeatOutcome, ClaimError> {
     let mut host = ObjectHost { durable, leases, held: None, pause: Pause::new(Duration::ZERO) };
     procedure::run(&mut Heartbeat::new(call.request.clone(), call.lease_ttl_ms), &mut host).await
+}
+
+/// A completion: the durable check, the lease check, the durable commit,
+/// then the lease released. It never waits.
+pub async fn complete(
+    durable: &DurableStore,
+    leases: &Leases<'_>,
+    call: &request::Complete,
+) -> Result<CompletionOutcome, ClaimError> {
+    let mut host = ObjectHost { durable, leases, held: None, pause: Pause::new(Duration::ZERO) };
+    let mut completion =
+        Completion::new(call.operation.clone(), call.request.clone(), call.outcome, call.result.clone());
+    procedure::run(&mut completion, &mut host).await
 }
 
 /// A recovery pass's host: the durable store alone, at one instant. Nothing

@@ -7,14 +7,23 @@
 //!   UTF-8, no control characters; a claim id (a path segment) also no `/`;
 //! - `fence`: any `u64`;
 //! - `reservation_ttl_ms`, `lease_ttl_ms`: 1 ms to [`MAX_TTL_MS`] (24 h);
-//! - bodies: at most [`MAX_BODY_BYTES`], JSON objects with exactly the
-//!   documented fields.
+//! - `max_attempts`: 1 to [`MAX_ATTEMPTS`] (default 3);
+//! - a completion's `outcome`: `succeeded` or `failed`; its `result`: any
+//!   JSON value of at most [`MAX_RESULT_BYTES`] once serialized (413
+//!   `result_too_large`);
+//! - bodies: at most [`MAX_BODY_BYTES`] ([`MAX_COMPLETE_BODY_BYTES`] for a
+//!   completion), JSON objects with exactly the documented fields;
+//! - listings: `state` one of the claim states, `after` a claim id, `limit`
+//!   1 to [`MAX_LIST_LIMIT`] (default [`DEFAULT_LIST_LIMIT`]).
 //!
 //! The Worker validates what clients send; the claim store re-validates what
 //! reaches it over the internal wire (the same functions), so no request
 //! reaches the protocol unchecked.
 
-use protocol::claim::{ClaimId, Fence, Millis, OperationId, RequestKey, WorkerId};
+use percent_encoding::percent_decode_str;
+use protocol::claim::{
+    ClaimId, ClaimState, DEFAULT_MAX_ATTEMPTS, Fence, Millis, OperationId, Outcome, RequestKey, WorkerId,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Code;
@@ -22,8 +31,19 @@ use crate::names::{self, IdProblem};
 
 /// Longest reservation or lease lifetime: 24 h.
 pub const MAX_TTL_MS: u64 = 24 * 60 * 60 * 1000;
-/// Largest request body; the largest valid one is well under 2 KiB.
+/// Largest request body but a completion's; the largest valid one is well
+/// under 2 KiB.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
+/// Largest completion result, serialized.
+pub const MAX_RESULT_BYTES: usize = 16 * 1024;
+/// Largest completion body: a result of [`MAX_RESULT_BYTES`] with room for
+/// the other fields and the client's whitespace.
+pub const MAX_COMPLETE_BODY_BYTES: usize = 32 * 1024;
+/// Most attempts a claim may allow.
+pub const MAX_ATTEMPTS: u32 = 100;
+/// Most claims a listing's page holds, and how many when not given.
+pub const MAX_LIST_LIMIT: usize = 1000;
+pub const DEFAULT_LIST_LIMIT: usize = 100;
 /// The header carrying an activation's operation id.
 pub const IDEMPOTENCY_KEY: &str = "idempotency-key";
 
@@ -38,6 +58,18 @@ pub enum InvalidRequest {
     Ttl { field: &'static str, value: u64 },
     #[error("the Idempotency-Key header is required")]
     MissingIdempotencyKey,
+    #[error("max_attempts must be 1 to {MAX_ATTEMPTS}, not {0}")]
+    MaxAttempts(u32),
+    #[error("the result is {0} bytes serialized; at most {MAX_RESULT_BYTES}")]
+    ResultTooLarge(usize),
+    #[error("{0}")]
+    Query(String),
+    #[error("state must be one of authorized, executing, succeeded, failed, reaped, dead, not {0:?}")]
+    State(String),
+    #[error("limit must be 1 to {MAX_LIST_LIMIT}, not {0:?}")]
+    Limit(String),
+    #[error("after must be a claim id, as a page's `next` gives it: it {0}")]
+    Cursor(IdProblem),
 }
 
 impl InvalidRequest {
@@ -49,6 +81,12 @@ impl InvalidRequest {
             InvalidRequest::Id { .. } => Code::InvalidIdempotencyKey,
             InvalidRequest::Ttl { .. } => Code::InvalidTtl,
             InvalidRequest::MissingIdempotencyKey => Code::MissingIdempotencyKey,
+            InvalidRequest::MaxAttempts(_) => Code::InvalidMaxAttempts,
+            InvalidRequest::ResultTooLarge(_) => Code::ResultTooLarge,
+            InvalidRequest::Query(_) => Code::BadRequest,
+            InvalidRequest::State(_) => Code::InvalidState,
+            InvalidRequest::Limit(_) => Code::InvalidLimit,
+            InvalidRequest::Cursor(_) => Code::InvalidCursor,
         }
     }
 }
@@ -70,8 +108,12 @@ pub fn operation(header: Option<&str>) -> Result<OperationId, InvalidRequest> {
 }
 
 fn parse<'a, T: Deserialize<'a>>(body: &'a [u8]) -> Result<T, InvalidRequest> {
-    if body.len() > MAX_BODY_BYTES {
-        return Err(InvalidRequest::Body(format!("{} bytes; at most {MAX_BODY_BYTES}", body.len())));
+    parse_within(body, MAX_BODY_BYTES)
+}
+
+fn parse_within<'a, T: Deserialize<'a>>(body: &'a [u8], limit: usize) -> Result<T, InvalidRequest> {
+    if body.len() > limit {
+        return Err(InvalidRequest::Body(format!("{} bytes; at most {limit}", body.len())));
     }
     serde_json::from_slice(body).map_err(|e| InvalidRequest::Body(e.to_string()))
 }
@@ -84,9 +126,18 @@ pub struct Create {
     pub fence: Fence,
     pub worker: WorkerId,
     pub reservation_ttl_ms: Millis,
+    /// How many attempts a new claim allows (default 3); a new attempt on
+    /// an existing claim keeps the claim's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
 }
 
 impl Create {
+    /// The attempts a new claim allows.
+    pub fn max_attempts(&self) -> u32 {
+        self.max_attempts.unwrap_or(DEFAULT_MAX_ATTEMPTS)
+    }
+
     pub fn parse(body: &[u8]) -> Result<Create, InvalidRequest> {
         parse::<Create>(body)?.validated()
     }
@@ -95,6 +146,9 @@ impl Create {
         check_id("claim", &self.claim.0)?;
         check_id("worker", &self.worker.0)?;
         check_ttl("reservation_ttl_ms", self.reservation_ttl_ms)?;
+        if !(1..=MAX_ATTEMPTS).contains(&self.max_attempts()) {
+            return Err(InvalidRequest::MaxAttempts(self.max_attempts()));
+        }
         Ok(self)
     }
 }
@@ -155,6 +209,100 @@ impl Heartbeat {
     }
 }
 
+/// The public body of a completion.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompleteBody {
+    fence: Fence,
+    worker: WorkerId,
+    outcome: Outcome,
+    #[serde(default)]
+    result: Option<serde_json::Value>,
+}
+
+/// A completion: `operation` (the Idempotency-Key) reports that attempt
+/// `(claim, fence, worker)` ended with `outcome`, and its `result` (JSON
+/// text, serialized from the parsed value: one spelling per value, so the
+/// key binds the value, not its whitespace).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Complete {
+    pub operation: OperationId,
+    pub request: RequestKey,
+    pub outcome: Outcome,
+    pub result: Option<String>,
+}
+
+impl Complete {
+    pub fn parse(claim: ClaimId, operation: OperationId, body: &[u8]) -> Result<Complete, InvalidRequest> {
+        let b: CompleteBody = parse_within(body, MAX_COMPLETE_BODY_BYTES)?;
+        // `null` is no result.
+        let result = match b.result {
+            None | Some(serde_json::Value::Null) => None,
+            Some(value) => Some(serde_json::to_string(&value).map_err(|e| InvalidRequest::Body(e.to_string()))?),
+        };
+        let request = RequestKey { claim, fence: b.fence, worker: b.worker };
+        Complete { operation, request, outcome: b.outcome, result }.validated()
+    }
+
+    pub fn validated(self) -> Result<Complete, InvalidRequest> {
+        check_id("idempotency key", &self.operation.0)?;
+        check_attempt(&self.request)?;
+        if let Some(result) = &self.result {
+            if result.len() > MAX_RESULT_BYTES {
+                return Err(InvalidRequest::ResultTooLarge(result.len()));
+            }
+            serde_json::from_str::<serde::de::IgnoredAny>(result).map_err(|e| InvalidRequest::Body(e.to_string()))?;
+        }
+        Ok(self)
+    }
+}
+
+/// One page of a claim listing, `GET /v1/{ns}/claims?state=S&after=C&limit=N`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListPage {
+    pub state: Option<ClaimState>,
+    pub after: Option<ClaimId>,
+    pub limit: usize,
+}
+
+impl ListPage {
+    /// From the public query string (without `?`); unknown parameters are
+    /// refused.
+    pub fn from_query(query: Option<&str>) -> Result<ListPage, InvalidRequest> {
+        let (mut state, mut after, mut limit) = (None, None, None);
+        for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            let (name, raw) = pair.split_once('=').unwrap_or((pair, ""));
+            let value = percent_decode_str(&raw.replace('+', " "))
+                .decode_utf8()
+                .map_err(|_| InvalidRequest::Query(format!("query parameter `{name}` is not UTF-8 once decoded")))?
+                .into_owned();
+            match name {
+                "state" => state = Some(ClaimState::from_name(&value).ok_or(InvalidRequest::State(value))?),
+                "after" => after = Some(ClaimId(value)),
+                "limit" => limit = Some(value.parse::<usize>().map_err(|_| InvalidRequest::Limit(value))?),
+                other => {
+                    return Err(InvalidRequest::Query(format!(
+                        "unknown query parameter `{other}` (state, after, limit)"
+                    )));
+                }
+            }
+        }
+        ListPage { state, after, limit: limit.unwrap_or(DEFAULT_LIST_LIMIT) }.validated()
+    }
+
+    pub fn validated(self) -> Result<ListPage, InvalidRequest> {
+        if !(1..=MAX_LIST_LIMIT).contains(&self.limit) {
+            return Err(InvalidRequest::Limit(self.limit.to_string()));
+        }
+        if let Some(after) = &self.after {
+            names::check_claim(&after.0).map_err(InvalidRequest::Cursor)?;
+        }
+        Ok(self)
+    }
+}
+
 fn check_attempt(request: &RequestKey) -> Result<(), InvalidRequest> {
     check_id("claim", &request.claim.0)?;
     check_id("worker", &request.worker.0)
@@ -175,7 +323,16 @@ pub fn internal<T: for<'a> Deserialize<'a>>(
     body: &[u8],
     validated: impl FnOnce(T) -> Result<T, InvalidRequest>,
 ) -> Result<T, InvalidRequest> {
-    validated(parse(body)?)
+    internal_within(body, MAX_BODY_BYTES, validated)
+}
+
+/// [`internal`], for a body of at most `limit` bytes.
+pub fn internal_within<T: for<'a> Deserialize<'a>>(
+    body: &[u8],
+    limit: usize,
+    validated: impl FnOnce(T) -> Result<T, InvalidRequest>,
+) -> Result<T, InvalidRequest> {
+    validated(parse_within(body, limit)?)
 }
 
 #[cfg(test)]
@@ -223,6 +380,58 @@ mod tests {
         assert_eq!(operation(Some(&"k".repeat(257))).map_err(|e| e.code().as_str()), Err("invalid_idempotency_key"));
         let no_ttl = br#"{"fence":3,"worker":"w1"}"#;
         assert_eq!(Activate::parse(claim("c"), op, no_ttl).map_err(|e| e.code().as_str()), Err("invalid_body"));
+    }
+
+    #[test]
+    fn a_completion_is_checked_and_its_result_bounded() {
+        let op = operation(Some("k")).unwrap();
+        let ok = Complete::parse(
+            claim("c"),
+            op.clone(),
+            br#"{"fence":1,"worker":"w","outcome":"failed","result":{"b": 1, "a": [true]}}"#,
+        );
+        assert_eq!(ok.map(|c| (c.outcome, c.result)), Ok((Outcome::Failed, Some(r#"{"a":[true],"b":1}"#.to_string()))));
+        let none =
+            Complete::parse(claim("c"), op.clone(), br#"{"fence":1,"worker":"w","outcome":"succeeded","result":null}"#);
+        assert_eq!(none.map(|c| c.result), Ok(None));
+        let code = |body: &[u8]| Complete::parse(claim("c"), op.clone(), body).map_err(|e| e.code().as_str());
+        assert_eq!(code(br#"{"fence":1,"worker":"w","outcome":"done"}"#), Err("invalid_body"));
+        assert_eq!(code(br#"{"fence":1,"worker":"w"}"#), Err("invalid_body"));
+        let big =
+            format!(r#"{{"fence":1,"worker":"w","outcome":"failed","result":"{}"}}"#, "x".repeat(MAX_RESULT_BYTES));
+        assert_eq!(code(big.as_bytes()), Err("result_too_large"));
+        let fits =
+            format!(r#"{{"fence":1,"worker":"w","outcome":"failed","result":"{}"}}"#, "x".repeat(MAX_RESULT_BYTES - 2));
+        assert!(code(fits.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn a_listing_page_is_checked() {
+        assert_eq!(ListPage::from_query(None), Ok(ListPage { state: None, after: None, limit: DEFAULT_LIST_LIMIT }));
+        assert_eq!(
+            ListPage::from_query(Some("state=dead&after=job%201&limit=1000")),
+            Ok(ListPage { state: Some(ClaimState::Dead), after: Some(claim("job 1")), limit: 1000 })
+        );
+        for (query, code) in [
+            ("limit=0", "invalid_limit"),
+            ("limit=1001", "invalid_limit"),
+            ("limit=x", "invalid_limit"),
+            ("state=done", "invalid_state"),
+            ("after=a%2Fb", "invalid_cursor"),
+            ("after=", "invalid_cursor"),
+            ("page=2", "bad_request"),
+        ] {
+            assert_eq!(ListPage::from_query(Some(query)).map_err(|e| e.code().as_str()), Err(code), "{query}");
+        }
+    }
+
+    #[test]
+    fn max_attempts_is_bounded() {
+        let with =
+            |n: &str| format!(r#"{{"claim":"a","fence":1,"worker":"w","reservation_ttl_ms":5,"max_attempts":{n}}}"#);
+        assert_eq!(Create::parse(with("5").as_bytes()).map(|c| c.max_attempts()), Ok(5));
+        assert_eq!(Create::parse(with("0").as_bytes()).map_err(|e| e.code().as_str()), Err("invalid_max_attempts"));
+        assert_eq!(Create::parse(with("101").as_bytes()).map_err(|e| e.code().as_str()), Err("invalid_max_attempts"));
     }
 
     #[test]

@@ -9,7 +9,9 @@
 //!   request, alarm or transition can observe or change the rows between
 //!   the reads and the write of a transition;
 //! - `apply` reads its rows, then writes at most one row (`put_claim` or
-//!   `put_operation`: each transition of the protocol changes one row). The
+//!   `put_operation`: each transition of the protocol changes one row),
+//!   except a completion's commit, which writes the claim and the
+//!   operation's stored answer. The
 //!   writes are buffered in [`SqlRows`] and issued after `apply` returns, each
 //!   as one statement; a failed read discards them all. One statement is
 //!   atomic in SQLite, and writes made without an intervening await are
@@ -24,7 +26,9 @@
 //! needs without reading every row: `due_at`, the reservation deadline of an
 //! authorized claim (the reaper's scan reads the expired ones from an index,
 //! in deadline order), and `purge_at`, when a finished claim is deleted with
-//! its operations: a reaped claim `retention` after it was reaped, an
+//! its operations: a reaped, completed or dead claim `retention` after it
+//! got there (a failed or reaped claim that takes a new attempt is
+//! authorized again and loses its `purge_at`), an
 //! executing one `retention` after the last lease deadline the store
 //! recorded for it (every acceptance and heartbeat records one), so a claim
 //! whose worker still heartbeats is never deleted.
@@ -69,17 +73,33 @@ pub fn state_name(state: ClaimState) -> &'static str {
     state.name()
 }
 
-/// The durable store of one namespace: its SQLite storage, and how long a
-/// finished claim is kept there (the namespace's setting). A handle, made
-/// for each request.
+/// Why a create is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CreateRefused {
+    /// The protocol refuses the attempt (409).
+    Authorize(AuthorizeRefused),
+    /// A new claim, and the store holds `max` already (507 `claims_full`).
+    Full { max: u64 },
+}
+
+/// The durable store of one namespace: its SQLite storage, how long a
+/// finished claim is kept there and how many claims it holds at most (the
+/// namespace's settings). A handle, made for each request.
 pub struct DurableStore {
     sql: SqlStorage,
     retention_ms: Millis,
+    max_claims: u64,
+}
+
+/// One page of a listing: the claims, and the cursor of the next page.
+pub struct ClaimPage {
+    pub claims: Vec<ClaimRow>,
+    pub next: Option<ClaimId>,
 }
 
 impl DurableStore {
-    pub fn new(sql: SqlStorage, retention_ms: Millis) -> DurableStore {
-        DurableStore { sql, retention_ms }
+    pub fn new(sql: SqlStorage, retention_ms: Millis, max_claims: u64) -> DurableStore {
+        DurableStore { sql, retention_ms, max_claims }
     }
 
     /// Serves one protocol request at `now` as one transaction (module docs).
@@ -92,19 +112,61 @@ impl DurableStore {
 
     /// Authorizes the attempt `create` asks for, reserved from `now` for
     /// its `reservation_ttl_ms` (the protocol's `Authorize`, one
-    /// transaction): the claim's new row, or why it is refused.
-    pub fn authorize(&self, create: &Create, now: Millis) -> Result<Result<ClaimRow, AuthorizeRefused>, StoreError> {
+    /// transaction): the claim's new row, or why it is refused. A new claim
+    /// needs room: fewer than `max_claims` claims in the store (counted in
+    /// the same synchronous run, so two creates cannot both take the last
+    /// place).
+    pub fn authorize(&self, create: &Create, now: Millis) -> Result<Result<ClaimRow, CreateRefused>, StoreError> {
+        if self.claim(&create.claim)?.is_none() {
+            let held = sqlite::integers(&self.sql, "SELECT COUNT(*) FROM claims", vec![])?;
+            if held.first().copied().unwrap_or(0) >= self.max_claims {
+                return Ok(Err(CreateRefused::Full { max: self.max_claims }));
+            }
+        }
         let request = DurableRequest::Authorize {
             claim: create.claim.clone(),
             fence: create.fence,
             worker: create.worker.clone(),
             reservation_expires_at: deadline(now, create.reservation_ttl_ms),
+            max_attempts: create.max_attempts(),
         };
         match self.transition(&request, now)? {
             DurableReply::Authorized { row } => Ok(Ok(row)),
-            DurableReply::AuthorizeRefused { refused } => Ok(Err(refused)),
+            DurableReply::AuthorizeRefused { refused } => Ok(Err(CreateRefused::Authorize(refused))),
             reply => Err(StoreError::Unexpected { request: format!("{request:?}"), reply: format!("{reply:?}") }),
         }
+    }
+
+    /// One page of the claims in claim-id order: those after `after` (in
+    /// `state`, if given), at most `limit`, and the cursor of the next page
+    /// if there may be more (a read; the primary key, or the index on
+    /// `(state, claim)`, gives the order).
+    pub fn list(
+        &self,
+        state: Option<ClaimState>,
+        after: Option<&ClaimId>,
+        limit: usize,
+    ) -> Result<ClaimPage, StoreError> {
+        let after = after.map_or("", |c| c.0.as_str());
+        let fetch = sqlite::int(limit.saturating_add(1) as u64);
+        let rows = SqlRows::new(&self.sql, 0, 0);
+        let mut claims: Vec<ClaimRow> = match state {
+            Some(state) => rows.select(
+                "SELECT row FROM claims WHERE state = ? AND claim > ? ORDER BY claim LIMIT ?",
+                vec![state_name(state).into(), after.into(), fetch],
+            ),
+            None => {
+                rows.select("SELECT row FROM claims WHERE claim > ? ORDER BY claim LIMIT ?", vec![after.into(), fetch])
+            }
+        };
+        rows.check()?;
+        let next = if claims.len() > limit {
+            claims.truncate(limit);
+            claims.last().map(|row| row.claim.clone())
+        } else {
+            None
+        };
+        Ok(ClaimPage { claims, next })
     }
 
     /// One claim row (a read).
@@ -149,7 +211,7 @@ impl DurableStore {
     /// How many claims are in each state (the test hook).
     pub fn count_by_state(&self) -> Result<BTreeMap<String, u64>, StoreError> {
         let mut counts = BTreeMap::new();
-        for state in [ClaimState::Authorized, ClaimState::Executing, ClaimState::Reaped] {
+        for state in ClaimState::ALL {
             let n = sqlite::integers(
                 &self.sql,
                 "SELECT COUNT(*) FROM claims WHERE state = ?",
@@ -205,7 +267,7 @@ impl<'a> SqlRows<'a> {
     fn purge_at(&self, row: &ClaimRow) -> Option<Millis> {
         let since = match row.state {
             ClaimState::Authorized => return None,
-            ClaimState::Reaped => self.now,
+            ClaimState::Reaped | ClaimState::Succeeded | ClaimState::Failed | ClaimState::Dead => self.now,
             ClaimState::Executing => row.lease_until.map_or(self.now, |t| t.max(self.now)),
         };
         Some(since.saturating_add(self.retention_ms))

@@ -20,6 +20,15 @@ pub const DEFAULT_IDLE_EXPIRY_SECONDS: u64 = DAY;
 /// `claim_retention_seconds`: 1 s to 365 days; 7 days when not given.
 pub const CLAIM_RETENTION: (u64, u64) = (1, 365 * DAY);
 pub const DEFAULT_CLAIM_RETENTION_SECONDS: u64 = 7 * DAY;
+/// `max_claims`: 1 to 1,000,000 claims in a namespace's claim store (507
+/// `claims_full` beyond); 100,000 when not given. Each claim may hold a
+/// 16 KiB result, so the default bounds a claim store near 2 GB of its 10 GB.
+pub const MAX_CLAIMS: (u64, u64) = (1, 1_000_000);
+pub const DEFAULT_MAX_CLAIMS: u64 = 100_000;
+
+fn default_max_claims() -> u64 {
+    DEFAULT_MAX_CLAIMS
+}
 
 /// The settings of a namespace, defaults filled in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,6 +41,10 @@ pub struct Settings {
     /// How long a finished claim (reaped, or executing with its lease
     /// lapsed) and its operations are kept before they are deleted.
     pub claim_retention_seconds: u64,
+    /// How many claims the namespace's claim store holds at most (settings
+    /// stored before this existed: the default).
+    #[serde(default = "default_max_claims")]
+    pub max_claims: u64,
 }
 
 /// The body of `PUT /v1/{ns}`: every field optional.
@@ -41,6 +54,7 @@ struct Requested {
     memory_budget_bytes: Option<u64>,
     idle_expiry_seconds: Option<u64>,
     claim_retention_seconds: Option<u64>,
+    max_claims: Option<u64>,
 }
 
 /// Why settings were refused (400); the message names the field.
@@ -84,6 +98,7 @@ impl Settings {
                 requested.claim_retention_seconds.unwrap_or(DEFAULT_CLAIM_RETENTION_SECONDS),
                 CLAIM_RETENTION,
             )?,
+            max_claims: in_range("max_claims", requested.max_claims.unwrap_or(DEFAULT_MAX_CLAIMS), MAX_CLAIMS)?,
         })
     }
 
@@ -110,14 +125,24 @@ mod tests {
             memory_budget_bytes: None,
             idle_expiry_seconds: DEFAULT_IDLE_EXPIRY_SECONDS,
             claim_retention_seconds: DEFAULT_CLAIM_RETENTION_SECONDS,
+            max_claims: DEFAULT_MAX_CLAIMS,
         };
         assert_eq!(Settings::parse(b""), Ok(defaults.clone()));
         assert_eq!(Settings::parse(b" {} "), Ok(defaults.clone()));
-        let given = br#"{"memory_budget_bytes":2097152,"idle_expiry_seconds":5,"claim_retention_seconds":1}"#;
+        let given =
+            br#"{"memory_budget_bytes":2097152,"idle_expiry_seconds":5,"claim_retention_seconds":1,"max_claims":7}"#;
         assert_eq!(
             Settings::parse(given),
-            Ok(Settings { memory_budget_bytes: Some(2 * MIB), idle_expiry_seconds: 5, claim_retention_seconds: 1 })
+            Ok(Settings {
+                memory_budget_bytes: Some(2 * MIB),
+                idle_expiry_seconds: 5,
+                claim_retention_seconds: 1,
+                max_claims: 7
+            })
         );
+        let stored = r#"{"memory_budget_bytes":null,"idle_expiry_seconds":5,"claim_retention_seconds":1}"#;
+        let old: Settings = serde_json::from_str(stored).unwrap();
+        assert_eq!(old.max_claims, DEFAULT_MAX_CLAIMS, "settings stored before max_claims get the default");
     }
 
     #[test]
@@ -128,6 +153,8 @@ mod tests {
             (r#"{"idle_expiry_seconds":4}"#, "idle_expiry_seconds"),
             (r#"{"idle_expiry_seconds":2592001}"#, "idle_expiry_seconds"),
             (r#"{"claim_retention_seconds":0}"#, "claim_retention_seconds"),
+            (r#"{"max_claims":0}"#, "max_claims"),
+            (r#"{"max_claims":1000001}"#, "max_claims"),
         ] {
             let err = Settings::parse(body.as_bytes()).unwrap_err();
             assert_eq!(err.code(), Code::InvalidSetting, "{body}");

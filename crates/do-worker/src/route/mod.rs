@@ -14,6 +14,7 @@ mod routes;
 
 pub use routes::{Access, Baseline, Hook, NsOp, Route};
 
+use crate::claims::request::ListPage;
 use crate::error::Code;
 use crate::listing::Page;
 use crate::names::OPENAPI_SEGMENT;
@@ -72,10 +73,14 @@ fn v1(method: &str, rest: &str, query: Option<&str>, hooks: bool) -> Route {
         return with_ns(ns_raw, |ns| Route::Status { ns });
     }
     if tail == "claims" {
-        if method != "POST" {
-            return Route::MethodNotAllowed { allow: "POST" };
-        }
-        return with_ns(ns_raw, |ns| Route::ClaimCreate { ns });
+        return match method {
+            "POST" => with_ns(ns_raw, |ns| Route::ClaimCreate { ns }),
+            "GET" => with_ns(ns_raw, |ns| match ListPage::from_query(query) {
+                Ok(page) => Route::ClaimList { ns, page },
+                Err(e) => bad(e.code(), e.to_string()),
+            }),
+            _ => Route::MethodNotAllowed { allow: "GET, POST" },
+        };
     }
     if let Some(rest) = tail.strip_prefix("claims/") {
         return match rest.split_once('/') {
@@ -85,6 +90,9 @@ fn v1(method: &str, rest: &str, query: Option<&str>, hooks: bool) -> Route {
             }
             Some((raw, "heartbeat")) => {
                 claim(method, ns_raw, raw, "POST", |ns, claim| Route::ClaimHeartbeat { ns, claim })
+            }
+            Some((raw, "complete")) => {
+                claim(method, ns_raw, raw, "POST", |ns, claim| Route::ClaimComplete { ns, claim })
             }
             Some(_) => Route::NotFound,
         };
@@ -299,11 +307,18 @@ mod tests {
     fn claims_routes() {
         let c = |s: &str| ClaimId::from(s);
         assert_eq!(r("POST", "/v1/s/claims"), Route::ClaimCreate { ns: "s".into() });
-        assert_eq!(r("GET", "/v1/s/claims"), Route::MethodNotAllowed { allow: "POST" });
+        assert!(matches!(r("GET", "/v1/s/claims"), Route::ClaimList { .. }));
+        assert_eq!(r("PUT", "/v1/s/claims"), Route::MethodNotAllowed { allow: "GET, POST" });
         assert_eq!(r("GET", "/v1/s/claims/job%201"), Route::ClaimGet { ns: "s".into(), claim: c("job 1") });
         assert_eq!(r("POST", "/v1/s/claims/j"), Route::MethodNotAllowed { allow: "GET" });
         assert_eq!(r("POST", "/v1/s/claims/j/activate"), Route::ClaimActivate { ns: "s".into(), claim: c("j") });
         assert_eq!(r("POST", "/v1/s/claims/j/heartbeat"), Route::ClaimHeartbeat { ns: "s".into(), claim: c("j") });
+        assert_eq!(r("POST", "/v1/s/claims/j/complete"), Route::ClaimComplete { ns: "s".into(), claim: c("j") });
+        assert!(matches!(route("GET", "/v1/s/claims", Some("state=dead&limit=5"), true), Route::ClaimList { .. }));
+        assert!(matches!(
+            route("GET", "/v1/s/claims", Some("limit=0"), true),
+            Route::BadRequest { code: Code::InvalidLimit, .. }
+        ));
         assert_eq!(r("GET", "/v1/s/claims/j/activate"), Route::MethodNotAllowed { allow: "POST" });
         assert_eq!(r("POST", "/v1/s/claims/j/other"), Route::NotFound);
         assert_eq!(code(r("GET", "/v1/s/claims/a%2Fb")), "invalid_claim");
@@ -393,6 +408,8 @@ mod tests {
         assert_eq!(r("GET", "/v1/s/claims/c").access(), rights("s", &[Read, Claims]));
         assert_eq!(r("POST", "/v1/s/claims/c/activate").access(), rights("s", &[Claims]));
         assert_eq!(r("POST", "/v1/s/claims/c/heartbeat").access(), rights("s", &[Claims]));
+        assert_eq!(r("POST", "/v1/s/claims/c/complete").access(), rights("s", &[Claims]));
+        assert_eq!(r("GET", "/v1/s/claims").access(), rights("s", &[Read, Claims]));
         for (m, p) in [
             ("POST", "/v1/s/_test/evict/r0"),
             ("POST", "/v1/s/_test/reap"),

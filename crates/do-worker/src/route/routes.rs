@@ -3,6 +3,7 @@
 
 use protocol::claim::ClaimId;
 
+use crate::claims::request::ListPage;
 use crate::error::Code;
 use crate::listing::Page;
 use crate::names::ReplicaName;
@@ -45,6 +46,10 @@ pub enum Route {
     ClaimActivate { ns: String, claim: ClaimId },
     /// `POST /v1/{ns}/claims/{claim}/heartbeat`.
     ClaimHeartbeat { ns: String, claim: ClaimId },
+    /// `POST /v1/{ns}/claims/{claim}/complete`.
+    ClaimComplete { ns: String, claim: ClaimId },
+    /// `GET /v1/{ns}/claims?state=&after=&limit=`: one page of the claims.
+    ClaimList { ns: String, page: ListPage },
     /// A test hook or benchmark baseline (only with the hooks on).
     Hook(Hook),
     /// A write to a key the service reserves for itself (403).
@@ -85,9 +90,11 @@ impl Route {
             Route::Kv { ns, op: KvOp::Put | KvOp::Delete, .. } => on(ns, &[Write]),
             Route::Status { ns } => on(ns, &[Read]),
             Route::ClaimGet { ns, .. } => on(ns, &[Read, Claims]),
-            Route::ClaimCreate { ns } | Route::ClaimActivate { ns, .. } | Route::ClaimHeartbeat { ns, .. } => {
-                on(ns, &[Claims])
-            }
+            Route::ClaimList { ns, .. } => on(ns, &[Read, Claims]),
+            Route::ClaimCreate { ns }
+            | Route::ClaimActivate { ns, .. }
+            | Route::ClaimHeartbeat { ns, .. }
+            | Route::ClaimComplete { ns, .. } => on(ns, &[Claims]),
             Route::Hook(hook) => on(hook.ns(), &[Admin]),
             Route::Forbidden { .. } | Route::MethodNotAllowed { .. } | Route::BadRequest { .. } | Route::NotFound => {
                 Access::Token

@@ -23,7 +23,9 @@ use super::error::{CommitRefused, LeaseRefused, LockRefused, ProcedureError};
 use super::lease::{Lease, LeaseReply, LeaseRequest};
 use super::message::{Reply, Request};
 use super::procedure::{Procedure, Progress};
-use super::types::{ActivationStage, Answer, ClaimState, Millis, OperationId, Rejection, RequestKey, deadline};
+use super::types::{
+    ActivationStage, Answer, ClaimState, Millis, OperationId, Rejection, RequestBody, RequestKey, deadline,
+};
 
 /// How long the activator asks for the lease and the lock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -128,7 +130,11 @@ impl Procedure for Activator {
         let durable = |r| Some(Request::Durable(r));
         let lease = |r| Some(Request::Lease(r));
         match &self.step {
-            ActivatorStep::Bind => durable(DurableRequest::Bind { operation, request: key.clone() }),
+            ActivatorStep::Bind => durable(DurableRequest::Bind {
+                operation,
+                request: key.clone(),
+                body: RequestBody::Activate { lease_ttl_ms: self.config.lease_ttl },
+            }),
             ActivatorStep::Validate => durable(DurableRequest::Validate { claim: key.claim.clone(), operation }),
             ActivatorStep::CreateLease { reservation_expires_at } => lease(LeaseRequest::Create {
                 claim: key.claim.clone(),
@@ -172,7 +178,7 @@ impl Procedure for Activator {
             (_, Reply::Durable(DurableReply::Failed { error })) => return Err(error.into()),
 
             (S::Bind, Reply::Durable(DurableReply::Bound)) => S::Validate,
-            (S::Bind, Reply::Durable(DurableReply::Conflict { bound })) => done(Answer::Conflict { bound }),
+            (S::Bind, Reply::Durable(DurableReply::Conflict { bound, body })) => done(Answer::Conflict { bound, body }),
 
             (S::Validate, Reply::Durable(DurableReply::Validated { validation })) => match validation {
                 Validation::Start { reservation_expires_at } => {
@@ -219,8 +225,8 @@ impl Procedure for Activator {
 
             (S::AwaitRecovery { failure }, Reply::Durable(DurableReply::Status { state })) => match state {
                 ClaimState::Authorized => return Ok(Progress::Waits),
-                ClaimState::Executing => S::CheckLease,
-                ClaimState::Reaped => compensate(*failure),
+                ClaimState::Executing | ClaimState::Succeeded | ClaimState::Failed => S::CheckLease,
+                ClaimState::Reaped | ClaimState::Dead => compensate(*failure),
             },
 
             (S::Compensate { failure }, Reply::Lease(LeaseReply::Deleted | LeaseReply::Refused { .. })) => {
@@ -385,7 +391,10 @@ mod tests {
     fn a_reused_operation_id_is_a_conflict() {
         let mut stores = Stores::new();
         assert_eq!(run(&mut stores, &mut activator("o1", 2, "w1"), NOW), rejected(Rejection::StaleFence));
-        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), NOW), Answer::Conflict { bound: key(2, "w1") });
+        assert_eq!(
+            run(&mut stores, &mut activator("o1", 1, "w1"), NOW),
+            Answer::Conflict { bound: key(2, "w1"), body: RequestBody::Activate { lease_ttl_ms: CONFIG.lease_ttl } }
+        );
         let row = &stores.durable.operations[&(c1(), op("o1"))];
         assert_eq!((&row.request, &row.conflict), (&key(2, "w1"), &Some(key(1, "w1"))));
     }

@@ -13,9 +13,23 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::error::{
-    AuthorizeRefused, CommitRefused, DurableError, HeartbeatRefused, LeaseRefused, LockRefused, RecoveryRefused,
+    AuthorizeRefused, CommitRefused, CompletionRefused, DurableError, HeartbeatRefused, LeaseRefused, LockRefused,
+    RecoveryRefused,
 };
-use super::types::{ClaimId, ClaimState, Fence, Millis, OperationId, Rejection, RequestKey, WorkerId, is_live};
+use super::types::{
+    ClaimId, ClaimState, Fence, Millis, OperationId, Outcome, Rejection, RequestBody, RequestKey, WorkerId, is_live,
+};
+
+/// How many attempts a claim allows when its create does not say.
+pub const DEFAULT_MAX_ATTEMPTS: u32 = 3;
+
+fn default_max_attempts() -> u32 {
+    DEFAULT_MAX_ATTEMPTS
+}
+
+fn first_attempt() -> u32 {
+    1
+}
 
 /// The attempt's hold on its claim until `expires_at`: while it is live the
 /// attempt may still be activated, and recovery may not touch the claim.
@@ -60,6 +74,21 @@ pub struct ClaimRow {
     /// grows, and this is a copy of it, taken after it was granted.
     #[serde(default)]
     pub lease_until: Option<Millis>,
+    /// Which attempt this is, from 1 (rows from before attempts were
+    /// counted: 1).
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
+    /// How many attempts the claim allows: once the last one fails or is
+    /// reaped, the claim is [`ClaimState::Dead`].
+    #[serde(default = "default_max_attempts")]
+    pub max_attempts: u32,
+    /// How the attempt completed, as its worker reported it (set with the
+    /// state Succeeded, Failed, or Dead after a failure).
+    #[serde(default)]
+    pub outcome: Option<Outcome>,
+    /// The result the worker reported with it (JSON text), if any.
+    #[serde(default)]
+    pub result: Option<String>,
 }
 
 /// What validating an activate request found.
@@ -89,29 +118,54 @@ impl ClaimRow {
             lock: None,
             activations: 0,
             lease_until: None,
+            attempt: 1,
+            max_attempts: DEFAULT_MAX_ATTEMPTS,
+            outcome: None,
+            result: None,
         }
+    }
+
+    /// Whether this attempt is the last the claim allows.
+    pub fn last_attempt(&self) -> bool {
+        self.attempt >= self.max_attempts
+    }
+
+    /// The state an attempt that ended without success leaves: dead after
+    /// the last allowed attempt, else `otherwise` (a new attempt may follow).
+    fn ended(&self, otherwise: ClaimState) -> ClaimState {
+        if self.last_attempt() { ClaimState::Dead } else { otherwise }
     }
 
     /// Authorizes attempt `fence` of `claim` for `worker`, reserved until
     /// `reservation_expires_at`, over the claim's row (`existing`): a new
-    /// claim, or a new attempt on a reaped one, with a higher fence. Anything
-    /// else is refused: while an attempt is authorized or executing, another
-    /// would take authority from it.
+    /// claim allowing `max_attempts` attempts, or the next attempt on a
+    /// reaped or failed one, with a higher fence (the claim keeps its
+    /// `max_attempts`). Anything else is refused: while an attempt is
+    /// authorized or executing, another would take authority from it; a
+    /// succeeded claim is done; a dead one has used all its attempts.
     pub fn authorize_attempt(
         existing: Option<&ClaimRow>,
         claim: &ClaimId,
         fence: Fence,
         worker: &WorkerId,
         reservation_expires_at: Millis,
+        max_attempts: u32,
     ) -> Result<ClaimRow, AuthorizeRefused> {
+        let fresh = ClaimRow::authorize(claim.clone(), fence, worker.clone(), reservation_expires_at);
         match existing {
-            Some(row) if row.state != ClaimState::Reaped => {
+            None => Ok(ClaimRow { max_attempts: max_attempts.max(1), ..fresh }),
+            Some(row) if row.state == ClaimState::Dead => {
+                Err(AuthorizeRefused::Dead { claim: row.claim.clone(), attempts: row.attempt })
+            }
+            Some(row) if !matches!(row.state, ClaimState::Reaped | ClaimState::Failed) => {
                 Err(AuthorizeRefused::Live { claim: row.claim.clone(), fence: row.fence, state: row.state })
             }
             Some(row) if fence <= row.fence => {
                 Err(AuthorizeRefused::StaleFence { claim: row.claim.clone(), fence: row.fence })
             }
-            _ => Ok(ClaimRow::authorize(claim.clone(), fence, worker.clone(), reservation_expires_at)),
+            Some(row) => {
+                Ok(ClaimRow { attempt: row.attempt.saturating_add(1), max_attempts: row.max_attempts, ..fresh })
+            }
         }
     }
 
@@ -165,6 +219,9 @@ impl ClaimRow {
         self.check_attempt(request)?;
         match self.state {
             ClaimState::Reaped => Err(Rejection::Reaped),
+            ClaimState::Dead if self.outcome.is_none() => Err(Rejection::Reaped),
+            // The attempt executed and completed: its lease was released.
+            ClaimState::Succeeded | ClaimState::Failed | ClaimState::Dead => Err(Rejection::LeaseLost),
             ClaimState::Executing => Ok(Validation::Replay),
             ClaimState::Authorized => Ok(match &self.reservation {
                 Some(r) if is_live(r.expires_at, now) && r.worker == request.worker => {
@@ -183,8 +240,9 @@ impl ClaimRow {
         now: Millis,
     ) -> Result<ClaimRow, LockRefused> {
         match self.state {
-            ClaimState::Executing => return Err(LockRefused::Executing),
-            ClaimState::Reaped => return Err(LockRefused::Reaped),
+            ClaimState::Executing | ClaimState::Succeeded | ClaimState::Failed => return Err(LockRefused::Executing),
+            ClaimState::Dead if self.outcome.is_some() => return Err(LockRefused::Executing),
+            ClaimState::Reaped | ClaimState::Dead => return Err(LockRefused::Reaped),
             ClaimState::Authorized => {}
         }
         // Not needed for safety (the commit checks the reservation again),
@@ -210,8 +268,11 @@ impl ClaimRow {
         now: Millis,
     ) -> Result<ClaimRow, CommitRefused> {
         match self.state {
-            ClaimState::Executing => return Err(CommitRefused::Executing),
-            ClaimState::Reaped => return Err(CommitRefused::Reaped),
+            ClaimState::Executing | ClaimState::Succeeded | ClaimState::Failed => {
+                return Err(CommitRefused::Executing);
+            }
+            ClaimState::Dead if self.outcome.is_some() => return Err(CommitRefused::Executing),
+            ClaimState::Reaped | ClaimState::Dead => return Err(CommitRefused::Reaped),
             ClaimState::Authorized => {}
         }
         match self.live_lock(now) {
@@ -264,7 +325,7 @@ impl ClaimRow {
         if self.state != ClaimState::Authorized {
             return Err(RecoveryRefused::NotAuthorized);
         }
-        Ok(ClaimRow { state: ClaimState::Reaped, reservation: None, lock: None, ..self.clone() })
+        Ok(ClaimRow { state: self.ended(ClaimState::Reaped), reservation: None, lock: None, ..self.clone() })
     }
 
     /// Whether `request` comes from the worker that executes the claim (the
@@ -276,9 +337,34 @@ impl ClaimRow {
         })?;
         match self.state {
             ClaimState::Executing => Ok(()),
-            ClaimState::Authorized => Err(HeartbeatRefused::NotExecuting),
-            ClaimState::Reaped => Err(HeartbeatRefused::Reaped),
+            ClaimState::Authorized | ClaimState::Succeeded | ClaimState::Failed => Err(HeartbeatRefused::NotExecuting),
+            ClaimState::Dead if self.outcome.is_some() => Err(HeartbeatRefused::NotExecuting),
+            ClaimState::Reaped | ClaimState::Dead => Err(HeartbeatRefused::Reaped),
         }
+    }
+
+    /// The executing attempt `request` completes with `outcome` and
+    /// `result`, proving its lease live until `lease_expires_at`: succeeded,
+    /// or failed (dead if it was the last allowed attempt). The recorded
+    /// lease deadline goes: a completed attempt holds no lease. A completed
+    /// claim is never reaped (the reaper takes only authorized claims).
+    pub fn complete(
+        &self,
+        request: &RequestKey,
+        outcome: Outcome,
+        result: Option<String>,
+        lease_expires_at: Millis,
+        now: Millis,
+    ) -> Result<ClaimRow, CompletionRefused> {
+        self.check_executing(request)?;
+        if !is_live(lease_expires_at, now) {
+            return Err(CompletionRefused::LeaseLost);
+        }
+        let state = match outcome {
+            Outcome::Succeeded => ClaimState::Succeeded,
+            Outcome::Failed => self.ended(ClaimState::Failed),
+        };
+        Ok(ClaimRow { state, outcome: Some(outcome), result, lease_until: None, ..self.clone() })
     }
 
     /// Records `expires_at`, a deadline the coordination store granted to
@@ -304,6 +390,21 @@ pub struct OperationRow {
     pub rejection: Option<Rejection>,
     /// The last other request sent under this id, kept for the 409's body.
     pub conflict: Option<RequestKey>,
+    /// The rest of the bound request (rows bound by an older version:
+    /// [`RequestBody::Attempt`]).
+    #[serde(default)]
+    pub body: RequestBody,
+    /// A completion's stored answer: final, like a rejection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion: Option<CompletionAnswer>,
+}
+
+/// What a completion was answered, stored with its operation.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum CompletionAnswer {
+    Completed { outcome: Outcome },
+    Refused { reason: CompletionRefused },
 }
 
 /// The outcome of binding an operation id.
@@ -312,17 +413,19 @@ pub struct OperationRow {
 pub enum Binding {
     /// The id is now (or already was) bound to the request.
     Bound,
-    /// The id is bound to `bound`, another request.
-    Conflict { bound: RequestKey },
+    /// The id is bound to `bound` (with `body`), another request.
+    Conflict { bound: RequestKey, body: RequestBody },
 }
 
 impl OperationRow {
-    /// Binds `operation` to `request` unless `existing` binds it to another
-    /// request, in which case the reuse is recorded. Returns the row to store.
+    /// Binds `operation` to `request` with `body` (the whole request)
+    /// unless `existing` binds it to another request, in which case the
+    /// reuse is recorded. Returns the row to store.
     pub fn bind(
         existing: Option<&OperationRow>,
         operation: &OperationId,
         request: &RequestKey,
+        body: &RequestBody,
     ) -> (OperationRow, Binding) {
         match existing {
             None => (
@@ -331,15 +434,22 @@ impl OperationRow {
                     request: request.clone(),
                     rejection: None,
                     conflict: None,
+                    body: body.clone(),
+                    completion: None,
                 },
                 Binding::Bound,
             ),
-            Some(row) if row.request == *request => (row.clone(), Binding::Bound),
+            Some(row) if row.request == *request && row.body.admits(body) => (row.clone(), Binding::Bound),
             Some(row) => (
                 OperationRow { conflict: Some(request.clone()), ..row.clone() },
-                Binding::Conflict { bound: row.request.clone() },
+                Binding::Conflict { bound: row.request.clone(), body: row.body.clone() },
             ),
         }
+    }
+
+    /// Stores a completion's answer; one already stored stands.
+    pub fn answer_completion(&self, answer: CompletionAnswer) -> OperationRow {
+        OperationRow { completion: Some(self.completion.clone().unwrap_or(answer)), ..self.clone() }
     }
 
     /// Stores `reason` as the operation's answer; a rejection already stored
@@ -359,12 +469,39 @@ pub enum DurableRequest {
         fence: Fence,
         worker: WorkerId,
         reservation_expires_at: Millis,
+        /// For a new claim: how many attempts it allows.
+        #[serde(default = "default_max_attempts")]
+        max_attempts: u32,
     },
-    /// Binds the id to the request, once the request's claim is known to
-    /// exist (an id is never bound for a claim that does not exist).
+    /// Binds the id to the request (its attempt and `body`, the rest of
+    /// it), once the request's claim is known to exist (an id is never
+    /// bound for a claim that does not exist).
     Bind {
         operation: OperationId,
         request: RequestKey,
+        #[serde(default)]
+        body: RequestBody,
+    },
+    /// Validates a completion bound to `operation`: its stored answer, or
+    /// the claim's executing attempt is the request's (a refusal is stored
+    /// in the same transaction).
+    ValidateCompletion {
+        claim: ClaimId,
+        operation: OperationId,
+    },
+    /// Completes the claim with the bound completion's outcome and result,
+    /// the attempt's lease proved live until `lease_expires_at`; the answer
+    /// is stored with the operation in the same transaction.
+    CommitCompletion {
+        claim: ClaimId,
+        operation: OperationId,
+        lease_expires_at: Millis,
+    },
+    /// Stores a completion's refusal (a refusal already stored stands).
+    RecordCompletionRefusal {
+        claim: ClaimId,
+        operation: OperationId,
+        reason: CompletionRefused,
     },
     /// Validates the operation's bound request; a rejection is stored in the
     /// same transaction.
@@ -431,6 +568,13 @@ pub enum DurableReply {
     Bound,
     Conflict {
         bound: RequestKey,
+        #[serde(default)]
+        body: RequestBody,
+    },
+    /// A completion's answer (stored), or `None` from `ValidateCompletion`:
+    /// the request is the executing attempt's, go on.
+    Completion {
+        answer: Option<CompletionAnswer>,
     },
     Validated {
         validation: Validation,
@@ -493,9 +637,17 @@ pub fn apply(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis)
 
 fn serve(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis) -> Result<DurableReply, DurableError> {
     Ok(match request {
-        DurableRequest::Authorize { claim, fence, worker, reservation_expires_at } => {
+        DurableRequest::Authorize { claim, fence, worker, reservation_expires_at, max_attempts } => {
             let existing = rows.claim(claim);
-            match ClaimRow::authorize_attempt(existing.as_ref(), claim, *fence, worker, *reservation_expires_at) {
+            let authorized = ClaimRow::authorize_attempt(
+                existing.as_ref(),
+                claim,
+                *fence,
+                worker,
+                *reservation_expires_at,
+                *max_attempts,
+            );
+            match authorized {
                 Ok(row) => {
                     rows.put_claim(row.clone());
                     DurableReply::Authorized { row }
@@ -503,15 +655,58 @@ fn serve(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis) -> 
                 Err(refused) => DurableReply::AuthorizeRefused { refused },
             }
         }
-        DurableRequest::Bind { operation, request } => {
+        DurableRequest::Bind { operation, request, body } => {
             claim_row(rows, &request.claim)?;
             let existing = rows.operation(&request.claim, operation);
-            let (row, binding) = OperationRow::bind(existing.as_ref(), operation, request);
+            let (row, binding) = OperationRow::bind(existing.as_ref(), operation, request, body);
             rows.put_operation(row);
             match binding {
                 Binding::Bound => DurableReply::Bound,
-                Binding::Conflict { bound } => DurableReply::Conflict { bound },
+                Binding::Conflict { bound, body } => DurableReply::Conflict { bound, body },
             }
+        }
+        DurableRequest::ValidateCompletion { claim, operation } => {
+            let op = bound_operation(rows, claim, operation)?;
+            if op.completion.is_some() {
+                return Ok(DurableReply::Completion { answer: op.completion });
+            }
+            match claim_row(rows, &op.request.claim)?.check_executing(&op.request) {
+                Ok(()) => DurableReply::Completion { answer: None },
+                Err(reason) => {
+                    let row = op.answer_completion(CompletionAnswer::Refused { reason });
+                    let answer = row.completion.clone();
+                    rows.put_operation(row);
+                    DurableReply::Completion { answer }
+                }
+            }
+        }
+        DurableRequest::CommitCompletion { claim, operation, lease_expires_at } => {
+            let op = bound_operation(rows, claim, operation)?;
+            if op.completion.is_some() {
+                return Ok(DurableReply::Completion { answer: op.completion });
+            }
+            let RequestBody::Complete { outcome, result } = &op.body else {
+                return Err(DurableError::NotACompletion(operation.clone()));
+            };
+            let row = claim_row(rows, &op.request.claim)?;
+            let answer = match row.complete(&op.request, *outcome, result.clone(), *lease_expires_at, now) {
+                Ok(completed) => {
+                    rows.put_claim(completed);
+                    CompletionAnswer::Completed { outcome: *outcome }
+                }
+                Err(reason) => CompletionAnswer::Refused { reason },
+            };
+            let op = op.answer_completion(answer);
+            let answer = op.completion.clone();
+            rows.put_operation(op);
+            DurableReply::Completion { answer }
+        }
+        DurableRequest::RecordCompletionRefusal { claim, operation, reason } => {
+            let op = bound_operation(rows, claim, operation)?
+                .answer_completion(CompletionAnswer::Refused { reason: *reason });
+            let answer = op.completion.clone();
+            rows.put_operation(op);
+            DurableReply::Completion { answer }
         }
         DurableRequest::Validate { claim, operation } => {
             let op = bound_operation(rows, claim, operation)?;
@@ -653,18 +848,19 @@ mod tests {
     #[test]
     fn only_a_reaped_claim_takes_a_new_attempt_with_a_higher_fence() {
         let (c1, w1) = (ClaimId::from("c1"), WorkerId::from("w1"));
-        let new = ClaimRow::authorize_attempt(None, &c1, Fence(1), &w1, R).unwrap();
+        let new = ClaimRow::authorize_attempt(None, &c1, Fence(1), &w1, R, 3).unwrap();
         assert_eq!(new, claim_row());
-        let live = ClaimRow::authorize_attempt(Some(&new), &c1, Fence(2), &w1, R);
+        let live = ClaimRow::authorize_attempt(Some(&new), &c1, Fence(2), &w1, R, 3);
         assert_eq!(live.map_err(|e| e.code()), Err("claim_exists"));
         let executing = committed(&new);
-        let live = ClaimRow::authorize_attempt(Some(&executing), &c1, Fence(2), &w1, R);
+        let live = ClaimRow::authorize_attempt(Some(&executing), &c1, Fence(2), &w1, R, 3);
         assert_eq!(live.map_err(|e| e.code()), Err("claim_exists"));
         let reaped = new.acquire_recovery_lock(R).unwrap().finish_recovery().unwrap();
-        let stale = ClaimRow::authorize_attempt(Some(&reaped), &c1, Fence(1), &w1, R + 50);
+        let stale = ClaimRow::authorize_attempt(Some(&reaped), &c1, Fence(1), &w1, R + 50, 3);
         assert_eq!(stale, Err(AuthorizeRefused::StaleFence { claim: c1.clone(), fence: Fence(1) }));
-        let again = ClaimRow::authorize_attempt(Some(&reaped), &c1, Fence(2), &WorkerId::from("w2"), R + 50).unwrap();
-        assert_eq!(again, ClaimRow::authorize(c1, Fence(2), WorkerId::from("w2"), R + 50));
+        let again =
+            ClaimRow::authorize_attempt(Some(&reaped), &c1, Fence(2), &WorkerId::from("w2"), R + 50, 3).unwrap();
+        assert_eq!(again, ClaimRow { attempt: 2, ..ClaimRow::authorize(c1, Fence(2), WorkerId::from("w2"), R + 50) });
     }
 
     #[test]
@@ -673,7 +869,7 @@ mod tests {
             AuthorizeRefused::Live { claim: ClaimId::from("c"), fence: Fence(3), state: ClaimState::Executing };
         assert_eq!(
             refused.to_string(),
-            "claim c already has attempt 3 (executing); only a reaped claim takes a new attempt"
+            "claim c already has attempt 3 (executing); only a reaped or failed claim takes a new attempt"
         );
     }
 
@@ -685,6 +881,7 @@ mod tests {
             fence: Fence(fence),
             worker: WorkerId::from("w1"),
             reservation_expires_at: R,
+            max_attempts: 3,
         };
         assert_eq!(apply(&mut rows, &authorize(1), NOW), DurableReply::Authorized { row: claim_row() });
         assert_eq!(rows.claims[&ClaimId::from("c1")], claim_row());
@@ -804,12 +1001,12 @@ mod tests {
 
     #[test]
     fn an_operation_id_binds_once_and_records_reuse() {
-        let (row, binding) = OperationRow::bind(None, &op("o1"), &key(1, "w1"));
+        let (row, binding) = OperationRow::bind(None, &op("o1"), &key(1, "w1"), &RequestBody::Attempt);
         assert_eq!(binding, Binding::Bound);
-        let (same, binding) = OperationRow::bind(Some(&row), &op("o1"), &key(1, "w1"));
+        let (same, binding) = OperationRow::bind(Some(&row), &op("o1"), &key(1, "w1"), &RequestBody::Attempt);
         assert_eq!((same.clone(), binding), (row.clone(), Binding::Bound));
-        let (reused, binding) = OperationRow::bind(Some(&row), &op("o1"), &key(2, "w1"));
-        assert_eq!(binding, Binding::Conflict { bound: key(1, "w1") });
+        let (reused, binding) = OperationRow::bind(Some(&row), &op("o1"), &key(2, "w1"), &RequestBody::Attempt);
+        assert_eq!(binding, Binding::Conflict { bound: key(1, "w1"), body: RequestBody::Attempt });
         assert_eq!(reused.request, key(1, "w1"), "the binding is immutable");
         assert_eq!(reused.conflict, Some(key(2, "w1")));
     }
@@ -818,7 +1015,11 @@ mod tests {
     fn an_id_is_bound_only_for_an_existing_claim_and_only_on_that_claim() {
         let mut rows = MemoryDurable::default();
         let missing = RequestKey { claim: ClaimId::from("c9"), fence: Fence(1), worker: WorkerId::from("w1") };
-        let bind = |request: &RequestKey| DurableRequest::Bind { operation: op("k"), request: request.clone() };
+        let bind = |request: &RequestKey| DurableRequest::Bind {
+            operation: op("k"),
+            request: request.clone(),
+            body: RequestBody::Attempt,
+        };
         assert_eq!(
             apply(&mut rows, &bind(&missing), NOW),
             DurableReply::Failed { error: DurableError::UnknownClaim(ClaimId::from("c9")) }
@@ -845,7 +1046,7 @@ mod tests {
 
     #[test]
     fn the_first_stored_rejection_stands() {
-        let (row, _) = OperationRow::bind(None, &op("o1"), &key(1, "w1"));
+        let (row, _) = OperationRow::bind(None, &op("o1"), &key(1, "w1"), &RequestBody::Attempt);
         let rejected = row.reject(Rejection::LeaseLost).reject(Rejection::Reaped);
         assert_eq!(rejected.rejection, Some(Rejection::LeaseLost));
     }
@@ -854,7 +1055,7 @@ mod tests {
     fn apply_stores_a_validation_rejection_in_the_same_transaction() {
         let mut rows = MemoryDurable::default();
         rows.put_claim(claim_row());
-        let bind = DurableRequest::Bind { operation: op("o1"), request: key(2, "w1") };
+        let bind = DurableRequest::Bind { operation: op("o1"), request: key(2, "w1"), body: RequestBody::Attempt };
         assert_eq!(apply(&mut rows, &bind, NOW), DurableReply::Bound);
         let validate = DurableRequest::Validate { claim: ClaimId::from("c1"), operation: op("o1") };
         let stale = DurableReply::Rejected { reason: Rejection::StaleFence };

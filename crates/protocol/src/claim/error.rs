@@ -17,19 +17,28 @@ pub enum DurableError {
     UnknownClaim(ClaimId),
     #[error("operation {0} is not bound to a request")]
     UnknownOperation(OperationId),
+    /// A completion request names an id bound to an activation (the
+    /// procedure binds it first, so this is a bug).
+    #[error("operation {0} is not bound to a completion")]
+    NotACompletion(OperationId),
 }
 
 /// Why a new attempt cannot be authorized (HTTP 409, with [`AuthorizeRefused::code`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
 #[serde(rename_all = "snake_case")]
 pub enum AuthorizeRefused {
-    /// The claim's attempt is authorized or executing: another attempt
-    /// would take authority from it.
-    #[error("claim {claim} already has attempt {fence} ({state}); only a reaped claim takes a new attempt")]
+    /// The claim's attempt is authorized or executing (another attempt
+    /// would take authority from it), or it succeeded.
+    #[error("claim {claim} already has attempt {fence} ({state}); only a reaped or failed claim takes a new attempt")]
     Live { claim: ClaimId, fence: Fence, state: ClaimState },
-    /// The claim was reaped, and the new attempt's fence is not higher.
-    #[error("claim {claim} was reaped at fence {fence}; a new attempt needs a higher fence")]
+    /// The claim's attempt was reaped or failed, and the new attempt's
+    /// fence is not higher.
+    #[error("claim {claim}'s attempt {fence} ended; a new attempt needs a higher fence")]
     StaleFence { claim: ClaimId, fence: Fence },
+    /// The claim's last allowed attempt failed or was reaped (HTTP 409
+    /// `claim_dead`).
+    #[error("claim {claim} is dead: its {attempts} allowed attempts failed or were reaped")]
+    Dead { claim: ClaimId, attempts: u32 },
 }
 
 impl AuthorizeRefused {
@@ -38,6 +47,7 @@ impl AuthorizeRefused {
         match self {
             AuthorizeRefused::Live { .. } => "claim_exists",
             AuthorizeRefused::StaleFence { .. } => "stale_fence",
+            AuthorizeRefused::Dead { .. } => "claim_dead",
         }
     }
 }
@@ -106,7 +116,8 @@ pub enum LeaseRefused {
     NotAwaitingActivation,
 }
 
-/// Why a heartbeat does not renew the lease.
+/// Why a heartbeat does not renew the lease, or a completion is refused
+/// (the same reasons: [`CompletionRefused`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, thiserror::Error)]
 #[serde(rename_all = "snake_case")]
 pub enum HeartbeatRefused {
@@ -123,6 +134,10 @@ pub enum HeartbeatRefused {
     #[error("lease_lost")]
     LeaseLost,
 }
+
+/// Why a completion is refused (HTTP 422): the heartbeat's reasons, since
+/// both come only from the attempt that executes the claim.
+pub type CompletionRefused = HeartbeatRefused;
 
 /// A procedure was handed something it cannot act on.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -11,6 +11,9 @@
 //!   rejection, conflict, compensation).
 //! - [`reaper`]: one recovery pass over the claims whose reservation expired.
 //! - [`heartbeat`]: the executing worker renews its lease.
+//! - [`completion`]: the executing worker reports how its attempt ended
+//!   (succeeded, or failed: a new attempt may follow until the claim's
+//!   `max_attempts`, then the claim is dead).
 //!
 //! The three procedures have one shape, [`Procedure`]: a procedure never
 //! touches a store, it emits a [`Request`], the host serves it
@@ -26,6 +29,7 @@
 //! a new attempt), served by `durable::apply` like the procedures' requests.
 
 pub mod activator;
+pub mod completion;
 pub mod durable;
 pub mod error;
 pub mod heartbeat;
@@ -38,13 +42,14 @@ mod testing;
 pub mod types;
 
 pub use activator::{Activator, ActivatorConfig, ActivatorStep};
+pub use completion::{Completion, CompletionOutcome, CompletionStep};
 pub use durable::{
-    ClaimRow, DurableLock, DurableReply, DurableRequest, DurableRows, MemoryDurable, OperationRow, Reservation,
-    Validation,
+    ClaimRow, CompletionAnswer, DEFAULT_MAX_ATTEMPTS, DurableLock, DurableReply, DurableRequest, DurableRows,
+    MemoryDurable, OperationRow, Reservation, Validation,
 };
 pub use error::{
-    AuthorizeRefused, CommitRefused, DurableError, HeartbeatRefused, LeaseRefused, LockRefused, ProcedureError,
-    RecoveryRefused,
+    AuthorizeRefused, CommitRefused, CompletionRefused, DurableError, HeartbeatRefused, LeaseRefused, LockRefused,
+    ProcedureError, RecoveryRefused,
 };
 pub use heartbeat::{Heartbeat, HeartbeatOutcome, HeartbeatStep};
 pub use lease::{Lease, LeaseReply, LeaseRequest, LeaseRows, MemoryLeases};
@@ -52,5 +57,6 @@ pub use message::{Reply, Request};
 pub use procedure::{Host, Procedure, Progress};
 pub use reaper::{Reaper, ReaperStep};
 pub use types::{
-    ActivationStage, Answer, ClaimId, ClaimState, Fence, Millis, OperationId, Rejection, RequestKey, WorkerId,
+    ActivationStage, Answer, ClaimId, ClaimState, Fence, Millis, OperationId, Outcome, Rejection, RequestBody,
+    RequestKey, WorkerId,
 };

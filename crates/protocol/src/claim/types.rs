@@ -84,8 +84,17 @@ pub enum ClaimState {
     Authorized,
     /// The activation committed: the attempt's effect is applied.
     Executing,
-    /// Recovery gave up on the attempt after its reservation expired.
+    /// Recovery gave up on the attempt after its reservation expired; a
+    /// new attempt may be authorized.
     Reaped,
+    /// The executing attempt completed with [`Outcome::Succeeded`]: final.
+    Succeeded,
+    /// The executing attempt completed with [`Outcome::Failed`]; a new
+    /// attempt may be authorized.
+    Failed,
+    /// The claim's last allowed attempt failed or was reaped: final (a dead
+    /// letter).
+    Dead,
 }
 
 impl ClaimState {
@@ -95,7 +104,74 @@ impl ClaimState {
             ClaimState::Authorized => "authorized",
             ClaimState::Executing => "executing",
             ClaimState::Reaped => "reaped",
+            ClaimState::Succeeded => "succeeded",
+            ClaimState::Failed => "failed",
+            ClaimState::Dead => "dead",
         }
+    }
+
+    /// Every state, in declaration order.
+    pub const ALL: [ClaimState; 6] = [
+        ClaimState::Authorized,
+        ClaimState::Executing,
+        ClaimState::Reaped,
+        ClaimState::Succeeded,
+        ClaimState::Failed,
+        ClaimState::Dead,
+    ];
+
+    /// The state named `name` (its wire name).
+    pub fn from_name(name: &str) -> Option<ClaimState> {
+        ClaimState::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Whether the executing attempt completed (the claim may be dead for
+    /// another reason: see [`ClaimRow::outcome`](super::ClaimRow)).
+    pub fn completed(self) -> bool {
+        matches!(self, ClaimState::Succeeded | ClaimState::Failed)
+    }
+}
+
+/// How an attempt ended, as its worker reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Succeeded,
+    Failed,
+}
+
+impl Outcome {
+    /// The wire name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Succeeded => "succeeded",
+            Outcome::Failed => "failed",
+        }
+    }
+}
+
+/// Everything a request under an operation id says beyond its attempt
+/// ([`RequestKey`]): the id binds it too, so a reuse that differs in any
+/// field is a conflict.
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RequestBody {
+    /// An id bound before whole requests were bound (a row of an older
+    /// version): it binds the attempt only, and any activation of that
+    /// attempt matches it.
+    #[default]
+    Attempt,
+    /// An activation asking for a lease of `lease_ttl_ms`.
+    Activate { lease_ttl_ms: Millis },
+    /// A completion with its outcome and result (the result's JSON text,
+    /// canonical: the Worker serializes the parsed value).
+    Complete { outcome: Outcome, result: Option<String> },
+}
+
+impl RequestBody {
+    /// Whether an id bound to `self` may serve a request with `other`.
+    pub fn admits(&self, other: &RequestBody) -> bool {
+        self == other || (*self == RequestBody::Attempt && matches!(other, RequestBody::Activate { .. }))
     }
 }
 
@@ -151,7 +227,11 @@ pub enum Answer {
     Rejected { reason: Rejection },
     /// The operation id is bound to `bound`, not to this request (HTTP 409
     /// `idempotency_key_reused`).
-    Conflict { bound: RequestKey },
+    Conflict {
+        bound: RequestKey,
+        #[serde(default)]
+        body: RequestBody,
+    },
 }
 
 #[cfg(test)]
@@ -184,8 +264,12 @@ mod tests {
 
     #[test]
     fn states_use_the_wire_names() {
-        for state in [ClaimState::Authorized, ClaimState::Executing, ClaimState::Reaped] {
+        for state in ClaimState::ALL {
             assert_eq!(serde_json::to_value(state).unwrap(), state.name());
+            assert_eq!(ClaimState::from_name(state.name()), Some(state));
+        }
+        for outcome in [Outcome::Succeeded, Outcome::Failed] {
+            assert_eq!(serde_json::to_value(outcome).unwrap(), outcome.name());
         }
     }
 

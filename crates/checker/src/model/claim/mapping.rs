@@ -107,6 +107,13 @@ impl ClaimImpl {
                 ClaimState::Authorized => remora::DurableState::Authorized,
                 ClaimState::Executing => remora::DurableState::Executing,
                 ClaimState::Reaped => remora::DurableState::Reaped,
+                // RemoraClaimActivation has no completion and no attempt
+                // limit, and this model takes neither step (no completion;
+                // its claims allow the default 3 attempts and have one):
+                // these states are not reached here. The completion and
+                // dead-letter extension maps them (issue 32, item 7).
+                ClaimState::Succeeded | ClaimState::Failed => remora::DurableState::Executing,
+                ClaimState::Dead => remora::DurableState::Reaped,
             };
             m.attempt_fence[c] = n.fence_value(row.fence);
             m.attempt_worker[c] = n.worker(&row.worker);
@@ -127,8 +134,9 @@ impl ClaimImpl {
             });
             let lease = match row.state {
                 ClaimState::Authorized | ClaimState::Executing => holder(record, NOW),
-                ClaimState::Reaped if owes_compensation => None,
-                ClaimState::Reaped => holder(record, NOW),
+                ClaimState::Succeeded | ClaimState::Failed => holder(record, NOW),
+                ClaimState::Reaped | ClaimState::Dead if owes_compensation => None,
+                ClaimState::Reaped | ClaimState::Dead => holder(record, NOW),
             };
             if let Some(lease) = lease {
                 m.lease[c] = n.worker(&lease.worker).into();

@@ -7,5 +7,6 @@ mod api;
 mod evictions;
 mod heartbeat;
 mod hygiene;
+mod jobs;
 mod races;
 mod restore;

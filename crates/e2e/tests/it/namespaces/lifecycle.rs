@@ -19,7 +19,12 @@ async fn created_once_same_settings_200_other_settings_409_out_of_range_400() {
     assert_eq!(info["namespace"], ns.as_str());
     assert_eq!(
         info["settings"],
-        json!({ "idle_expiry_seconds": 3600, "claim_retention_seconds": 60, "memory_budget_bytes": 4194304 })
+        json!({
+            "idle_expiry_seconds": 3600,
+            "claim_retention_seconds": 60,
+            "memory_budget_bytes": 4194304,
+            "max_claims": 100000
+        })
     );
     assert_eq!(info["state"], "active");
     let again = s.create_ns(&ns, settings).await;
@@ -38,6 +43,7 @@ async fn created_once_same_settings_200_other_settings_409_out_of_range_400() {
         (r#"{"idle_expiry_seconds":1}"#, "idle_expiry_seconds"),
         (r#"{"idle_expiry_seconds":99999999}"#, "idle_expiry_seconds"),
         (r#"{"claim_retention_seconds":0}"#, "claim_retention_seconds"),
+        (r#"{"max_claims":0}"#, "max_claims"),
     ] {
         let resp = s.create_ns(&unique_ns("life-bad"), body).await;
         resp.expect_error(400, "invalid_setting");

@@ -1,0 +1,336 @@
+//! Jobs that finish: completion, retries up to `max_attempts` and dead
+//! letters, the listing of claims, whole-request idempotency, the bound on
+//! claims per namespace, and the bad input of all of these (each answered
+//! with its documented code, nothing changed).
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use e2e::claims::{Claims, accepted, completed, refused, rejected};
+use e2e::enc;
+use serde_json::{Value, json};
+
+const LONG: u64 = 60_000;
+
+/// Authorizes attempt `fence` of `claim` for `worker` and activates it.
+async fn run_attempt(c: &Claims, claim: &str, fence: u64, worker: &str) {
+    let created = c.create(claim, fence, worker, LONG).await;
+    assert_eq!(created.status, 201, "attempt {fence}: {}", created.text());
+    accepted(&c.activate(claim, &format!("act-{fence}"), fence, worker, LONG).await);
+}
+
+#[tokio::test]
+async fn a_job_succeeds_with_a_result_and_its_lease_is_released() {
+    let c = Claims::fresh("claims-succeed").await;
+    // Only an executing attempt completes.
+    assert_eq!(c.create("j", 1, "w1", LONG).await.status, 201);
+    refused(&c.complete("j", "early", 1, "w1", "succeeded", Value::Null).await, "not_executing");
+    accepted(&c.activate("j", "act", 1, "w1", LONG).await);
+    refused(&c.complete("j", "stale", 2, "w1", "succeeded", Value::Null).await, "stale_fence");
+    refused(&c.complete("j", "other", 1, "w2", "succeeded", Value::Null).await, "wrong_worker");
+
+    let result = json!({ "rows": 42, "files": ["a", "b"] });
+    let first = c.complete("j", "done", 1, "w1", "succeeded", result.clone()).await;
+    completed(&first, "succeeded");
+    let body = first.json();
+    assert_eq!(
+        (body["claim"].as_str(), body["fence"].as_u64(), body["worker"].as_str()),
+        (Some("j"), Some(1), Some("w1"))
+    );
+    let view = c.get("j").await;
+    assert_eq!((view["state"].as_str(), view["outcome"].as_str()), (Some("succeeded"), Some("succeeded")), "{view}");
+    assert_eq!((&view["result"], &view["lease"]), (&result, &Value::Null), "the lease is released: {view}");
+    let lease = c.store.request("GET", &format!("/v1/{}/kv/{}", enc(&c.ns), enc("_remora/lease/j")), None, &[]).await;
+    assert_eq!(lease.status, 404, "the lease record is gone: {}", lease.text());
+
+    // A replay gets the same answer; the attempt is over for everything else.
+    let again = c.complete("j", "done", 1, "w1", "succeeded", result.clone()).await;
+    assert_eq!((again.status, again.json()), (first.status, first.json()));
+    refused(&c.complete("j", "done-2", 1, "w1", "failed", Value::Null).await, "not_executing");
+    refused(&c.heartbeat("j", 1, "w1", LONG).await, "not_executing");
+    rejected(&c.activate("j", "act-2", 1, "w1", LONG).await, "lease_lost");
+    c.create("j", 2, "w1", LONG).await.expect_error(409, "claim_exists");
+    // A completed claim is never reaped.
+    assert!(c.reap().await.is_empty());
+    assert_eq!(c.get("j").await, view, "nothing changed it");
+}
+
+#[tokio::test]
+async fn three_failed_attempts_make_a_dead_letter() {
+    let c = Claims::fresh("claims-dead").await;
+    for fence in 1..=3u64 {
+        let worker = format!("w{fence}");
+        run_attempt(&c, "job", fence, &worker).await;
+        let view = c.get("job").await;
+        assert_eq!((view["attempt"].as_u64(), view["max_attempts"].as_u64()), (Some(fence), Some(3)), "{view}");
+        let error = json!({ "error": format!("attempt {fence} failed") });
+        completed(
+            &c.complete("job", &format!("done-{fence}"), fence, &worker, "failed", error.clone()).await,
+            "failed",
+        );
+        let view = c.get("job").await;
+        let state = if fence < 3 { "failed" } else { "dead" };
+        assert_eq!((view["state"].as_str(), view["outcome"].as_str()), (Some(state), Some("failed")), "{view}");
+        assert_eq!((&view["result"], &view["lease"]), (&error, &Value::Null), "{view}");
+        let listed = c.list(&format!("state={state}")).await;
+        assert_eq!(listed.status, 200, "{}", listed.text());
+        assert_eq!(listed.json()["claims"], json!([view]), "listed as GET shows it");
+    }
+    // No fourth attempt, whatever its fence; the claim stays as it was.
+    let dead = c.get("job").await;
+    c.create("job", 4, "w4", LONG).await.expect_error(409, "claim_dead");
+    c.create("job", 99, "w1", LONG).await.expect_error(409, "claim_dead");
+    assert_eq!(c.get("job").await, dead);
+    // A stale fence on a failed claim, and a limit given on create.
+    let created = c
+        .create_raw(
+            &json!({ "claim": "once", "fence": 5, "worker": "w", "reservation_ttl_ms": LONG, "max_attempts": 1 }),
+        )
+        .await;
+    assert_eq!(created.status, 201, "{}", created.text());
+    assert_eq!(created.json()["max_attempts"], 1);
+}
+
+#[tokio::test]
+async fn a_failed_attempt_is_retried_and_the_last_one_reaped_is_dead() {
+    let c = Claims::fresh("claims-retry").await;
+    let body = json!({ "claim": "r", "fence": 1, "worker": "w1", "reservation_ttl_ms": LONG, "max_attempts": 2 });
+    assert_eq!(c.create_raw(&body).await.status, 201);
+    accepted(&c.activate("r", "a1", 1, "w1", LONG).await);
+    completed(&c.complete("r", "d1", 1, "w1", "failed", Value::Null).await, "failed");
+    c.create("r", 1, "w2", LONG).await.expect_error(409, "stale_fence");
+    // The second (last) attempt is never activated: reaped, hence dead.
+    assert_eq!(c.create("r", 2, "w2", 300).await.status, 201);
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let view = c.wait_state("r", "dead", Duration::from_secs(20)).await;
+    assert_eq!(
+        (view["attempt"].as_u64(), &view["outcome"], &view["result"]),
+        (Some(2), &Value::Null, &Value::Null),
+        "{view}"
+    );
+    rejected(&c.activate("r", "a2", 2, "w2", LONG).await, "reaped");
+    refused(&c.complete("r", "d2", 2, "w2", "succeeded", Value::Null).await, "reaped");
+    c.create("r", 3, "w3", LONG).await.expect_error(409, "claim_dead");
+}
+
+/// Claims listed page by page: each exactly once, in claim-id order, and
+/// the state filter. 10,000 claims (the bulk test hook authorizes them in
+/// one request).
+#[tokio::test]
+async fn ten_thousand_claims_are_listed_page_by_page_each_once() {
+    const CLAIMS: usize = 10_000;
+    let c = Claims::fresh("claims-list").await;
+    let bulk = c
+        .store
+        .request(
+            "POST",
+            &format!("/v1/{}/_test/claims?count={CLAIMS}&reservation_ttl_ms={LONG}", enc(&c.ns)),
+            None,
+            &[],
+        )
+        .await;
+    assert_eq!(bulk.status, 200, "{}", bulk.text());
+    run_attempt(&c, "zz-done", 1, "w").await;
+    completed(&c.complete("zz-done", "k", 1, "w", "succeeded", json!(1)).await, "succeeded");
+
+    for (limit, query) in [(1000, "limit=1000"), (137, "state=authorized&limit=137")] {
+        let mut seen = Vec::new();
+        let mut after: Option<String> = None;
+        let mut pages = 0;
+        loop {
+            let q = match &after {
+                Some(a) => format!("{query}&after={}", enc(a)),
+                None => query.to_string(),
+            };
+            let page = c.list(&q).await;
+            assert_eq!(page.status, 200, "{}", page.text());
+            let body = page.json();
+            let claims = body["claims"].as_array().cloned().unwrap_or_default();
+            assert!(claims.len() <= limit, "a page holds at most its limit");
+            seen.extend(claims.iter().map(|v| v["claim"].as_str().unwrap_or_default().to_string()));
+            pages += 1;
+            match body["next"].as_str() {
+                Some(next) => after = Some(next.to_string()),
+                None => break,
+            }
+            assert!(pages <= CLAIMS, "the listing does not end");
+        }
+        let distinct: BTreeSet<&String> = seen.iter().collect();
+        assert_eq!(distinct.len(), seen.len(), "{query}: each claim once");
+        assert!(seen.windows(2).all(|w| w[0] < w[1]), "{query}: in claim-id order");
+        let expected = if query.contains("state") { CLAIMS } else { CLAIMS + 1 };
+        assert_eq!(seen.len(), expected, "{query}: every claim");
+    }
+    let done = c.list("state=succeeded").await.json();
+    assert_eq!(done["claims"].as_array().map(Vec::len), Some(1), "{done}");
+    assert_eq!((done["claims"][0]["claim"].as_str(), &done["next"]), (Some("zz-done"), &Value::Null));
+    assert_eq!(c.list("state=dead").await.json(), json!({ "claims": [], "next": null }));
+    let default = c.list("").await.json();
+    assert_eq!(default["claims"].as_array().map(Vec::len), Some(100), "100 by default");
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_with_its_code_and_changes_nothing() {
+    let c = Claims::fresh("claims-jobs-bad").await;
+    run_attempt(&c, "j", 1, "w1").await;
+    let before = c.get("j").await;
+    let body = |outcome: &str, result: Value| {
+        json!({ "fence": 1, "worker": "w1", "outcome": outcome, "result": result }).to_string().into_bytes()
+    };
+    c.complete_raw("j", Some("k1"), body("done", Value::Null)).await.expect_error(400, "invalid_body");
+    c.complete_raw("j", None, body("succeeded", Value::Null)).await.expect_error(400, "missing_idempotency_key");
+    let big = json!("x".repeat(16 * 1024));
+    c.complete_raw("j", Some("k2"), body("succeeded", big)).await.expect_error(413, "result_too_large");
+    let huge = json!("x".repeat(40 * 1024));
+    c.complete_raw("j", Some("k3"), body("succeeded", huge)).await.expect_error(413, "body_too_large");
+    c.complete_raw("j", Some("k4"), b"{\"fence\":1,\"worker\":\"w1\"}".to_vec())
+        .await
+        .expect_error(400, "invalid_body");
+    for (query, code) in [
+        ("limit=0", "invalid_limit"),
+        ("limit=1001", "invalid_limit"),
+        ("state=finished", "invalid_state"),
+        ("after=a%2Fb", "invalid_cursor"),
+        ("page=2", "bad_request"),
+    ] {
+        c.list(query).await.expect_error(400, code);
+    }
+    let bad_attempts =
+        json!({ "claim": "x", "fence": 1, "worker": "w", "reservation_ttl_ms": LONG, "max_attempts": 0 });
+    c.create_raw(&bad_attempts).await.expect_error(400, "invalid_max_attempts");
+    let after = c.get("j").await;
+    assert_eq!(after, before, "nothing changed");
+    assert_eq!(after["state"], "executing");
+    c.store.request("GET", &c.path("x", ""), None, &[]).await.expect_error(404, "claim_not_found");
+    // The keys refused as bad input were never bound: they still work.
+    completed(&c.complete("j", "k2", 1, "w1", "succeeded", json!("fits")).await, "succeeded");
+}
+
+#[tokio::test]
+async fn a_key_binds_its_whole_request() {
+    let c = Claims::fresh("claims-whole-key").await;
+    assert_eq!(c.create("j", 1, "w1", LONG).await.status, 201);
+    accepted(&c.activate("j", "k", 1, "w1", LONG).await);
+    // The same key with another lease_ttl_ms is another request.
+    let reused = c.activate("j", "k", 1, "w1", LONG / 2).await;
+    reused.expect_error(409, "idempotency_key_reused");
+    let bound = reused.json()["error"]["bound"].clone();
+    assert_eq!(
+        bound,
+        json!({ "claim": "j", "fence": 1, "worker": "w1", "request": "activate", "lease_ttl_ms": LONG }),
+        "{}",
+        reused.text()
+    );
+    // ... and so is a completion under an activation's key.
+    let crossed = c.complete("j", "k", 1, "w1", "succeeded", Value::Null).await;
+    crossed.expect_error(409, "idempotency_key_reused");
+    assert_eq!(crossed.json()["error"]["bound"]["request"], "activate");
+    accepted(&c.activate("j", "k", 1, "w1", LONG).await);
+
+    completed(&c.complete("j", "c", 1, "w1", "succeeded", json!({ "n": 1 })).await, "succeeded");
+    for (outcome, result) in
+        [("failed", json!({ "n": 1 })), ("succeeded", json!({ "n": 2 })), ("succeeded", Value::Null)]
+    {
+        let other = c.complete("j", "c", 1, "w1", outcome, result).await;
+        other.expect_error(409, "idempotency_key_reused");
+        assert_eq!(
+            other.json()["error"]["bound"],
+            json!({ "claim": "j", "fence": 1, "worker": "w1", "request": "complete", "outcome": "succeeded", "result": { "n": 1 } }),
+            "{}",
+            other.text()
+        );
+    }
+    // The same value spelled otherwise is the same request.
+    let spelled = c
+        .complete_raw(
+            "j",
+            Some("c"),
+            br#"{ "result" : { "n" : 1 }, "outcome": "succeeded", "worker": "w1", "fence": 1 }"#.to_vec(),
+        )
+        .await;
+    completed(&spelled, "succeeded");
+    assert_eq!(c.get("j").await["result"], json!({ "n": 1 }));
+}
+
+#[tokio::test]
+async fn a_namespace_holds_at_most_max_claims() {
+    let c = Claims::fresh_with("claims-full", r#"{"max_claims":2}"#).await;
+    assert_eq!(c.create("a", 1, "w", LONG).await.status, 201);
+    assert_eq!(c.create("b", 1, "w", LONG).await.status, 201);
+    c.create("c", 1, "w", LONG).await.expect_error(507, "claims_full");
+    c.store.request("GET", &c.path("c", ""), None, &[]).await.expect_error(404, "claim_not_found");
+    // A new attempt on a claim it holds needs no room.
+    accepted(&c.activate("a", "k", 1, "w", LONG).await);
+    completed(&c.complete("a", "d", 1, "w", "failed", Value::Null).await, "failed");
+    assert_eq!(c.create("a", 2, "w", LONG).await.status, 201);
+    let listed = c.list("").await.json();
+    assert_eq!(listed["claims"].as_array().map(Vec::len), Some(2), "{listed}");
+}
+
+/// Completions racing each other, a stale fence, a replayed key and the
+/// reaper, on several claims at once: every claim ends in exactly one
+/// terminal state, the one its single `completed` answer names, and every
+/// key answers again exactly as it did.
+#[tokio::test]
+async fn racing_completions_end_each_claim_in_one_state_consistent_with_every_answer() {
+    const CLAIMS: u64 = 6;
+    let c = Claims::fresh("claims-complete-race").await;
+    for i in 0..CLAIMS {
+        run_attempt(&c, &format!("r{i}"), 1, "w1").await;
+    }
+    let mut tasks = Vec::new();
+    for i in 0..CLAIMS {
+        let claim = format!("r{i}");
+        // Two sends of one key, two other keys with other outcomes, a stale fence.
+        for (key, fence, outcome) in [
+            ("a", 1, "succeeded"),
+            ("a", 1, "succeeded"),
+            ("b", 1, "failed"),
+            ("c", 1, "succeeded"),
+            ("s", 0, "failed"),
+        ] {
+            let (c, claim) = (c.clone(), claim.clone());
+            tasks.push(tokio::spawn(async move {
+                let resp = c.complete(&claim, key, fence, "w1", outcome, json!({ "by": key })).await;
+                (claim, key, resp.status, resp.json())
+            }));
+        }
+    }
+    let reaper = {
+        let c = c.clone();
+        tokio::spawn(async move { c.reap().await })
+    };
+    let mut answers = Vec::new();
+    for task in tasks {
+        answers.push(task.await.expect("task"));
+    }
+    assert!(reaper.await.expect("reaper").is_empty(), "nothing to reap: every claim executes or completed");
+    for i in 0..CLAIMS {
+        let claim = format!("r{i}");
+        let mine: Vec<_> = answers.iter().filter(|(c, ..)| *c == claim).collect();
+        let won: BTreeSet<&str> =
+            mine.iter().filter(|(_, _, status, _)| *status == 200).map(|(_, key, ..)| *key).collect();
+        assert_eq!(won.len(), 1, "{claim}: exactly one key completes it: {mine:?}");
+        let winner = won.iter().next().copied().unwrap_or_default();
+        for (_, key, status, body) in &mine {
+            match (*status, *key) {
+                (200, _) => assert_eq!(body["result"], "completed", "{body}"),
+                (422, "s") => assert_eq!(body["reason"], "stale_fence", "{body}"),
+                (422, _) => assert_eq!(body["reason"], "not_executing", "{claim} {key}: {body}"),
+                other => panic!("{claim}: unexpected answer {other:?} {body}"),
+            }
+        }
+        let view = c.get(&claim).await;
+        let outcome = if winner == "b" { "failed" } else { "succeeded" };
+        assert_eq!((view["state"].as_str(), view["outcome"].as_str()), (Some(outcome), Some(outcome)), "{view}");
+        assert_eq!(view["result"], json!({ "by": winner }), "the winner's result: {view}");
+        // Every key answers again as it did (a refusal is final too).
+        for (key, fence, outcome) in
+            [("a", 1, "succeeded"), ("b", 1, "failed"), ("c", 1, "succeeded"), ("s", 0, "failed")]
+        {
+            let first = mine.iter().find(|(_, k, ..)| *k == key).map(|(_, _, s, b)| (*s, b.clone()));
+            let again = c.complete(&claim, key, fence, "w1", outcome, json!({ "by": key })).await;
+            assert_eq!(Some((again.status, again.json())), first, "{claim} {key} replayed");
+        }
+    }
+}
