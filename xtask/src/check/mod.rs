@@ -202,7 +202,7 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
 fn unreduced(bin: &Path, targets: &[target::Target]) -> Result<Vec<Row>> {
     eprintln!("Rust stage, unreduced: the implementation models without their reductions");
     let mut rows = Vec::new();
-    for target in targets.iter().filter(|t| t.reductions && t.search != "simulation" && t.expect.is_none()) {
+    for target in targets.iter().filter(|t| has_unreduced_run(t)) {
         if let Some(why) = &target.reduction_needed {
             eprintln!("  {}: kept reduced (REDUCTION needed: {why})", target.cfg_name());
             continue;
@@ -215,6 +215,12 @@ fn unreduced(bin: &Path, targets: &[target::Target]) -> Result<Vec<Row>> {
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// Whether `--unreduced` checks `t` a second time: an exhaustive cfg of a
+/// model with reductions that is no counterexample.
+fn has_unreduced_run(t: &target::Target) -> bool {
+    t.reductions && t.search != "simulation" && t.expect.is_none()
 }
 
 /// A chosen TLA+ checker, ready to run.
@@ -279,5 +285,33 @@ fn print_deep_tier(root: &Path, deep: &[PathBuf]) {
     );
     for cfg in deep {
         eprintln!("  {}", cfg.strip_prefix(root).unwrap_or(cfg).display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn target(reductions: bool, search: &str, expect: Option<&str>) -> target::Target {
+        target::Target {
+            module: "HandoffImpl".into(),
+            spec: None,
+            cfg_path: PathBuf::from("X.cfg"),
+            search: search.into(),
+            liveness: false,
+            temporal: Vec::new(),
+            expect: expect.map(str::to_string),
+            reductions,
+            reduction_needed: None,
+        }
+    }
+
+    #[test]
+    fn only_exhaustive_cfgs_of_models_with_reductions_run_unreduced() {
+        assert!(has_unreduced_run(&target(true, "bfs", None)));
+        assert!(has_unreduced_run(&target(true, "dfs", None)));
+        assert!(!has_unreduced_run(&target(false, "bfs", None)), "a mirror has nothing to switch off");
+        assert!(!has_unreduced_run(&target(true, "simulation", None)));
+        assert!(!has_unreduced_run(&target(true, "bfs", Some("RollLosesNothing"))));
     }
 }

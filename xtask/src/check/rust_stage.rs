@@ -58,9 +58,7 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64, unreduced: bool
         cmd.arg("--no-reduction");
         label.push_str(UNREDUCED);
     }
-    let out = stream::run(cmd, &label, |line| {
-        line.contains("distinct states,").then(|| line.trim().to_string())
-    })?;
+    let out = stream::run(cmd, &label, |line| line.contains("distinct states,").then(|| line.trim().to_string()))?;
     let last_error = || out.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
     Ok(match out.code {
         Some(0) | Some(1) => {

@@ -322,6 +322,8 @@ mod tests {
             properties: names(&["NoServedRegression"]),
             rust_model: true,
             expect_violated: None,
+            reductions: false,
+            reduction_needed: None,
         }
     }
 

@@ -163,7 +163,8 @@ impl HandoffImpl {
     pub fn new(cfg: &TlcConfig, mutation: Option<Mutation>) -> Result<Self, CfgError> {
         // HandoffReads' `MaxReads` and HandoffCond's constants are optional:
         // without them, no client reads, no conditional writes, no clock.
-        let optional = ["MaxReads", "MaxConds", "MaxTime", "TTLs", GOSSIP_WHEN_DONE, MAX_LISTS, ROLLING_RESTART, ROLL_WAITS];
+        let optional =
+            ["MaxReads", "MaxConds", "MaxTime", "TTLs", GOSSIP_WHEN_DONE, MAX_LISTS, ROLLING_RESTART, ROLL_WAITS];
         cfg.expect_constants_optional(Self::MODULE, &CONSTANTS, &optional)?;
         let has = |name: &str| cfg.constants.iter().any(|(n, _)| n == name);
         let has_reads = has("MaxReads");
