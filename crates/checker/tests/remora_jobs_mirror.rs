@@ -36,6 +36,12 @@ fn violated(cfg: &TlcConfig, mutation: Option<&str>) -> Option<String> {
     report.violated
 }
 
+/// The violated check and the length of the shortest counterexample.
+fn caught(cfg: &TlcConfig, mutation: &str) -> (Option<String>, usize) {
+    let report = check(cfg, Some(mutation));
+    (report.violated, report.trace.len())
+}
+
 /// TLC reports 6,080 distinct states (depth 18).
 #[test]
 fn shipped_cfg_matches_tlc_and_passes() {
@@ -47,7 +53,7 @@ fn shipped_cfg_matches_tlc_and_passes() {
 #[test]
 fn a_completed_claim_reaped_is_caught() {
     let cfg = shipped_cfg();
-    assert_eq!(violated(&cfg, Some("reap-completed")).as_deref(), Some("CompletedClaimIsNeverReaped"));
+    assert_eq!(caught(&cfg, "reap-completed"), (Some("CompletedClaimIsNeverReaped".into()), 8));
 }
 
 /// With more fences than attempts allowed (MaxAttempts = 1: a second
@@ -62,7 +68,7 @@ fn a_retry_beyond_the_limit_is_caught() {
     }
     // Unmutated, no retry is ever authorized (2,840 states, as TLC).
     assert_eq!(violated(&cfg, None), None);
-    assert_eq!(violated(&cfg, Some("retry-beyond-limit")).as_deref(), Some("AtMostMaxAttempts"));
+    assert_eq!(caught(&cfg, "retry-beyond-limit"), (Some("AtMostMaxAttempts".into()), 5));
     cfg.invariants.clear();
     cfg.properties = vec!["DeadClaimStaysDead".into()];
     assert_eq!(violated(&cfg, Some("retry-beyond-limit")).as_deref(), Some("DeadClaimStaysDead"));
@@ -71,16 +77,13 @@ fn a_retry_beyond_the_limit_is_caught() {
 #[test]
 fn a_retry_with_the_same_fence_is_caught() {
     let cfg = checking(&[], &["ActivationAppliesAtMostOncePerAttempt"]);
-    assert_eq!(violated(&cfg, Some("retry-same-fence")).as_deref(), Some("ActivationAppliesAtMostOncePerAttempt"));
+    assert_eq!(caught(&cfg, "retry-same-fence"), (Some("ActivationAppliesAtMostOncePerAttempt".into()), 8));
 }
 
 #[test]
 fn a_failed_attempt_activated_again_is_caught() {
     let cfg = checking(&["AtMostOneActivationEffectPerAttempt"], &[]);
-    assert_eq!(
-        violated(&cfg, Some("fail-requeues-attempt")).as_deref(),
-        Some("AtMostOneActivationEffectPerAttempt")
-    );
+    assert_eq!(caught(&cfg, "fail-requeues-attempt"), (Some("AtMostOneActivationEffectPerAttempt".into()), 11));
 }
 
 /// A retry starts the new attempt's count at 0, which the base module's
