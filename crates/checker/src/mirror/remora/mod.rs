@@ -30,8 +30,8 @@ use crate::spec::Mirror;
 /// For the extension's mirror (`mirror::remora_loss`), which checks the
 /// base module's invariants and action properties on its own steps.
 pub(crate) use config::CONSTANTS;
-pub(crate) use values::string_of;
 pub(crate) use properties::{ACTION_PROPERTIES, INVARIANTS, Invariant, StepPredicate};
+pub(crate) use values::string_of;
 
 /// The model with the constants of one `.cfg`.
 pub struct RemoraClaimActivation {

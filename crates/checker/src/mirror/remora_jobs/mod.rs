@@ -111,7 +111,10 @@ impl Mirror for RemoraJobs {
         match (&cfg.specification, &cfg.init, &cfg.next) {
             (Some(spec), None, None) if spec == JOBS_SPEC => {}
             _ => {
-                return Err(CfgError::Unsupported(format!("{} is mirrored as SPECIFICATION {JOBS_SPEC}", Self::MODULE)));
+                return Err(CfgError::Unsupported(format!(
+                    "{} is mirrored as SPECIFICATION {JOBS_SPEC}",
+                    Self::MODULE
+                )));
             }
         }
         let max_attempts = cfg.nat(MAX_ATTEMPTS)?;
@@ -130,7 +133,9 @@ impl Mirror for RemoraJobs {
             ..TlcConfig::default()
         };
         let loss = RemoraClaimLeaseLoss::from_cfg(&loss_cfg, None).map_err(|e| match e {
-            CfgError::UnknownDefinition { name, .. } => CfgError::UnknownDefinition { module: Self::MODULE.into(), name },
+            CfgError::UnknownDefinition { name, .. } => {
+                CfgError::UnknownDefinition { module: Self::MODULE.into(), name }
+            }
             other => other,
         })?;
         let k = loss.constants();
@@ -162,7 +167,11 @@ impl Mirror for RemoraJobs {
             }
         }
         if names.len() > numbered::MOST {
-            return Err(CfgError::Unsupported(format!("{} checks at most {} properties", Self::MODULE, numbered::MOST)));
+            return Err(CfgError::Unsupported(format!(
+                "{} checks at most {} properties",
+                Self::MODULE,
+                numbered::MOST
+            )));
         }
         let mut model = RemoraJobs {
             loss,

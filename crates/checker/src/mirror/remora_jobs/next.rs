@@ -125,7 +125,8 @@ impl RemoraJobs {
 
     fn authorize_retry(&self, s: &JobsState, c: Claim, f: Fence, w: Worker) -> Option<JobsState> {
         let b = &s.loss.base;
-        let fresh = !s.used_fences[c].contains(f) || (self.mutated(Mutation::RetrySameFence) && f == b.attempt_fence[c]);
+        let fresh =
+            !s.used_fences[c].contains(f) || (self.mutated(Mutation::RetrySameFence) && f == b.attempt_fence[c]);
         let mut n = enabled(
             s,
             (s.outcome[c] == Outcome::Failed || b.durable_state[c] == Reaped)

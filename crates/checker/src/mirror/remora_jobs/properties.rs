@@ -21,10 +21,8 @@ pub const INVARIANTS: &[(&str, Invariant)] = &[
     ("AtMostMaxAttempts", at_most_max_attempts),
 ];
 
-pub const ACTION_PROPERTIES: &[(&str, StepPredicate)] = &[
-    (NAMES[0], activation_applies_at_most_once_per_attempt),
-    (NAMES[1], dead_claim_stays_dead),
-];
+pub const ACTION_PROPERTIES: &[(&str, StepPredicate)] =
+    &[(NAMES[0], activation_applies_at_most_once_per_attempt), (NAMES[1], dead_claim_stays_dead)];
 
 fn implies(a: bool, b: bool) -> bool {
     !a || b
@@ -52,9 +50,7 @@ fn completed_claim_holds_no_lease(m: &M, s: &JobsState) -> bool {
     m.k.claims.iter().all(|&c| {
         implies(
             s.outcome[c] != Outcome::Pending,
-            s.loss.base.lease[c] == NO_WORKER
-                && !s.loss.lease_lost[c]
-                && s.loss.base.activation_effect_count[c] == 1,
+            s.loss.base.lease[c] == NO_WORKER && !s.loss.lease_lost[c] && s.loss.base.activation_effect_count[c] == 1,
         )
     })
 }
