@@ -34,6 +34,13 @@ LiveSpecNoReaper ==
     /\ JobsSpec
     /\ \A c \in Claims : WF_jobVars(ExpireLostLease(c) /\ UNCHANGED <<outcome, usedFences>>)
 
+\* The same without fairness on a lost lease's deadline: a restorable lease
+\* that nobody restores keeps the claim executing for good
+\* (counterexamples/RemoraJobsLivenessNoLostLeaseExpiry.cfg).
+LiveSpecNoLostLeaseExpiry ==
+    /\ JobsSpec
+    /\ \A c \in Claims : WF_jobVars(ReapExecuting(c))
+
 \* No claim executing without a live or restorable lease: once it has
 \* neither, it is reaped; while its lease is restorable, the heartbeat
 \* restores it or the claim is reaped.
