@@ -47,6 +47,7 @@ models! {
     crate::model::generations::HandoffGenerations,
     crate::mirror::remora::RemoraClaimActivation,
     crate::mirror::remora_loss::RemoraClaimLeaseLoss,
+    crate::mirror::remora_jobs::RemoraJobs,
     crate::model::claim::ClaimImpl,
 }
 

@@ -14,7 +14,9 @@
 //!   expiring keys), built on the HandoffReads mirror;
 //! - [`remora`] mirrors `tla/RemoraClaimActivation.tla`;
 //! - [`remora_loss`] mirrors the extension `tla/RemoraClaimLeaseLoss.tla`,
-//!   built on the [`remora`] mirror.
+//!   built on the [`remora`] mirror;
+//! - [`remora_jobs`] mirrors `tla/RemoraJobs.tla` (completion, retries,
+//!   dead claims), built on the [`remora_loss`] mirror.
 
 /// The stateright `Model` of a mirror built on another one: its own `init`,
 /// `next` and `step`, and its checks by number (`crate::properties`): the
@@ -73,4 +75,5 @@ pub mod handoff_ext;
 pub mod handoff_reads;
 pub mod handoff_scale;
 pub mod remora;
+pub mod remora_jobs;
 pub mod remora_loss;

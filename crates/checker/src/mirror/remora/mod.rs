@@ -31,6 +31,7 @@ use crate::spec::Mirror;
 /// base module's invariants and action properties on its own steps.
 pub(crate) use config::CONSTANTS;
 pub(crate) use properties::{ACTION_PROPERTIES, INVARIANTS, Invariant, StepPredicate};
+pub(crate) use values::string_of;
 
 /// The model with the constants of one `.cfg`.
 pub struct RemoraClaimActivation {

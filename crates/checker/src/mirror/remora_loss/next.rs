@@ -15,7 +15,7 @@ fn enabled(s: &LossState, guard: bool) -> Option<LossState> {
 }
 
 impl RemoraClaimLeaseLoss {
-    pub(super) fn init(&self) -> Vec<LossState> {
+    pub(crate) fn init(&self) -> Vec<LossState> {
         self.base
             .init()
             .into_iter()
@@ -29,7 +29,7 @@ impl RemoraClaimLeaseLoss {
 
     /// Every instance of every disjunct of `LossNext`, in the module's order
     /// (the same in every state: the quantifiers range over constants).
-    pub(super) fn all_instances(&self) -> Vec<LossAction> {
+    pub(crate) fn all_instances(&self) -> Vec<LossAction> {
         let k = self.k;
         let mut base = Vec::new();
         RemoraClaimActivation::instances(k, &mut base);
@@ -47,7 +47,7 @@ impl RemoraClaimLeaseLoss {
         actions
     }
 
-    pub(super) fn next(&self, s: &LossState, action: LossAction) -> Option<LossState> {
+    pub(crate) fn next(&self, s: &LossState, action: LossAction) -> Option<LossState> {
         match action {
             Base(a) => self.base_step(s, a),
             RenewLease(c, w) => enabled(s, self.renew_lease(s, c, w)),

@@ -1,0 +1,43 @@
+//! Mutations of the actions the module adds: each breaks one rule, and one
+//! of the module's invariants or properties must catch it
+//! (`crates/checker/tests/remora_jobs_mirror.rs`).
+
+/// A named mutation of `JobsNext`, selected with `--mutation NAME`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mutation {
+    /// `reap-completed`: `ReapExecuting` does not require the attempt to be
+    /// pending (`outcome[c] = Pending`): the reaper takes a claim whose
+    /// lease is gone because it completed. Caught by
+    /// CompletedClaimIsNeverReaped.
+    ReapCompleted,
+    /// `retry-beyond-limit`: `AuthorizeRetry` does not require
+    /// `Attempts(c) < MaxAttempts`. Caught by AtMostMaxAttempts (and
+    /// DeadClaimStaysDead) when there are more fences than MaxAttempts.
+    RetryBeyondLimit,
+    /// `retry-same-fence`: `AuthorizeRetry` may give the new attempt the
+    /// current attempt's fence (`f \notin usedFences[c] \ {attemptFence[c]}`).
+    /// Caught by ActivationAppliesAtMostOncePerAttempt: the same attempt's
+    /// effect count goes back to 0.
+    RetrySameFence,
+    /// `fail-requeues-attempt`: `Complete(c, w, "Failed")` puts the same
+    /// attempt back (Authorized, reserved for w, activation Idle, outcome
+    /// Pending) instead of ending it, so it activates again. Caught by
+    /// AtMostOneActivationEffectPerAttempt.
+    FailRequeuesAttempt,
+}
+
+/// The names, as `Mirror::MUTATIONS` lists them.
+pub const NAMES: &[&str] = &["reap-completed", "retry-beyond-limit", "retry-same-fence", "fail-requeues-attempt"];
+
+impl Mutation {
+    /// The mutation called `name` in [`NAMES`].
+    pub fn from_name(name: &str) -> Option<Mutation> {
+        Some(match name {
+            "reap-completed" => Mutation::ReapCompleted,
+            "retry-beyond-limit" => Mutation::RetryBeyondLimit,
+            "retry-same-fence" => Mutation::RetrySameFence,
+            "fail-requeues-attempt" => Mutation::FailRequeuesAttempt,
+            _ => return None,
+        })
+    }
+}
