@@ -1,6 +1,6 @@
 //! How a Durable Object knows that a request comes from this Worker.
 //!
-//! Two layers (docs/handoff.md section 4, "Internal endpoints"):
+//! Two layers (docs/operating.md 4.5, "Internal endpoints"):
 //!
 //! 1. Structural: a Durable Object has no public address. Only code holding
 //!    the namespace binding (this Worker, and the objects themselves) can

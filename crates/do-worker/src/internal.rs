@@ -15,7 +15,7 @@ use crate::wire::{Ops, Target};
 /// Durable Object bindings, declared in wrangler.toml.
 /// The replicas of role `r` (`{ns}:r0`, ...): one binding per role, so
 /// that each role can live in a Worker script of its own (its own failure
-/// domain; docs/handoff.md section 4, "Failure domains").
+/// domain; docs/operating.md 4.8, "Failure domains").
 pub fn replica_binding(r: ReplicaName) -> &'static str {
     match r {
         ReplicaName::R0 => REPLICA_R0_BINDING,

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 /// coordinator refuses writes, unless the deployment sets another
 /// (`HANDOFF_ISOLATE_CAP_BYTES`): half the platform's 128 MB, leaving room
 /// for the allocator's slack, requests and answers in flight, and a
-/// recovery's chunks (docs/handoff.md section 4, "Memory").
+/// recovery's chunks (docs/operating.md 4.10, "Memory").
 pub const CAP_BYTES: usize = 64 * 1024 * 1024;
 /// How far past the cap a peer still takes records: a peer's isolate may
 /// hold other namespaces than its coordinators', so the coordinators' cap

@@ -2,7 +2,7 @@
 //! speaks for. Pure (no Workers runtime), so every rule is unit-tested on
 //! the host.
 //!
-//! Two kinds of token (docs/handoff.md section 4, "Authentication"):
+//! Two kinds of token (docs/operating.md 4.3, "Authentication"):
 //!
 //! - the deployment's admin token, the Worker secret [`ADMIN_BINDING`]
 //!   (`wrangler secret put HANDOFF_ADMIN_TOKEN`): every right on every

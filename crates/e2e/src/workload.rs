@@ -89,8 +89,8 @@ impl Client {
     }
 }
 
-/// What an answer says about the operation's effect (docs/handoff.md
-/// section 4: which 503 comes before a write is accepted), and the value a
+/// What an answer says about the operation's effect (docs/operating.md
+/// 4.2: which 503 comes before a write is accepted), and the value a
 /// read returned; `Err` for an answer the API does not promise.
 fn classify(
     call: &Call,

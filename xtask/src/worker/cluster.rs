@@ -11,7 +11,7 @@
 //! logs, and `run.json`, which lets another `cargo xtask` invocation find
 //! the running scripts (`cargo xtask dev restart|roll`).
 //!
-//! Two registry gotchas, measured (docs/handoff.md section 4, "Failure
+//! Two registry gotchas, measured (docs/operating.md 4.8, "Failure
 //! domains"): a script killed without warning leaves its registry entry
 //! behind, pointing at a dead port, so the entry is removed before the
 //! script starts again; and wrangler writes an entry in place, so a reader

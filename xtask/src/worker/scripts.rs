@@ -6,7 +6,7 @@
 //! knows its role from `HANDOFF_ROLE`. Objects of different scripts never
 //! share an isolate, so no isolate holds two replicas of one namespace, and
 //! deploying (restarting) one script restarts one role only
-//! (docs/handoff.md section 4, "Failure domains").
+//! (docs/operating.md 4.8, "Failure domains").
 //!
 //! crates/do-worker/wrangler.toml is the front's configuration and the one
 //! source: the role scripts' configurations are derived from it here (its

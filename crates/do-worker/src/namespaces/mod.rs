@@ -1,5 +1,5 @@
 //! Namespaces: created with their settings, deleted, expired when idle,
-//! limited in number (docs/handoff.md section 4, "Namespaces").
+//! limited in number (docs/operating.md 4.4, "Namespaces").
 //!
 //! - [`Registry`] (one object, `registry`, SQLite) is the authority: which
 //!   namespaces exist, their settings and state, which replicas booted.

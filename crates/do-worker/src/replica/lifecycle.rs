@@ -4,7 +4,7 @@
 //! namespace's settings then; the coordinator stops the namespace after its
 //! idle expiry; any replica stops when told to, or when a peer says the
 //! namespace is not running. Stopping resets the object: its memory goes.
-//! (docs/handoff.md section 4, "Namespaces".) The state decides when
+//! (docs/operating.md 4.4, "Namespaces".) The state decides when
 //! (`state.rs`); the shell asks the registry and the peers (`mod.rs`).
 
 use protocol::handoff::{Config, ConfigError, ReplicaId};

@@ -26,7 +26,7 @@ pub(super) const MAX_BATCH_BYTES: usize = 4 * 1024 * 1024;
 /// replica, 24 MiB for the three of a namespace (docs/handoff.md 5.16).
 const MAX_QUEUED_BYTES: usize = 2 * 1024 * 1024;
 /// How long the coordinator holds back pushes and confirms to the peer it
-/// does not wait for (docs/handoff.md, Transport: thrifty sends). A write
+/// does not wait for (docs/operating.md 4.7, Transport: thrifty sends). A write
 /// commits on the first ack and a read on the first confirm, so the
 /// preferred peer's answer is the one a client waits for; the other copy
 /// leaves at most this much later, with whatever else queued meanwhile, as

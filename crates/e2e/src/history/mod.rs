@@ -5,7 +5,7 @@
 //!
 //! A history is what clients saw: for each operation its invocation, its
 //! response and what the response said. Three outcomes of a write matter
-//! (docs/handoff.md sections 4 and 5):
+//! (docs/operating.md section 4, docs/handoff.md section 5):
 //!
 //! - acknowledged (200): it took effect between invocation and response;
 //! - refused before it was accepted (503 `recovering` or `overloaded`): it

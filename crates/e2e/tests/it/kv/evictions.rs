@@ -148,7 +148,7 @@ async fn evict_hook_errors() {
 }
 
 /// The hop between replicas carries a batch up to 1 MB as one WebSocket
-/// frame and a bigger one over HTTP (docs/handoff.md section 4): values
+/// frame and a bigger one over HTTP (docs/operating.md 4.7): values
 /// on either side of that line replicate, and come back after the
 /// coordinator and then a peer are evicted (the collect's and the
 /// reseed's chunks, up to 1 MiB each, go back as the peers' own
