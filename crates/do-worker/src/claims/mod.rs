@@ -100,9 +100,17 @@ impl DurableObject for ClaimStore {
         }
         let durable = self.durable().map_err(|e| worker::Error::RustError(e.to_string()))?;
         let (reaped, more_reaping) = procedures::reap(&durable).map_err(to_worker)?;
+        let leases = self.leases.of(&ns, &self.state);
+        let (lapsed, more_lapsed) = procedures::reap_executing(&durable, &leases).await.map_err(to_worker)?;
         let (purged, more_purging) = self.purge(&ns, &durable).await.map_err(to_worker)?;
-        self.schedule(&durable, None, more_reaping || more_purging).await.map_err(to_worker)?;
-        Response::ok(format!("reaped {}, purged {}", reaped.len(), purged))
+        let more = more_reaping || more_lapsed || more_purging;
+        self.schedule(&durable, None, more).await.map_err(to_worker)?;
+        Response::ok(format!(
+            "reaped {} awaiting activation, {} executing, purged {}",
+            reaped.len(),
+            lapsed.len(),
+            purged
+        ))
     }
 }
 
@@ -243,8 +251,10 @@ impl ClaimStore {
                 Ok(views::claim(200, &row, lease.as_ref(), now_ms())?)
             }
             ClaimOp::Reap => {
-                let (reaped, more) = procedures::reap(durable)?;
-                self.schedule(durable, None, more).await?;
+                let (mut reaped, more) = procedures::reap(durable)?;
+                let (lapsed, more_lapsed) = procedures::reap_executing(durable, &leases).await?;
+                reaped.extend(lapsed);
+                self.schedule(durable, None, more || more_lapsed).await?;
                 Ok(http::json(&serde_json::json!({ "reaped": reaped }))?)
             }
             ClaimOp::Bulk => {
@@ -291,12 +301,13 @@ impl ClaimStore {
         Ok((purged.len(), purged.len() >= PURGE_BATCH))
     }
 
-    /// After an activation, the claim may now have a purge time earlier
-    /// than the alarm (a first one, for a claim whose acceptance recorded
-    /// its lease).
+    /// After an activation or a completion, the claim may now be due
+    /// earlier than the alarm: an executing claim at its recorded lease
+    /// deadline (when the reaper looks at its lease), a finished one at its
+    /// purge time.
     async fn schedule_purge(&self, durable: &DurableStore) -> std::result::Result<(), ClaimError> {
-        let (_, purge) = durable.next_deadlines()?;
-        self.schedule(durable, purge, false).await
+        let (due, purge) = durable.next_deadlines()?;
+        self.schedule(durable, procedures::next_alarm(due, purge, now_ms(), false), false).await
     }
 
     /// Arms the alarm: at `deadline` if that is earlier than the alarm

@@ -13,8 +13,9 @@ use std::time::Duration;
 use protocol::claim::lease;
 use protocol::claim::procedure::{self, Host};
 use protocol::claim::{
-    Activator, ActivatorConfig, Answer, ClaimId, Completion, CompletionOutcome, DurableRequest, Heartbeat,
-    HeartbeatOutcome, LeaseReply, LeaseRequest, MemoryLeases, Millis, ProcedureError, Reaper, Reply, Request,
+    Activator, ActivatorConfig, Answer, ClaimId, Completion, CompletionOutcome, DurableRequest, ExecutingReaper,
+    Heartbeat, HeartbeatOutcome, LeaseReply, LeaseRequest, MemoryLeases, Millis, ProcedureError, Reaper, Reply,
+    Request,
 };
 use worker::Delay;
 
@@ -130,6 +131,7 @@ impl<L: LeaseBackend> Host for ObjectHost<'_, L> {
                 let records = matches!(
                     r,
                     DurableRequest::RecordLease { .. }
+                        | DurableRequest::ReapExecuting { .. }
                         | DurableRequest::RecordRejection { .. }
                         | DurableRequest::RecordCompletionRefusal { .. }
                 );
@@ -256,8 +258,22 @@ pub fn reap(durable: &DurableStore) -> Result<(Vec<ClaimId>, bool), ClaimError> 
     Ok((reaped, reaper.more))
 }
 
+/// One recovery pass over the executing claims (the alarm, or the test
+/// hook), over at most [`REAPER_BATCH`] of them: each whose recorded lease
+/// deadline has passed has its lease record read, under its lease lock,
+/// and is reaped if that lease is not live (`ReapExecuting`). The claims it
+/// reaped, and whether more may be waiting. Unlike [`reap`] it awaits the
+/// lease store; it never waits for anything else.
+pub async fn reap_executing(durable: &DurableStore, leases: &Leases<'_>) -> Result<(Vec<ClaimId>, bool), ClaimError> {
+    let mut host = ObjectHost { durable, leases, held: None, pause: Pause::new(Duration::ZERO) };
+    let mut reaper = ExecutingReaper::new(REAPER_BATCH);
+    let reaped = procedure::run(&mut reaper, &mut host).await?;
+    Ok((reaped, reaper.more))
+}
+
 /// When the alarm should run next, at `now`: at once if a pass left work
-/// (`more`); else at the earliest reservation deadline `due` (or, for a
+/// (`more`); else at the earliest reservation deadline, or recorded lease
+/// deadline of an executing claim, `due` (or, for a
 /// deadline already past, whose claim the pass skipped because an
 /// activation holds its lock, [`REAPER_RETRY_MS`] from now) or the earliest
 /// purge, whichever comes first.

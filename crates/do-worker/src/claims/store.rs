@@ -24,8 +24,9 @@
 //!
 //! Beside the protocol's row, a claim's SQL row keeps two times the object
 //! needs without reading every row: `due_at`, the reservation deadline of an
-//! authorized claim (the reaper's scan reads the expired ones from an index,
-//! in deadline order), and `purge_at`, when a finished claim is deleted with
+//! authorized claim, or the recorded lease deadline of an executing one (the
+//! time of its commit while none is recorded) (the reapers' scans read the
+//! passed ones from an index, in deadline order), and `purge_at`, when a finished claim is deleted with
 //! its operations: a reaped, completed or dead claim `retention` after it
 //! got there (a failed or reaped claim that takes a new attempt is
 //! authorized again and loses its `purge_at`), an
@@ -180,7 +181,11 @@ impl DurableStore {
     /// The earliest reservation deadline of a claim awaiting activation,
     /// and the earliest purge (reads of an index each).
     pub fn next_deadlines(&self) -> Result<(Option<Millis>, Option<Millis>), StoreError> {
-        let due = sqlite::integers(&self.sql, "SELECT MIN(due_at) FROM claims WHERE state = 'authorized'", vec![])?;
+        let due = sqlite::integers(
+            &self.sql,
+            "SELECT MIN(due_at) FROM claims WHERE state IN ('authorized', 'executing')",
+            vec![],
+        )?;
         let purge = sqlite::integers(&self.sql, "SELECT MIN(purge_at) FROM claims", vec![])?;
         Ok((due.first().copied(), purge.first().copied()))
     }
@@ -321,6 +326,9 @@ impl<'a> SqlRows<'a> {
                     let json = encode(row)?;
                     let due_at = match row.state {
                         ClaimState::Authorized => row.reservation.as_ref().map(|r| sqlite::int(r.expires_at)),
+                        // When recovery looks at its lease: once the recorded
+                        // deadline passed, or at once with none recorded.
+                        ClaimState::Executing => Some(sqlite::int(row.lease_until.unwrap_or(self.now))),
                         _ => None,
                     };
                     let purge_at = self.purge_at(row).map(sqlite::int);
@@ -373,6 +381,16 @@ impl DurableRows for SqlRows<'_> {
         // nothing, so there are no buffered writes to merge.
         self.select(
             "SELECT row FROM claims WHERE state = 'authorized' AND due_at <= ? ORDER BY due_at LIMIT ?",
+            vec![sqlite::int(now), sqlite::int(limit as u64)],
+        )
+    }
+
+    fn executing_unleased(&self, now: Millis, limit: usize) -> Vec<ClaimRow> {
+        // As `awaiting_recovery`: a scan that writes nothing. (An executing
+        // row last written before `due_at` was kept for executing claims has
+        // none, and is looked at once its next heartbeat writes it.)
+        self.select(
+            "SELECT row FROM claims WHERE state = 'executing' AND due_at <= ? ORDER BY due_at LIMIT ?",
             vec![sqlite::int(now), sqlite::int(limit as u64)],
         )
     }

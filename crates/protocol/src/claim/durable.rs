@@ -17,7 +17,8 @@ use super::error::{
     RecoveryRefused,
 };
 use super::types::{
-    ClaimId, ClaimState, Fence, Millis, OperationId, Outcome, Rejection, RequestBody, RequestKey, WorkerId, is_live,
+    ClaimId, ClaimState, Fence, Lease, Millis, OperationId, Outcome, Rejection, RequestBody, RequestKey, WorkerId,
+    is_live,
 };
 
 /// How many attempts a claim allows when its create does not say.
@@ -328,6 +329,54 @@ impl ClaimRow {
         Ok(ClaimRow { state: self.ended(ClaimState::Reaped), reservation: None, lock: None, ..self.clone() })
     }
 
+    /// Whether recovery should look at this executing claim at `now`: the
+    /// deadline of its lease that this store recorded has passed, or none is
+    /// recorded yet (the activation's acceptance records it right after the
+    /// commit). Its lease may still be live in the coordination store (a
+    /// renewal granted and not recorded yet): [`ClaimRow::reap_executing`]
+    /// decides, with the lease record read.
+    pub fn awaits_lease_check(&self, now: Millis) -> bool {
+        self.state == ClaimState::Executing && self.lease_until.is_none_or(|t| !is_live(t, now))
+    }
+
+    /// `ReapExecuting(c)` (`tla/RemoraJobs.tla`): recovery reaps the
+    /// executing attempt whose lease is neither live nor restorable. `lease`
+    /// is the coordination store's record as a host read it (holding the
+    /// claim's lease lock until this transition, so nothing renewed or
+    /// restored it in between). Refused for a claim that is not executing
+    /// (a completed attempt is never reaped), whose recorded lease deadline
+    /// is still ahead (its worker may restore it), or whose attempt's lease
+    /// is live: then the live deadline is what this store records
+    /// ([`ClaimRow::catch_up_lease`]). The reaped attempt counts as a
+    /// failed one: the claim is dead after the last allowed attempt.
+    pub fn reap_executing(&self, lease: Option<&Lease>, now: Millis) -> Result<ClaimRow, RecoveryRefused> {
+        if self.state != ClaimState::Executing {
+            return Err(RecoveryRefused::NotExecuting);
+        }
+        if !self.awaits_lease_check(now) || self.live_lease(lease, now).is_some() {
+            return Err(RecoveryRefused::LeaseLive);
+        }
+        Ok(ClaimRow { state: self.ended(ClaimState::Reaped), lease_until: None, lock: None, ..self.clone() })
+    }
+
+    /// The attempt's own lease in `lease` if it is live at `now`.
+    fn live_lease<'a>(&self, lease: Option<&'a Lease>, now: Millis) -> Option<&'a Lease> {
+        lease.filter(|l| is_live(l.expires_at, now) && l.fence == self.fence && l.worker == self.worker)
+    }
+
+    /// After a refused `ReapExecuting`: the executing attempt's live lease
+    /// deadline in `lease`, recorded (the record only grows), so that
+    /// recovery looks again when that deadline passes. `None` if there is
+    /// nothing to record.
+    pub fn catch_up_lease(&self, lease: Option<&Lease>, now: Millis) -> Option<ClaimRow> {
+        if self.state != ClaimState::Executing {
+            return None;
+        }
+        let live = self.live_lease(lease, now)?;
+        let lease_until = self.lease_until.map_or(live.expires_at, |t| t.max(live.expires_at));
+        (Some(lease_until) != self.lease_until).then(|| ClaimRow { lease_until: Some(lease_until), ..self.clone() })
+    }
+
     /// Whether `request` comes from the worker that executes the claim (the
     /// durable half of a heartbeat).
     pub fn check_executing(&self, request: &RequestKey) -> Result<(), HeartbeatRefused> {
@@ -539,6 +588,21 @@ pub enum DurableRequest {
     FinishRecovery {
         claim: ClaimId,
     },
+    /// Lists (at most `limit` of) the executing claims whose recorded lease
+    /// deadline has passed, or that have none recorded
+    /// ([`ClaimRow::awaits_lease_check`]), earliest first.
+    ListExecutingUnleased {
+        limit: usize,
+    },
+    /// `ReapExecuting(c)`: reaps the executing claim unless `lease` (the
+    /// coordination store's record, read under the claim's lease lock,
+    /// which the host holds until this request) is the attempt's and live,
+    /// or its recorded deadline is ahead ([`ClaimRow::reap_executing`]);
+    /// a live deadline it does not have yet is recorded instead.
+    ReapExecuting {
+        claim: ClaimId,
+        lease: Option<Lease>,
+    },
     CheckExecuting {
         request: RequestKey,
     },
@@ -622,6 +686,10 @@ pub trait DurableRows {
     /// has expired at `now` (a host answers from an index on the deadline,
     /// so the work is proportional to what it returns), earliest first.
     fn awaiting_recovery(&self, now: Millis, limit: usize) -> Vec<ClaimRow>;
+    /// At most `limit` executing claims whose recorded lease deadline has
+    /// passed at `now`, or that have none (from an index, as
+    /// `awaiting_recovery`), earliest first.
+    fn executing_unleased(&self, now: Millis, limit: usize) -> Vec<ClaimRow>;
     /// An operation id is scoped to its claim: the same id on another claim
     /// is another operation.
     fn operation(&self, claim: &ClaimId, operation: &OperationId) -> Option<OperationRow>;
@@ -769,6 +837,30 @@ fn serve(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis) -> 
             }
             Err(refused) => DurableReply::RecoveryRefused { refused },
         },
+        DurableRequest::ListExecutingUnleased { limit } => DurableReply::AwaitingRecovery {
+            claims: rows
+                .executing_unleased(now, *limit)
+                .into_iter()
+                .filter(|row| row.awaits_lease_check(now))
+                .take(*limit)
+                .map(|row| row.claim)
+                .collect(),
+        },
+        DurableRequest::ReapExecuting { claim, lease } => {
+            let row = claim_row(rows, claim)?;
+            match row.reap_executing(lease.as_ref(), now) {
+                Ok(reaped) => {
+                    rows.put_claim(reaped);
+                    DurableReply::Reaped
+                }
+                Err(refused) => {
+                    if let Some(caught_up) = row.catch_up_lease(lease.as_ref(), now) {
+                        rows.put_claim(caught_up);
+                    }
+                    DurableReply::RecoveryRefused { refused }
+                }
+            }
+        }
         DurableRequest::CheckExecuting { request } => match claim_row(rows, &request.claim)?.check_executing(request) {
             Ok(()) => DurableReply::Executing,
             Err(refused) => DurableReply::NotExecuting { refused },
@@ -817,6 +909,12 @@ impl DurableRows for MemoryDurable {
     fn awaiting_recovery(&self, now: Millis, limit: usize) -> Vec<ClaimRow> {
         let mut due: Vec<&ClaimRow> = self.claims.values().filter(|row| row.awaits_recovery(now)).collect();
         due.sort_by_key(|row| row.reservation.as_ref().map(|r| r.expires_at));
+        due.into_iter().take(limit).cloned().collect()
+    }
+
+    fn executing_unleased(&self, now: Millis, limit: usize) -> Vec<ClaimRow> {
+        let mut due: Vec<&ClaimRow> = self.claims.values().filter(|row| row.awaits_lease_check(now)).collect();
+        due.sort_by_key(|row| row.lease_until);
         due.into_iter().take(limit).cloned().collect()
     }
 

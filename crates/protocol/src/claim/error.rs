@@ -94,6 +94,14 @@ pub enum RecoveryRefused {
     LockHeld,
     #[error("recovery does not hold the durable lock")]
     NotRecoveryLocked,
+    /// `ReapExecuting` found the claim not executing (it completed, or
+    /// another pass reaped it).
+    #[error("the claim is not executing")]
+    NotExecuting,
+    /// `ReapExecuting` found the executing attempt's lease live in the
+    /// coordination store, or restorable (its recorded deadline ahead).
+    #[error("the executing attempt's lease is live or restorable")]
+    LeaseLive,
 }
 
 /// Why the coordination store refuses a lease request.

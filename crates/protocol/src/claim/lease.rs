@@ -24,13 +24,7 @@ use super::durable::ClaimRow;
 use super::error::LeaseRefused;
 use super::types::{ClaimId, Fence, Millis, WorkerId, is_live};
 
-/// The lease of attempt `fence` of a claim, held by `worker` until `expires_at`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Lease {
-    pub fence: Fence,
-    pub worker: WorkerId,
-    pub expires_at: Millis,
-}
+pub use super::types::Lease;
 
 impl Lease {
     /// Creates the lease of attempt `fence` for `worker`, live until

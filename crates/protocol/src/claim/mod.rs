@@ -9,7 +9,8 @@
 //!   expiry). Leases are not authority.
 //! - [`activator`]: serves one activate request (first activation, replay,
 //!   rejection, conflict, compensation).
-//! - [`reaper`]: one recovery pass over the claims whose reservation expired.
+//! - [`reaper`]: one recovery pass over the claims whose reservation expired;
+//!   one over the executing claims whose lease is neither live nor restorable.
 //! - [`heartbeat`]: the executing worker renews its lease.
 //! - [`completion`]: the executing worker reports how its attempt ended
 //!   (succeeded, or failed: a new attempt may follow until the claim's
@@ -55,7 +56,7 @@ pub use heartbeat::{Heartbeat, HeartbeatOutcome, HeartbeatStep};
 pub use lease::{Lease, LeaseReply, LeaseRequest, LeaseRows, MemoryLeases};
 pub use message::{Reply, Request};
 pub use procedure::{Host, Procedure, Progress};
-pub use reaper::{Reaper, ReaperStep};
+pub use reaper::{ExecutingReaper, ExecutingReaperStep, Reaper, ReaperStep};
 pub use types::{
     ActivationStage, Answer, ClaimId, ClaimState, Fence, Millis, OperationId, Outcome, Rejection, RequestBody,
     RequestKey, WorkerId,

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::durable::{DurableReply, DurableRequest};
 use super::error::ProcedureError;
+use super::lease::{Lease, LeaseReply, LeaseRequest};
 use super::message::{Reply, Request};
 use super::procedure::{Procedure, Progress};
 use super::types::{ClaimId, Millis};
@@ -147,6 +148,132 @@ fn next(mut queue: VecDeque<ClaimId>) -> ReaperStep {
     }
 }
 
+/// Where a pass of the [`ExecutingReaper`] is.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "step", rename_all = "snake_case")]
+pub enum ExecutingReaperStep {
+    /// List the executing claims whose recorded lease deadline passed.
+    #[default]
+    Scan,
+    /// Read `claim`'s lease record; `queue` is still to do.
+    ReadLease {
+        claim: ClaimId,
+        queue: VecDeque<ClaimId>,
+    },
+    /// `ReapExecuting(claim)` with the lease record read.
+    Reap {
+        claim: ClaimId,
+        lease: Option<Lease>,
+        queue: VecDeque<ClaimId>,
+    },
+    Done,
+}
+
+impl ExecutingReaperStep {
+    /// The step's name (`snake_case`, as serialized).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ExecutingReaperStep::Scan => "scan",
+            ExecutingReaperStep::ReadLease { .. } => "read_lease",
+            ExecutingReaperStep::Reap { .. } => "reap",
+            ExecutingReaperStep::Done => "done",
+        }
+    }
+}
+
+/// One pass of recovery over executing claims (`ReapExecuting(c)` in
+/// `tla/RemoraJobs.tla`): an executing attempt whose lease is neither live
+/// nor restorable is reaped, so that no claim is left executing with nobody
+/// told (its worker's heartbeat and completion answer `reaped`; a new
+/// attempt may be authorized, or the claim is dead after its last one).
+///
+/// For each executing claim whose recorded lease deadline has passed (or
+/// that has none recorded), the pass reads the lease record (`Holder`: the
+/// lease in force) and the durable store decides with it
+/// (`DurableRequest::ReapExecuting`). A host holds the claim's lease lock
+/// from the read to that decision, as from a lease request to the
+/// `RecordLease` after it: no renewal or restoration of the claim runs in
+/// between. A live lease of the attempt is not reaped; its deadline is
+/// recorded, and the pass looks again once it has passed.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ExecutingReaper {
+    pub step: ExecutingReaperStep,
+    pub batch: usize,
+    /// The claims this pass has reaped, in order: its outcome once done.
+    pub reaped: Vec<ClaimId>,
+    /// Whether the scan found a full batch: more claims may be waiting.
+    pub more: bool,
+}
+
+impl ExecutingReaper {
+    pub fn new(batch: usize) -> ExecutingReaper {
+        ExecutingReaper { step: ExecutingReaperStep::Scan, batch: batch.max(1), reaped: Vec::new(), more: false }
+    }
+}
+
+impl Default for ExecutingReaper {
+    fn default() -> ExecutingReaper {
+        ExecutingReaper::new(Reaper::BATCH)
+    }
+}
+
+impl Procedure for ExecutingReaper {
+    type Outcome = Vec<ClaimId>;
+    const NAME: &'static str = "executing_reaper";
+
+    fn poll_request(&self, _now: Millis) -> Option<Request> {
+        Some(match &self.step {
+            ExecutingReaperStep::Scan => Request::Durable(DurableRequest::ListExecutingUnleased { limit: self.batch }),
+            ExecutingReaperStep::ReadLease { claim, .. } => {
+                Request::Lease(LeaseRequest::Holder { claim: claim.clone() })
+            }
+            ExecutingReaperStep::Reap { claim, lease, .. } => {
+                Request::Durable(DurableRequest::ReapExecuting { claim: claim.clone(), lease: lease.clone() })
+            }
+            ExecutingReaperStep::Done => return None,
+        })
+    }
+
+    /// A claim the durable store refuses to reap (it completed, its lease
+    /// is live or restorable) is skipped. A pass never waits.
+    fn handle_reply(&mut self, reply: Reply) -> Result<Progress, ProcedureError> {
+        use ExecutingReaperStep as S;
+        let step = match (std::mem::take(&mut self.step), reply) {
+            (_, Reply::Durable(DurableReply::Failed { error })) => return Err(error.into()),
+            (S::Scan, Reply::Durable(DurableReply::AwaitingRecovery { claims })) => {
+                self.more = claims.len() >= self.batch;
+                next_executing(claims.into())
+            }
+            (S::ReadLease { claim, queue }, Reply::Lease(LeaseReply::Holder { lease })) => {
+                S::Reap { claim, lease, queue }
+            }
+            (S::Reap { claim, queue, .. }, Reply::Durable(DurableReply::Reaped)) => {
+                self.reaped.push(claim);
+                next_executing(queue)
+            }
+            (S::Reap { queue, .. }, Reply::Durable(DurableReply::RecoveryRefused { .. })) => next_executing(queue),
+            (step, reply) => {
+                let error = ProcedureError::unexpected(Self::NAME, step.name(), &reply);
+                self.step = step;
+                return Err(error);
+            }
+        };
+        self.step = step;
+        Ok(Progress::Advanced)
+    }
+
+    fn outcome(&self) -> Option<&Vec<ClaimId>> {
+        (self.step == ExecutingReaperStep::Done).then_some(&self.reaped)
+    }
+}
+
+fn next_executing(mut queue: VecDeque<ClaimId>) -> ExecutingReaperStep {
+    match queue.pop_front() {
+        Some(claim) => ExecutingReaperStep::ReadLease { claim, queue },
+        None => ExecutingReaperStep::Done,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,5 +369,100 @@ mod tests {
         let lease = Reply::Lease(crate::claim::lease::LeaseReply::Deleted);
         assert!(reaper.handle_reply(lease).is_err(), "a reaper never asks the coordination store");
         assert_eq!(reaper, Reaper::default());
+    }
+
+    mod executing {
+        use super::*;
+        use crate::claim::error::HeartbeatRefused;
+        use crate::claim::testing::key;
+        use crate::claim::types::{Answer, Outcome};
+        use crate::claim::{Activator, ActivatorConfig, Heartbeat, HeartbeatOutcome};
+
+        const NOW: Millis = 100;
+        const TTL: Millis = 500;
+
+        fn c1() -> ClaimId {
+            ClaimId::from("c1")
+        }
+
+        /// c1 executing for (1, w1), its lease until NOW + TTL, recorded.
+        fn executing(max_attempts: u32) -> Stores {
+            let mut stores = Stores::new();
+            stores.durable.claims.get_mut(&c1()).unwrap().max_attempts = max_attempts;
+            let config = ActivatorConfig { lease_ttl: TTL, lock_ttl: 50 };
+            let mut a = Activator::new(op("o1"), key(1, "w1"), config);
+            assert_eq!(run(&mut stores, &mut a, NOW), Answer::Accepted);
+            stores
+        }
+
+        fn pass(stores: &mut Stores, now: Millis) -> Vec<ClaimId> {
+            run(stores, &mut ExecutingReaper::default(), now)
+        }
+
+        fn state(stores: &Stores) -> ClaimState {
+            stores.durable.claims[&c1()].state
+        }
+
+        #[test]
+        fn an_executing_attempt_whose_lease_lapsed_is_reaped_as_a_failed_attempt() {
+            let mut stores = executing(3);
+            assert_eq!(pass(&mut stores, NOW + TTL - 1), Vec::<ClaimId>::new(), "the lease is live");
+            assert_eq!(state(&stores), ClaimState::Executing);
+            assert_eq!(pass(&mut stores, NOW + TTL), vec![c1()]);
+            assert_eq!(state(&stores), ClaimState::Reaped);
+            assert_eq!(stores.durable.claims[&c1()].lease_until, None);
+            let beat = run(&mut stores, &mut Heartbeat::new(key(1, "w1"), TTL), NOW + TTL);
+            assert_eq!(beat, HeartbeatOutcome::Refused { reason: HeartbeatRefused::Reaped });
+            assert_eq!(pass(&mut stores, NOW + TTL + 1), Vec::<ClaimId>::new(), "reaped once");
+        }
+
+        #[test]
+        fn on_the_last_attempt_it_is_dead() {
+            let mut stores = executing(1);
+            assert_eq!(pass(&mut stores, NOW + TTL), vec![c1()]);
+            assert_eq!(state(&stores), ClaimState::Dead);
+            assert_eq!(stores.durable.claims[&c1()].outcome, None);
+        }
+
+        #[test]
+        fn a_lost_lease_is_left_to_its_worker_until_its_recorded_deadline_passes() {
+            let mut stores = executing(3);
+            stores.leases.leases.clear();
+            assert_eq!(pass(&mut stores, NOW + TTL - 1), Vec::<ClaimId>::new(), "restorable");
+            assert_eq!(pass(&mut stores, NOW + TTL), vec![c1()], "no longer restorable");
+            assert_eq!(state(&stores), ClaimState::Reaped);
+        }
+
+        #[test]
+        fn a_restored_lease_keeps_its_claim_executing() {
+            let mut stores = executing(3);
+            stores.leases.leases.clear();
+            let beat = run(&mut stores, &mut Heartbeat::new(key(1, "w1"), TTL), NOW + 10);
+            assert_eq!(beat, HeartbeatOutcome::Renewed { expires_at: NOW + 10 + TTL });
+            assert_eq!(pass(&mut stores, NOW + TTL), Vec::<ClaimId>::new());
+            assert_eq!(state(&stores), ClaimState::Executing);
+        }
+
+        #[test]
+        fn a_live_lease_the_claim_store_has_not_recorded_is_recorded_not_reaped() {
+            let mut stores = executing(3);
+            // A renewal granted whose recording never happened.
+            stores.leases.leases.get_mut(&c1()).unwrap().expires_at = NOW + 3 * TTL;
+            assert_eq!(pass(&mut stores, NOW + TTL), Vec::<ClaimId>::new());
+            assert_eq!(stores.durable.claims[&c1()].lease_until, Some(NOW + 3 * TTL), "caught up");
+            assert_eq!(pass(&mut stores, NOW + 3 * TTL), vec![c1()]);
+        }
+
+        #[test]
+        fn a_completed_attempt_is_never_reaped() {
+            let mut stores = executing(3);
+            let row = &stores.durable.claims[&c1()];
+            let done = row.complete(&key(1, "w1"), Outcome::Succeeded, None, NOW + TTL, NOW + 1).unwrap();
+            stores.durable.put_claim(done);
+            assert_eq!(pass(&mut stores, NOW + 10 * TTL), Vec::<ClaimId>::new());
+            assert_eq!(state(&stores), ClaimState::Succeeded);
+            let row = stores.durable.claims[&c1()].clone();
+            assert_eq!(row.reap_executing(None, NOW + 10 * TTL), Err(RecoveryRefused::NotExecuting));
+        }
     }
 }

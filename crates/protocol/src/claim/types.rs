@@ -234,6 +234,16 @@ pub enum Answer {
     },
 }
 
+/// The lease of attempt `fence` of a claim, held by `worker` until
+/// `expires_at` (the coordination store's record: `lease.rs`; here so that
+/// the durable store can be handed one to decide on without importing it).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct Lease {
+    pub fence: Fence,
+    pub worker: WorkerId,
+    pub expires_at: Millis,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

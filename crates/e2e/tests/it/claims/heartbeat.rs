@@ -1,5 +1,6 @@
 //! Heartbeats keep the executing worker's lease alive; without them it
-//! expires, and an expired lease is never renewed or accepted again.
+//! expires, an expired lease is never renewed or accepted again, and the
+//! reaper reaps the attempt.
 
 use std::time::{Duration, Instant};
 
@@ -32,13 +33,14 @@ async fn heartbeats_keep_the_lease_and_their_absence_loses_it() {
     accepted(&c.activate("j", "k", 1, "w1", LEASE_MS).await);
     assert_eq!(c.get("j").await["lease"]["worker"], "w1");
 
-    // No heartbeat for longer than the lease: it expires for good.
-    tokio::time::sleep(Duration::from_millis(LEASE_MS + 2_000)).await;
-    assert_eq!(c.get("j").await["lease"], Value::Null);
+    // No heartbeat for longer than the lease: it expires for good, and the
+    // reaper reaps the attempt (`ReapExecuting`), which its worker is told.
+    let view = c.wait_state("j", "reaped", Duration::from_millis(LEASE_MS + 6_000)).await;
+    assert_eq!((view["lease"].clone(), view["activations"].as_u64()), (Value::Null, Some(1)), "{view}");
     let hb = c.heartbeat("j", 1, "w1", LEASE_MS).await;
-    assert_eq!(outcome(&hb), ("refused".into(), Some("lease_lost".into())), "{}", hb.text());
-    rejected(&c.activate("j", "k", 1, "w1", LEASE_MS).await, "lease_lost");
-    rejected(&c.activate("j", "k2", 1, "w1", LEASE_MS).await, "lease_lost");
+    assert_eq!(outcome(&hb), ("refused".into(), Some("reaped".into())), "{}", hb.text());
+    rejected(&c.activate("j", "k", 1, "w1", LEASE_MS).await, "reaped");
+    rejected(&c.activate("j", "k2", 1, "w1", LEASE_MS).await, "reaped");
     let view = c.get("j").await;
-    assert_eq!((view["state"].as_str(), view["activations"].as_u64()), (Some("executing"), Some(1)), "{view}");
+    assert_eq!((view["state"].as_str(), view["activations"].as_u64()), (Some("reaped"), Some(1)), "{view}");
 }
