@@ -37,7 +37,7 @@
 //! was lost can also be created again by an activation still within the
 //! attempt's reservation (the record that would have refused it is gone);
 //! that activation can only replay an attempt that already executes, never
-//! execute it twice (docs/remora.md section 6 lists this gap).
+//! execute it twice (docs/remora-operating.md 6.9 lists this gap).
 //!
 //! A 503 from Handoff (the coordinator recovering, or reset while serving)
 //! is retried with backoff for at most [`LEASE_STORE_WAIT`], every attempt
