@@ -1,6 +1,6 @@
 //! Mutations of the actions the module adds: each breaks one rule, and one
 //! of the module's invariants or properties must catch it
-//! (`crates/checker/tests/remora_jobs_mirror.rs`).
+//! (`crates/checker/tests/it/remora_jobs_mirror.rs`).
 
 /// A named mutation of `JobsNext`, selected with `--mutation NAME`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

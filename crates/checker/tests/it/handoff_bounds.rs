@@ -1,6 +1,6 @@
 //! The Handoff family at larger eviction bounds (docs/handoff.md section 2).
 //! The ignored tests are slow: run them in release, e.g.
-//! `cargo test -p checker --release --test handoff_bounds -- --ignored --nocapture`.
+//! `cargo test -p checker --release --test it -- handoff_bounds --ignored --nocapture`.
 
 use std::path::PathBuf;
 use std::time::Duration;
