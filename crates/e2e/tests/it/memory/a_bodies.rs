@@ -17,7 +17,17 @@ async fn a_32_mib_body_is_refused_without_being_read() {
     // The path warmed up: a value of the largest size, accepted.
     s.put(&ns, "warm", &vec![1u8; 1024 * 1024]).await;
     let (before, _) = isolate(&s).await;
-    let head = e2e::chunked_put(&s.base, &format!("/v1/{ns}/kv/chunked"), BIG).await;
+    // The Worker answers 413 before the body ends; the local runtime in
+    // front of it at times turns that early answer into its own 503 (the
+    // Worker's log shows the 413). Such an attempt is sent again, at most
+    // twice: every attempt counts against the memory growth below.
+    let mut head = String::new();
+    for _ in 0..3 {
+        head = e2e::chunked_put(&s.base, &format!("/v1/{ns}/kv/chunked"), BIG).await;
+        if !head.starts_with("HTTP/1.1 503") {
+            break;
+        }
+    }
     assert!(head.starts_with("HTTP/1.1 413"), "chunked 32 MiB: {head}");
     let (after_chunked, _) = isolate(&s).await;
     s.put(&ns, "declared", &vec![2u8; BIG]).await.expect_error(413, "value_too_large");
