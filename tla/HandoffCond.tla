@@ -192,6 +192,8 @@ ZombieFencedC(z) ==
     /\ conds' = {x \in conds : x.ep # z.epoch}
     /\ UNCHANGED <<now, expAt, condCtr, condIssued, expIssued, badCond, servedExpired>>
 ReadStartC(k, e) == ReadStart(k, e) /\ UNCHANGED cVars
+LateReseedC(p, i) == LateReseedR(p, i) /\ UNCHANGED cVars
+LateCollectC(p, c) == LateCollectR(p, c) /\ UNCHANGED cVars
 
 \* HandoffReads' ReadConfirm, for conditional writes too: a ready, unfenced
 \* peer that knows epoch e confirms it; every read and conditional write
@@ -326,6 +328,8 @@ NextC ==
     \/ \E p \in Peers, e \in 1..MaxEpoch : ConfirmC(p, e)
     \/ \E r \in reads : ReadFinishC(r)
     \/ \E d \in dsent : DeclineArrivesC(d)
+    \/ \E p \in Peers, i \in 2..MaxEvicts + 1 : LateReseedC(p, i)
+    \/ \E p \in Peers, c \in 2..MaxEvicts + 1 : LateCollectC(p, c)
     \/ \E k \in Keys, e \in 1..MaxEpoch, c \in {Absent} \cup Wids, t \in {0} \cup TTLs :
            CondStart(k, e, c, t)
     \/ \E x \in conds : CondIssue(x)

@@ -43,6 +43,7 @@ models! {
     crate::mirror::handoff_scale::HandoffScale,
     crate::mirror::handoff_reads::HandoffReads,
     crate::mirror::handoff_cond::HandoffCond,
+    crate::mirror::handoff_roll::HandoffRoll,
     crate::model::handoff::HandoffImpl,
     crate::model::generations::HandoffGenerations,
     crate::mirror::remora::RemoraClaimActivation,

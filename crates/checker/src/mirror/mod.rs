@@ -12,6 +12,8 @@
 //!   confirmed by a peer), built on the HandoffScale mirror;
 //! - [`handoff_cond`] mirrors `tla/HandoffCond.tla` (conditional writes,
 //!   expiring keys), built on the HandoffReads mirror;
+//! - [`handoff_roll`] mirrors `tla/HandoffRoll.tla` (acks that name their
+//!   incarnation, rolling restarts), built on the HandoffCond mirror;
 //! - [`remora`] mirrors `tla/RemoraClaimActivation.tla`;
 //! - [`remora_loss`] mirrors the extension `tla/RemoraClaimLeaseLoss.tla`,
 //!   built on the [`remora`] mirror;
@@ -73,6 +75,7 @@ pub mod handoff;
 pub mod handoff_cond;
 pub mod handoff_ext;
 pub mod handoff_reads;
+pub mod handoff_roll;
 pub mod handoff_scale;
 pub mod remora;
 pub mod remora_jobs;

@@ -14,6 +14,7 @@ mod handoff_impl_mutations;
 mod handoff_mirror;
 mod handoff_mutations;
 mod handoff_reads;
+mod handoff_roll;
 mod remora_jobs_mirror;
 mod remora_loss_mirror;
 mod remora_mirror;

@@ -35,7 +35,7 @@ impl CondAction {
     /// The spec's action names, in `NextC` order, for the coverage counts:
     /// HandoffReads' in its order (`ReadsAction::NAMES`, renamed), then the
     /// module's own.
-    pub const NAMES: [&'static str; 32] = [
+    pub const NAMES: [&'static str; 34] = [
         "ClientWriteC",
         "CommitWriteC",
         "EvictC",
@@ -63,6 +63,8 @@ impl CondAction {
         "ConfirmC",
         "ReadFinishC",
         "DeclineArrivesC",
+        "LateReseedC",
+        "LateCollectC",
         "CondStart",
         "CondIssue",
         "CondFail",
@@ -79,11 +81,11 @@ impl CondAction {
             CondAction::ZombieWrite(..) => 20,
             CondAction::ConfirmC(..) => 24,
             CondAction::ReadFinishC(_) => 25,
-            CondAction::CondStart(..) => 27,
-            CondAction::CondIssue(_) => 28,
-            CondAction::CondFail(_) => 29,
-            CondAction::Expire(_) => 30,
-            CondAction::Tick => 31,
+            CondAction::CondStart(..) => 29,
+            CondAction::CondIssue(_) => 30,
+            CondAction::CondFail(_) => 31,
+            CondAction::Expire(_) => 32,
+            CondAction::Tick => 33,
         }
     }
 }
