@@ -41,7 +41,7 @@ VARIABLES
     acksBy,  \* push acks [src, key, ep, ver, wid, pinc] ever sent: acks,
              \* with the acking incarnation pinc
     zreg     \* [epoch, reg]: each zombie's reg (by its epoch), as it was
-             \* when it was superseded; a zombie hears nothing new
+             \* when it was superseded (a zombie hears nothing new)
 
 roVars == <<acksBy, zreg>>
 allVarsRo == <<allVarsC, roVars>>
@@ -86,6 +86,12 @@ ZombieCommitRo(z, pw) ==
     /\ ZombieCommitC(z, pw)
     /\ UNCHANGED roVars
 
+\* A zombie that ends takes its reg with it.
+ZombieFencedRo(z) ==
+    /\ ZombieFencedC(z)
+    /\ zreg' = {zr \in zreg : zr.epoch # z.epoch}
+    /\ UNCHANGED acksBy
+
 \* HandoffCond's other actions, each leaving acksBy and zreg as they are.
 ClientWriteRo(k, t) == ClientWriteC(k, t) /\ UNCHANGED roVars
 ChunkCRo(p, S) == ChunkCC(p, S) /\ UNCHANGED roVars
@@ -104,7 +110,6 @@ GossipRecvRo(g) == GossipRecvC(g) /\ UNCHANGED roVars
 RaiseFloorRo == RaiseFloorC /\ UNCHANGED roVars
 AnnounceToRo(p, a) == AnnounceToC(p, a) /\ UNCHANGED roVars
 ZombieWriteRo(z, k, t) == ZombieWriteC(z, k, t) /\ UNCHANGED roVars
-ZombieFencedRo(z) == ZombieFencedC(z) /\ UNCHANGED roVars
 ReadStartRo(k, e) == ReadStartC(k, e) /\ UNCHANGED roVars
 ConfirmRo(p, e) == ConfirmC(p, e) /\ UNCHANGED roVars
 ReadFinishRo(r) == ReadFinishC(r) /\ UNCHANGED roVars

@@ -4,7 +4,8 @@
 //! `CommitWriteRo` and `ZombieCommitRo` commit only on an ack of an
 //! incarnation not seen replaced (`AckedByLive`), and `EvictRo` and
 //! `SupersedeRo` wait for every replica under a rolling restart
-//! (`RollWaits`); `SupersedeRo` also keeps the zombie's `reg`.
+//! (`RollWaits`); `SupersedeRo` also keeps the zombie's `reg`, which
+//! `ZombieFencedRo` drops.
 
 use std::fmt::{self, Display};
 
@@ -132,6 +133,7 @@ impl HandoffRoll {
             Some(ScaleAction::Supersede) => {
                 u.zreg.insert(ZombieReg { epoch: scale.ext.base.epoch, reg: scale.reg.clone() });
             }
+            Some(ScaleAction::ZombieFenced(z)) => u.zreg.retain(|zr| zr.epoch != z.epoch),
             _ => {}
         }
         Some(u)

@@ -17,6 +17,7 @@ use super::step::{READS_LINEARIZABLE, Target};
 use crate::mirror::handoff::{AckedW, Val};
 use crate::mirror::handoff_cond::{ABSENT, CondAction, CondState, CondW, ExpIssued, Issued};
 use crate::mirror::handoff_reads::{self, Read as SpecRead};
+use crate::mirror::handoff_roll::{RollAction, RollState};
 
 /// HandoffCond's invariants, checked on what the code answers.
 pub(super) const COND_LINEARIZABLE: &str = "CondLinearizable";
@@ -48,7 +49,7 @@ impl HandoffImpl {
     /// the clock and the expiry timer.
     pub(super) fn cond_actions(&self, s: &ImplState, out: &mut Vec<ImplAction>) {
         let keys = 0..self.keys.len();
-        if s.wid_ctr <= self.max_writes && s.cond.cond_ctr < self.spec.max_conds() {
+        if s.wid_ctr <= self.max_writes && s.cond.cond_ctr < self.spec.cond().max_conds() {
             let conds: Vec<u8> = std::iter::once(ABSENT).chain(s.acked.iter().map(|w| w.wid)).collect();
             for key in keys.clone() {
                 for &cond in &conds {
@@ -68,9 +69,9 @@ impl HandoffImpl {
             out.push(ImplAction::List);
             out.extend((0..s.zombies.len()).map(|zombie| ImplAction::ZombieList { zombie }));
         }
-        if self.spec.max_time() > 0 {
+        if self.spec.cond().max_time() > 0 {
             out.push(ImplAction::Timer(self.coordinator, Timer::Expire));
-            if s.cond.now < self.spec.max_time() {
+            if s.cond.now < self.spec.cond().max_time() {
                 out.push(ImplAction::Tick);
             }
         }
@@ -80,7 +81,7 @@ impl HandoffImpl {
     pub(super) fn ttls_for(&self, wid: u8) -> Vec<u8> {
         let mut ttls = vec![0];
         if !self.deletes.contains(&wid) {
-            ttls.extend(self.spec.ttls());
+            ttls.extend(self.spec.cond().ttls());
         }
         ttls
     }
@@ -186,7 +187,7 @@ impl HandoffImpl {
 
     /// `Tick`
     pub(super) fn tick(&self, t: &mut ImplState) -> Option<()> {
-        (t.cond.now < self.spec.max_time()).then(|| t.cond.now += 1)
+        (t.cond.now < self.spec.cond().max_time()).then(|| t.cond.now += 1)
     }
 
     fn instance_at(&self, t: &ImplState, target: Target) -> Option<Instance> {
@@ -365,11 +366,12 @@ impl HandoffImpl {
 
     /// The code step from `s` to `t` as several spec steps (`COMPOSITE`),
     /// in some order; the state after them, if one reaches `t`.
-    pub(super) fn composite(&self, s: &CondState, t: &CondState) -> Option<CondState> {
+    pub(super) fn composite(&self, s: &RollState, t: &RollState) -> Option<RollState> {
+        // HandoffRoll's wrappers keep HandoffCond's positions.
         let names = CondAction::NAMES;
-        let allowed = |a: &CondAction| COMPOSITE.contains(&names[a.kind()]);
+        let allowed = |a: &RollAction| COMPOSITE.contains(&names[a.kind()]);
         let mut stack = vec![(s.clone(), 0usize)];
-        let depth = 2 + 2 * self.keys.len() + usize::from(self.max_reads) + usize::from(self.spec.max_conds());
+        let depth = 2 + 2 * self.keys.len() + usize::from(self.max_reads) + usize::from(self.spec.cond().max_conds());
         while let Some((u, d)) = stack.pop() {
             if d > 0 && u.eq_unmarked(t) {
                 return Some(u);

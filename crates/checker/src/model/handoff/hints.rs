@@ -9,18 +9,23 @@ use super::map::spec_wid;
 use super::state::{ImplAction, ImplState, msg_key};
 use crate::mirror::handoff::{PendingW, PushMsg};
 use crate::mirror::handoff_cond::CondAction;
+use crate::mirror::handoff_roll::RollAction;
 use crate::mirror::handoff_ext::{Ann, AnnAck};
 use crate::mirror::handoff_reads::ReadsAction;
 use crate::mirror::handoff_scale::ScaleAction;
 
 impl HandoffImpl {
-    pub(super) fn hints(&self, s: &ImplState, action: &ImplAction) -> Vec<CondAction> {
+    pub(super) fn hints(&self, s: &ImplState, action: &ImplAction) -> Vec<RollAction> {
+        self.cond_hints(s, action).into_iter().map(RollAction).collect()
+    }
+
+    fn cond_hints(&self, s: &ImplState, action: &ImplAction) -> Vec<CondAction> {
         match action {
             ImplAction::Tick => vec![CondAction::Tick],
             ImplAction::Timer(_, Timer::Expire) => {
                 self.scale().zombie().keys().iter().map(|&k| CondAction::Expire(k)).collect()
             }
-            _ => self.reads_hints(s, action).into_iter().flat_map(|a| self.spec.lift(a)).collect(),
+            _ => self.reads_hints(s, action).into_iter().flat_map(|a| self.spec.cond().lift(a)).collect(),
         }
     }
 
@@ -40,7 +45,7 @@ impl HandoffImpl {
                 peers.iter().flat_map(|&p| epochs.clone().map(move |e| ReadsAction::ReadConfirm(p, e))).collect()
             }
             ImplAction::Deliver(m) if matches!(m.body, Body::ReseedDecline { .. }) => {
-                s.mapped.reads.dsent.iter().map(|&d| ReadsAction::DeclineArrivesR(d)).collect()
+                s.mapped.cond.reads.dsent.iter().map(|&d| ReadsAction::DeclineArrivesR(d)).collect()
             }
             // A request, maybe late: HandoffReads' Late*R.
             ImplAction::Deliver(m) if matches!(m.body, Body::Collect { .. } | Body::Reseed { .. }) => {
@@ -58,7 +63,7 @@ impl HandoffImpl {
     }
 
     fn scale_hints(&self, s: &ImplState, action: &ImplAction) -> Vec<ScaleAction> {
-        let spec = &s.mapped.reads.scale;
+        let spec = &s.mapped.cond.reads.scale;
         let small = |n: u64| u8::try_from(n).unwrap_or(u8::MAX);
         let keys = self.scale().zombie().keys();
         match action {

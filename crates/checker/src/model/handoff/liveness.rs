@@ -47,7 +47,7 @@ pub(super) const NAMES: [&str; 4] =
 pub(super) fn property(m: &HandoffImpl, name: &str) -> Vec<Liveness<HandoffImpl>> {
     let peers: Vec<SpecReplica> = m.scale().zombie().peers().to_vec();
     let c = m.scale().zombie().coordinator();
-    let status = |s: &ImplState, r: SpecReplica| s.mapped.reads.scale.ext.base.status[r];
+    let status = |s: &ImplState, r: SpecReplica| s.mapped.cond.reads.scale.ext.base.status[r];
     match name {
         "AckedWritesReachEveryReplica" => {
             vec![Liveness::eventually_always("AckedWritesReachEveryReplica", acked_writes_held_everywhere)]
@@ -72,8 +72,8 @@ pub(super) fn property(m: &HandoffImpl, name: &str) -> Vec<Liveness<HandoffImpl>
             .map(|p| {
                 Liveness::leads_to(
                     "FencesLift",
-                    move |_: &HandoffImpl, s: &ImplState| s.mapped.reads.fenced[p] != 0,
-                    move |_: &HandoffImpl, s: &ImplState| s.mapped.reads.fenced[p] == 0,
+                    move |_: &HandoffImpl, s: &ImplState| s.mapped.cond.reads.fenced[p] != 0,
+                    move |_: &HandoffImpl, s: &ImplState| s.mapped.cond.reads.fenced[p] == 0,
                 )
             })
             .collect(),
@@ -88,14 +88,14 @@ pub(super) fn property(m: &HandoffImpl, name: &str) -> Vec<Liveness<HandoffImpl>
 pub(super) fn environment_done(m: &HandoffImpl, s: &ImplState) -> bool {
     s.wid_ctr > m.max_writes
         && s.evict_count == m.max_evicts
-        && s.mapped.reads.scale.ext.base.pending.is_empty()
-        && s.mapped.reads.scale.ext.zombies.iter().all(|z| z.pending.is_empty())
+        && s.mapped.cond.reads.scale.ext.base.pending.is_empty()
+        && s.mapped.cond.reads.scale.ext.zombies.iter().all(|z| z.pending.is_empty())
 }
 
 /// Every acknowledged write is doomed, or held by every replica, all of
 /// them ready (HandoffLivenessProps' `HeldEverywhere`).
 fn acked_writes_held_everywhere(m: &HandoffImpl, s: &ImplState) -> bool {
-    let spec = &s.mapped.reads.scale.ext.base;
+    let spec = &s.mapped.cond.reads.scale.ext.base;
     let replicas = m.scale().zombie().replicas();
     spec.acked.iter().all(|w| w.doomed || replicas.iter().all(|&r| spec.is_ready(r) && spec.holds(r, w.write())))
 }

@@ -48,7 +48,7 @@ use super::HandoffImpl;
 use super::state::ImplState;
 use super::view::{is_recovering, takes_chunk, waits_for};
 use crate::mirror::handoff::{Func, KeySet, PendingW, PushMsg, Rec, Replica as SpecReplica, Replicas, Status, Val};
-use crate::mirror::handoff_cond::CondState;
+use crate::mirror::handoff_roll::{AckBy, RollState, ZombieReg};
 use crate::mirror::handoff_ext::{Ack, Ann, AnnAck, Decline, ExtState, Zombie};
 use crate::mirror::handoff_reads::{Decl, ReadsState, ZombieMem};
 use crate::mirror::handoff_scale::{
@@ -127,8 +127,42 @@ impl HandoffImpl {
     }
 
     /// The spec state `s` maps to.
-    pub(super) fn map(&self, s: &ImplState) -> CondState {
-        self.map_cond(s, self.map_reads(s))
+    pub(super) fn map(&self, s: &ImplState) -> RollState {
+        let cond = self.map_cond(s, self.map_reads(s));
+        let expiries = &s.cond.expiries;
+        let acks_by = s
+            .net
+            .values()
+            .filter_map(|m| match &m.body {
+                Body::PushAckBy { peer, key, stamp, wid, .. } => Some(AckBy {
+                    src: self.spec_replica(m.from),
+                    key: self.spec_key(key),
+                    ep: small(stamp.ep.0),
+                    ver: small(stamp.ver.0),
+                    wid: spec_wid(*wid, expiries),
+                    pinc: self.incarnation_of(m.from, *peer) + 1,
+                }),
+                _ => None,
+            })
+            .collect();
+        let zreg = s.zombies.iter().filter_map(|z| self.zombie_reg(z)).collect();
+        RollState { cond, acks_by, zreg }
+    }
+
+    /// HandoffScale's `reg` as coordinator instance `c` keeps it.
+    fn reg(&self, c: &protocol::handoff::coordinator::Coordinator) -> Func<u8> {
+        let mut reg = Func::new(self.scale().zombie().peers(), |_| 0);
+        for &p in &self.peers {
+            reg[self.spec_replica(p)] = c.registered(p).map_or(0, |i| self.incarnation_of(p, i) + 1);
+        }
+        reg
+    }
+
+    /// A zombie's `zreg` element: its epoch and its `reg`, if it is one of
+    /// `zombies` (not fenced).
+    fn zombie_reg(&self, z: &Replica) -> Option<ZombieReg> {
+        let RoleView::Coordinator(c) = z.role() else { return None };
+        (*c.phase() != Phase::Fenced).then(|| ZombieReg { epoch: small(c.epoch().0), reg: self.reg(c) })
     }
 
     /// The HandoffReads part of the spec state `s` maps to.
@@ -263,9 +297,7 @@ impl HandoffImpl {
         for &r in &self.replica_ids {
             scale.floor[spec_r(r)] = stamp(replica(r).floor());
         }
-        for &p in &self.peers {
-            scale.reg[spec_r(p)] = coord.registered(p).map_or(0, |i| self.incarnation_of(p, i) + 1);
-        }
+        scale.reg = self.reg(coord);
         for (key, m) in &s.net {
             self.map_message(s, *key, m, &mut scale);
         }

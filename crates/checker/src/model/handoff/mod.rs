@@ -61,7 +61,7 @@ use stateright::{Model, Property};
 use crate::cfg::{CfgError, Reduction, TlcConfig};
 use crate::engine::Liveness;
 use crate::mirror::handoff::{Key as SpecKey, Replica as SpecReplica};
-use crate::mirror::handoff_cond::HandoffCond;
+use crate::mirror::handoff_roll::HandoffRoll;
 use crate::mirror::handoff_scale::HandoffScale;
 use crate::properties::{self, NumberedChecks};
 use crate::spec::{self, Mirror, check_mutation};
@@ -76,7 +76,7 @@ use step::{COORDINATOR_NEVER_FENCED, NO_PROTOCOL_ERROR, NOW, READS_LINEARIZABLE,
 /// The model of the implementation (module name `HandoffImpl`).
 pub struct HandoffImpl {
     /// The spec the implementation refines, from the same constants.
-    spec: HandoffCond,
+    spec: HandoffRoll,
     config: Config,
     coordinator: ReplicaId,
     peers: [ReplicaId; 2],
@@ -97,11 +97,9 @@ pub struct HandoffImpl {
     /// The model's own `MaxLists` (0 when absent): client listings started,
     /// at most; each is one of HandoffReads' reads per key (`cond`).
     max_lists: u8,
-    /// The model's own `RollingRestart` and `RollWaits` (FALSE and TRUE
-    /// when absent): evictions only as a rolling restart takes them
-    /// ([`roll`]).
+    /// The model's own `RollingRestart` (FALSE when absent): evictions only
+    /// as a rolling restart takes them ([`roll`]); HandoffRoll's `Rolling`.
     rolling: bool,
-    roll_waits: bool,
     /// `Deletes`: the write ids that are deletes.
     deletes: BTreeSet<u8>,
     /// `instances[r][n]`: the instance id of replica r's n-th boot.
@@ -137,12 +135,11 @@ const MUTATIONS: [(&str, Mutation); 11] = [
 ];
 
 /// Constants of the model, not of the spec: see `gossip_when_done`,
-/// `max_lists`, `rolling` and `roll_waits`.
+/// `max_lists` and `rolling`.
 const GOSSIP_WHEN_DONE: &str = "GossipWhenDone";
 const MAX_LISTS: &str = "MaxLists";
 const ROLLING_RESTART: &str = "RollingRestart";
-const ROLL_WAITS: &str = "RollWaits";
-const MODEL_CONSTANTS: [&str; 4] = [GOSSIP_WHEN_DONE, MAX_LISTS, ROLLING_RESTART, ROLL_WAITS];
+const MODEL_CONSTANTS: [&str; 3] = [GOSSIP_WHEN_DONE, MAX_LISTS, ROLLING_RESTART];
 
 const CONSTANTS: [&str; 10] = [
     "Replicas",
@@ -164,13 +161,12 @@ impl HandoffImpl {
         // HandoffReads' `MaxReads` and HandoffCond's constants are optional:
         // without them, no client reads, no conditional writes, no clock.
         let optional =
-            ["MaxReads", "MaxConds", "MaxTime", "TTLs", GOSSIP_WHEN_DONE, MAX_LISTS, ROLLING_RESTART, ROLL_WAITS];
+            ["MaxReads", "MaxConds", "MaxTime", "TTLs", GOSSIP_WHEN_DONE, MAX_LISTS, ROLLING_RESTART];
         cfg.expect_constants_optional(Self::MODULE, &CONSTANTS, &optional)?;
         let has = |name: &str| cfg.constants.iter().any(|(n, _)| n == name);
         let has_reads = has("MaxReads");
         let gossip_when_done = cfg.boolean_or(GOSSIP_WHEN_DONE, false)?;
         let rolling = cfg.boolean_or(ROLLING_RESTART, false)?;
-        let roll_waits = cfg.boolean_or(ROLL_WAITS, true)?;
         // The spec does not know the model's own constants.
         let mut constants: Vec<_> =
             cfg.constants.iter().filter(|(name, _)| !MODEL_CONSTANTS.contains(&name.as_str())).cloned().collect();
@@ -182,13 +178,15 @@ impl HandoffImpl {
         if !has("TTLs") {
             constants.push(("TTLs".into(), crate::cfg::Value::Set(Vec::new())));
         }
+        // HandoffRoll's `Rolling` is the model's `RollingRestart`.
+        constants.push(("Rolling".into(), crate::cfg::Value::Bool(rolling)));
         // Checked on what the code answers, not on the mapped state (where
         // the history variables stay FALSE).
         let answers = [READS_LINEARIZABLE, EXPIRED_NEVER_SERVED];
         // The model's own invariant, not the spec's.
-        let spec_invariant = |i: &&String| !answers.contains(&i.as_str()) && *i != roll::ROLL_LOSES_NOTHING;
+        let spec_invariant = |i: &&String| !answers.contains(&i.as_str());
         let spec_cfg = TlcConfig {
-            specification: Some("SpecC".into()),
+            specification: Some("SpecRo".into()),
             constants,
             invariants: cfg.invariants.iter().filter(spec_invariant).cloned().collect(),
             properties: cfg
@@ -200,12 +198,12 @@ impl HandoffImpl {
             check_deadlock: false,
             ..TlcConfig::default()
         };
-        let spec = HandoffCond::new(&spec_cfg, None)?;
-        if spec.reads().scale().zombie().replicas().len() != 3 {
+        let spec = HandoffRoll::new(&spec_cfg, None)?;
+        if spec.cond().reads().scale().zombie().replicas().len() != 3 {
             return Err(CfgError::Unsupported("the implementation has exactly three replicas".into()));
         }
         let replica_ids: Vec<ReplicaId> = (0..3).map(ReplicaId).collect();
-        let zombie = spec.reads().scale().zombie();
+        let zombie = spec.cond().reads().scale().zombie();
         let index_of = |r: SpecReplica| zombie.replicas().iter().position(|&x| x == r).unwrap_or(0);
         let coordinator = ReplicaId(u8::try_from(index_of(zombie.coordinator())).unwrap_or(0));
         let peers: Vec<ReplicaId> = replica_ids.iter().copied().filter(|&r| r != coordinator).collect();
@@ -229,16 +227,12 @@ impl HandoffImpl {
         };
         config.budget_bytes = usize::from(nat("Budget")?) * cost;
         config.chunk_bytes = 1;
-        let deletes = spec.reads().scale().ops().deletes.clone();
+        let deletes = spec.cond().reads().scale().ops().deletes.clone();
         let mut checks: Vec<&'static str> = Vec::new();
         let mut live = Vec::new();
         for name in cfg.invariants.iter().chain(&cfg.properties) {
             // Checked by the model itself (`checks` below).
-            if name == REFINEMENT
-                || answers.contains(&name.as_str())
-                || name == COND_LINEARIZABLE
-                || name == roll::ROLL_LOSES_NOTHING
-            {
+            if name == REFINEMENT || answers.contains(&name.as_str()) || name == COND_LINEARIZABLE {
                 continue;
             }
             match spec.check_name(name) {
@@ -264,9 +258,6 @@ impl HandoffImpl {
             EXPIRED_NEVER_SERVED,
             REDUCTION_SOUND,
         ]);
-        if rolling {
-            checks.push(roll::ROLL_LOSES_NOTHING);
-        }
         let mapped = Arc::new(spec.init());
         let mut model = HandoffImpl {
             spec,
@@ -282,7 +273,6 @@ impl HandoffImpl {
             max_reads: if has_reads { nat("MaxReads")? } else { 0 },
             gossip_when_done,
             rolling,
-            roll_waits,
             max_lists: if has(MAX_LISTS) { nat(MAX_LISTS)? } else { 0 },
             deletes,
             reduction: cfg.reduction,
@@ -314,7 +304,7 @@ impl HandoffImpl {
         };
         // The kinds of step this cfg's constants let fire; the others are
         // the cfg's choice, not the model's, and are not listed.
-        let (reads, conds, clock) = (model.max_reads > 0, model.spec.max_conds() > 0, model.spec.max_time() > 0);
+        let (reads, conds, clock) = (model.max_reads > 0, model.spec.cond().max_conds() > 0, model.spec.cond().max_time() > 0);
         let lists = reads && model.max_lists > 0;
         let fires = |name: &str| match name {
             "Read" | "ZombieRead" => reads,
@@ -386,13 +376,13 @@ impl HandoffImpl {
     }
 
     /// The spec the implementation is checked against.
-    pub fn spec(&self) -> &HandoffCond {
+    pub fn spec(&self) -> &HandoffRoll {
         &self.spec
     }
 
     /// HandoffScale, which HandoffReads (and HandoffCond) extends.
     fn scale(&self) -> &HandoffScale {
-        self.spec.reads().scale()
+        self.spec.cond().reads().scale()
     }
 }
 

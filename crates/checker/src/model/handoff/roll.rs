@@ -2,18 +2,16 @@
 //! the platform evicts the roles one at a time in the order a deploy
 //! restarts them (`cargo xtask deploy`, `cargo xtask dev roll`): the peers
 //! in turn, then the coordinator, and each only once every replica is
-//! ready again. Under such a roll no acknowledged write may be doomed
-//! (`RollLosesNothing`): a write is lost only when an eviction takes its
-//! last holder, which a roll that waits for recovery never does.
+//! ready again. It maps to HandoffRoll with `Rolling = TRUE`, whose
+//! `EvictRo` waits for every replica (in any order: the roll's order is one
+//! of them) and whose `RollLosesNothing` says that no acknowledged write is
+//! then doomed.
 
 use protocol::handoff::ReplicaId;
 
 use super::HandoffImpl;
 use super::state::ImplState;
 use super::view::is_ready;
-
-/// No acknowledged write is doomed by a rolling restart's eviction.
-pub(super) const ROLL_LOSES_NOTHING: &str = "RollLosesNothing";
 
 impl HandoffImpl {
     /// The role a rolling restart evicts next: r1, r2, ..., then the
@@ -26,13 +24,11 @@ impl HandoffImpl {
 
     /// Whether the platform may evict `r` now: always, as the spec allows,
     /// unless the cfg asks for a rolling restart, which evicts the next
-    /// role of the roll once the previous one recovered (`RollWaits`, TRUE
-    /// unless the cfg says otherwise: a roll that does not wait is the
-    /// counterexample the check must catch).
+    /// role of the roll once every replica is ready.
     pub(super) fn may_evict(&self, s: &ImplState, r: ReplicaId) -> bool {
         if !self.rolling {
             return true;
         }
-        self.next_in_roll(s) == Some(r) && (!self.roll_waits || s.replicas.iter().all(|x| is_ready(x)))
+        self.next_in_roll(s) == Some(r) && s.replicas.iter().all(|x| is_ready(x))
     }
 }

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use protocol::handoff::{Body, Instance, Key, Memory, Message, Record, Replica, ReplicaId, Timer, WriteId};
 
 use crate::mirror::handoff::{AckedW, Msgs, WriteSet};
-use crate::mirror::handoff_cond::{CondState, CondW, ExpIssued, Issued};
+use crate::mirror::handoff_cond::{CondW, ExpIssued, Issued};
+use crate::mirror::handoff_roll::RollState;
 use crate::mirror::handoff_reads::Read;
 use crate::spec::{TlaState, fmt_variables};
 
@@ -65,7 +66,7 @@ pub struct ImplState {
     pub cond: Cond,
     /// The spec state this state maps to (a function of the rest, cached;
     /// shared, as a successor computes its own).
-    pub mapped: Arc<CondState>,
+    pub mapped: Arc<RollState>,
     /// The first property the step into this state violated, if any.
     pub violation: Option<&'static str>,
 }

@@ -30,7 +30,7 @@ use super::view::{is_ready, live};
 use super::{HandoffImpl, liveness};
 use crate::cfg::Reduction;
 use crate::mirror::handoff::AckedW;
-use crate::mirror::handoff_cond::CondAction;
+use crate::mirror::handoff_roll::RollAction;
 use crate::mirror::handoff_reads::{self, Wids};
 
 /// The time of first boot. Afterwards time advances only by `Tick`
@@ -467,15 +467,11 @@ impl HandoffImpl {
         if !(t.evict_count < self.max_evicts && others_ready && self.may_evict(t, r)) {
             return None;
         }
-        let spec = &t.mapped.reads.scale.ext.base;
+        let spec = &t.mapped.cond.reads.scale.ext.base;
         let held_elsewhere = |w: &AckedW| {
             self.scale().zombie().replicas().iter().any(|&x| x != self.spec_replica(r) && spec.holds(x, w.write()))
         };
-        let doomed_before = t.acked.iter().filter(|w| w.doomed).count();
         t.acked = t.acked.iter().map(|w| AckedW { doomed: w.doomed || !held_elsewhere(w), ..*w }).collect();
-        if self.rolling && t.acked.iter().filter(|w| w.doomed).count() > doomed_before {
-            t.violation = Some(super::roll::ROLL_LOSES_NOTHING);
-        }
         t.evict_count += 1;
         t.incarnation[i] += 1;
         t.seeded_when_ready[i] = None;
@@ -500,7 +496,7 @@ impl HandoffImpl {
         if !t.mapped.eq_unmarked(&s.mapped) {
             // The spec steps this one most likely is are tried first; then
             // every spec step. A hint is only an order: a match is a match.
-            let matching = |a: &CondAction| self.spec.step(&s.mapped, a).filter(|u| u.eq_unmarked(&t.mapped));
+            let matching = |a: &RollAction| self.spec.step(&s.mapped, a).filter(|u| u.eq_unmarked(&t.mapped));
             let matched = self
                 .hints(s, action)
                 .iter()
@@ -513,8 +509,8 @@ impl HandoffImpl {
                 .or_else(|| self.composite(&s.mapped, &t.mapped));
             match matched {
                 Some(u) => {
-                    Arc::make_mut(&mut t.mapped).reads.scale.ext.base.served_regression =
-                        u.reads.scale.ext.base.served_regression
+                    Arc::make_mut(&mut t.mapped).cond.reads.scale.ext.base.served_regression =
+                        u.cond.reads.scale.ext.base.served_regression
                 }
                 None => {
                     t.violation = Some(REFINEMENT);
@@ -526,7 +522,7 @@ impl HandoffImpl {
         // collections are exactly the spec's.
         let stores_concrete = self.replica_ids.iter().all(|&r| {
             let stored = self.mem(t.replicas[usize::from(r.0)].memory(), &t.cond.expiries);
-            self.scale().ops().concrete(&t.mapped.reads.scale, self.spec_replica(r)) == stored
+            self.scale().ops().concrete(&t.mapped.cond.reads.scale, self.spec_replica(r)) == stored
         });
         if !stores_concrete || !self.expiries_kept(t) {
             t.violation = Some(REFINEMENT);
