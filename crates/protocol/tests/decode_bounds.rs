@@ -41,11 +41,13 @@ fn lengths_are_checked_before_anything_is_allocated() {
     let cases: Vec<Vec<u8>> = vec![
         // Lengths beyond what the input holds: a key claiming 4 GiB, a
         // value claiming 1 GiB, records claiming 2^40 entries, a digest
-        // claiming 1 GiB (postcard checks a length against the bytes left).
+        // claiming 1 GiB, an ack's key claiming 4 GiB (postcard checks a
+        // length against the bytes left).
         message(&[[0u8].as_slice(), &instance, &varint(1 << 32)].concat()),
         message(&[[0u8].as_slice(), &instance, &[1, b'k'], &stamp, &[1, 0], &varint(1 << 30)].concat()),
         message(&[[13u8].as_slice(), &stamp, &varint(1 << 40)].concat()),
         message(&[[12u8].as_slice(), &instance, &[1], &stamp, &varint(1 << 30)].concat()),
+        message(&[[18u8].as_slice(), &instance, &instance, &varint(1 << 32)].concat()),
         // Lengths within what the input holds but beyond the protocol's
         // limits (checked by its decoders before they copy or reserve): a
         // key of 513 bytes, a value of 1 MiB + 1, 16,386 records, a chunk

@@ -107,6 +107,10 @@ pub enum Mutation {
     /// A read returns a record whose expiry has passed (HandoffCond's
     /// `serve-expired`).
     ServeExpired,
+    /// The coordinator commits on a peer's ack though it heard from a newer
+    /// instance of that peer, which has not got the write (HandoffRoll's
+    /// `AckedByLive` dropped: a rolling restart loses an acknowledged write).
+    CountStaleAck,
 }
 
 impl Config {

@@ -18,6 +18,12 @@
 //! to its second, so when the first round completed both peers knew the
 //! epoch, and from then on every peer that boots learns it before serving.
 //!
+//! HandoffRoll: a peer's ack names the acking instance, and the
+//! coordinator does not count an ack of an instance older than the newest
+//! of that peer it heard from (`reg`): that instance is gone with what it
+//! held, and the newer one reseeded without the pending write. Counting it
+//! would acknowledge a write only the coordinator holds.
+//!
 //! Zombie fencing: a peer that knows a newer epoch refuses this instance's
 //! pushes and announces; on the first refusal the instance is `Fenced` --
 //! it fails its waiting clients and never acknowledges a write again.
@@ -304,6 +310,17 @@ impl Coordinator {
     pub(super) fn on_message(&mut self, node: &mut Node, now: Millis, msg: Message) -> Vec<Output> {
         let mine = |instance: Instance| instance == node.instance;
         match msg.body {
+            Body::PushAckBy { instance, peer, key, stamp, wid } if mine(instance) => {
+                let live = self.acked_by_live(msg.from, peer);
+                #[cfg(feature = "mutations")]
+                let live = live || node.config.mutated(super::config::Mutation::CountStaleAck);
+                // A stale ack leaves the write pending: it is pushed again.
+                if live { self.commit(node, now, &key, stamp, wid) } else { Vec::new() }
+            }
+            // An ack of a replica that writes wire version 4 or 3 (the first
+            // roll of a deploy to version 5) names no instance: counted as
+            // before version 5, so `AckedByLive` holds once every replica
+            // writes version 5.
             Body::PushAck { instance, key, stamp, wid } if mine(instance) => self.commit(node, now, &key, stamp, wid),
             Body::PushRefused { instance, known, .. }
             | Body::AnnounceRefused { instance, known, .. }
@@ -412,6 +429,17 @@ impl Coordinator {
                     m.at == at && Some(m.instance) == self.reg.get(p).copied() && m.digest == *node.mem.digest()
                 })
             })
+    }
+
+    /// HandoffRoll's `AckedByLive`: an ack of instance `peer` of `from`
+    /// counts unless this coordinator heard from a newer instance of it
+    /// (`reg`), which has not got the write: its reseed carried it at most
+    /// as pending, i.e. not at all. Not counted, the write stays pending and
+    /// is pushed again. Hearing the ack raises nothing (`CommitWrite` leaves
+    /// `reg` as it is). A superseded instance (a zombie) judges by its own
+    /// `reg`, as HandoffRoll's `ZombieCommitRo` does.
+    fn acked_by_live(&self, from: ReplicaId, peer: Instance) -> bool {
+        self.reg.get(&from).is_none_or(|&newest| newest <= peer)
     }
 
     /// `CommitWrite` on a peer's ack: apply locally, answer the clients;

@@ -25,13 +25,15 @@ use super::record::{Record, Stamp, Value};
 
 /// The wire protocol version this build writes. Version 1 was JSON with
 /// whole-memory snapshots; version 2 had no read confirmation; version 3
-/// had no expiry and no request fingerprint on a record.
-pub const PROTOCOL_VERSION: u16 = 4;
+/// had no expiry and no request fingerprint on a record; version 4 had no
+/// ack naming the acking instance ([`Body::PushAckBy`]).
+pub const PROTOCOL_VERSION: u16 = 5;
 
 /// The oldest version this build still reads (and can write, with
 /// [`Message::encode_as`]): a version-3 record reads as one that never
-/// expires, made by a request of unknown fingerprint. Older versions are
-/// refused with a typed error rather than guessed at.
+/// expires, made by a request of unknown fingerprint; an ack of version 3
+/// or 4 is a [`Body::PushAck`]. Older versions are refused with a typed
+/// error rather than guessed at.
 pub const MIN_PROTOCOL_VERSION: u16 = 3;
 
 /// A record as protocol version 3 carries it: no expiry, no fingerprint.
@@ -90,7 +92,10 @@ pub struct Message<R = Record> {
 pub enum Body<R = Record> {
     /// Coordinator → peer: store this write (the spec's push in `net`).
     Push { instance: Instance, key: Key, record: R },
-    /// Peer → coordinator: the write is held (the ack the spec abstracts).
+    /// Peer → coordinator: the write is held (the ack the spec abstracts),
+    /// by an instance the ack does not name. Only versions 3 and 4 carry
+    /// it: this build writes [`Body::PushAckBy`], and a `PushAckBy`
+    /// written in version 3 or 4 becomes this.
     PushAck { instance: Instance, key: Key, stamp: Stamp, wid: WriteId },
     /// Peer → coordinator: the push's epoch is older than the peer knows;
     /// the sender is superseded (zombie fencing).
@@ -144,6 +149,12 @@ pub enum Body<R = Record> {
     /// Keep-alive: a Durable Object that receives nothing for ~10 s
     /// hibernates and loses its memory. Changes no state.
     Heartbeat,
+    /// Peer → coordinator: the write is held by instance `peer` (HandoffRoll's
+    /// `acksBy`, `pinc`): the coordinator does not count it once it heard
+    /// from a newer instance of that peer, which has not got the write.
+    /// Since version 5; last, so that every older body keeps its postcard
+    /// index.
+    PushAckBy { instance: Instance, peer: Instance, key: Key, stamp: Stamp, wid: WriteId },
 }
 
 impl<R> Body<R> {
@@ -173,7 +184,25 @@ impl<R> Body<R> {
             Body::Confirmed { instance, epoch, round } => Body::Confirmed { instance, epoch, round },
             Body::ConfirmRefused { instance, known } => Body::ConfirmRefused { instance, known },
             Body::Heartbeat => Body::Heartbeat,
+            Body::PushAckBy { instance, peer, key, stamp, wid } => Body::PushAckBy { instance, peer, key, stamp, wid },
         })
+    }
+
+    /// The oldest protocol version that has this body.
+    fn since(&self) -> u16 {
+        match self {
+            Body::PushAckBy { .. } => 5,
+            _ => MIN_PROTOCOL_VERSION,
+        }
+    }
+
+    /// The body as a replica of version 4 or older reads it: an ack without
+    /// the acking instance, which such a replica does not know.
+    fn before_version_5(self) -> Body<R> {
+        match self {
+            Body::PushAckBy { instance, key, stamp, wid, .. } => Body::PushAck { instance, key, stamp, wid },
+            body => body,
+        }
     }
 
     /// The message kind, for errors and logs.
@@ -197,6 +226,7 @@ impl<R> Body<R> {
             Body::Confirmed { .. } => "confirmed",
             Body::ConfirmRefused { .. } => "confirm_refused",
             Body::Heartbeat => "heartbeat",
+            Body::PushAckBy { .. } => "push_ack_by",
         }
     }
 
@@ -205,6 +235,7 @@ impl<R> Body<R> {
     pub fn reply_to(&self) -> Option<Instance> {
         match self {
             Body::PushAck { instance, .. }
+            | Body::PushAckBy { instance, .. }
             | Body::PushRefused { instance, .. }
             | Body::CollectReply { instance, .. }
             | Body::CollectDecline { instance, .. }
@@ -249,16 +280,22 @@ impl Message {
         self.encode_as(PROTOCOL_VERSION).map_err(|e| DecodeError::Malformed(e.to_string()))
     }
 
-    /// The wire form in protocol `version`: [`PROTOCOL_VERSION`], or
-    /// version 3 for a message whose records do not expire (a replica of
-    /// this build talking to one of the last, during a rolling deploy; the
-    /// records lose their fingerprints, [`RecordV3`]).
+    /// The wire form in protocol `version` (a replica of this build talking
+    /// to one of an older build, during a rolling deploy):
+    /// [`PROTOCOL_VERSION`]; version 4, where a [`Body::PushAckBy`] is a
+    /// [`Body::PushAck`] (the acking instance is dropped); or version 3 as
+    /// 4, for a message whose records do not expire (the records lose their
+    /// fingerprints, [`RecordV3`]).
     pub fn encode_as(&self, version: u16) -> Result<Vec<u8>, EncodeError> {
         let postcard = |e: postcard::Error| EncodeError::Postcard(e.to_string());
         match version {
             PROTOCOL_VERSION => postcard::to_allocvec(&Message { v: version, ..self.clone() }).map_err(postcard),
+            4 => {
+                let old = Message { v: version, body: self.body.clone().before_version_5(), ..self.clone() };
+                postcard::to_allocvec(&old).map_err(postcard)
+            }
             3 => {
-                let body = self.body.clone().try_map(RecordV3::try_from)?;
+                let body = self.body.clone().before_version_5().try_map(RecordV3::try_from)?;
                 let old = Message { v: version, generation: self.generation, from: self.from, to: self.to, body };
                 postcard::to_allocvec(&old).map_err(postcard)
             }
@@ -266,9 +303,10 @@ impl Message {
         }
     }
 
-    /// Parses the wire form of version 3 or 4 (the message keeps the
+    /// Parses the wire form of version 3, 4 or 5 (the message keeps the
     /// version it was written in, `v`); any malformed, oversized or
-    /// foreign-version input is a typed error.
+    /// foreign-version input is a typed error, and so is a body its
+    /// version does not have (a `PushAckBy` in version 4).
     pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
         if bytes.len() > MAX_MESSAGE_BYTES {
             return Err(DecodeError::TooLarge { len: bytes.len(), max: MAX_MESSAGE_BYTES });
@@ -276,7 +314,9 @@ impl Message {
         let malformed = |e: postcard::Error| DecodeError::Malformed(e.to_string());
         let (v, _) = postcard::take_from_bytes::<u16>(bytes).map_err(malformed)?;
         let msg = match v {
-            PROTOCOL_VERSION => whole::<Record>(bytes)?,
+            // Version 4 is version 5 without its last body, `PushAckBy`
+            // (refused below).
+            PROTOCOL_VERSION | 4 => whole::<Record>(bytes)?,
             3 => {
                 let old = whole::<RecordV3>(bytes)?;
                 let body = old.body.try_map(|r| Ok::<_, DecodeError>(Record::from(r)))?;
@@ -284,6 +324,9 @@ impl Message {
             }
             _ => return Err(DecodeError::UnsupportedVersion { got: v, supported: PROTOCOL_VERSION }),
         };
+        if msg.body.since() > msg.v {
+            return Err(DecodeError::Malformed(format!("a {} in version {}", msg.body.kind(), msg.v)));
+        }
         if !msg.body.well_formed() {
             return Err(DecodeError::Malformed(format!("a {} out of key order", msg.body.kind())));
         }
@@ -423,6 +466,7 @@ mod tests {
             Body::Digest { instance: i, known: Epoch(3), floor: stamp, digest: memory.digest().clone() },
             Body::Records { floor: stamp, records: chunk.records },
             Body::Heartbeat,
+            Body::PushAckBy { instance: i, peer: j, key: key.clone(), stamp, wid: WriteId(42) },
         ]
         .into_iter()
         .map(|body| Message::new(generation, ReplicaId(0), ReplicaId(1), body))
@@ -433,10 +477,11 @@ mod tests {
         sample_expiring(Some(Millis(1000)))
     }
 
-    /// The records of `m`, with what a version-3 message drops.
+    /// `m` with what a version-3 message drops: its records' fingerprints,
+    /// an ack's acking instance.
     fn as_in_version_3(m: &Message) -> Message {
         let v3 = |r: Record| Ok::<_, EncodeError>(Record { fp: None, ..r });
-        Message { v: 3, body: m.body.clone().try_map(v3).unwrap(), ..m.clone() }
+        Message { v: 3, body: m.body.clone().before_version_5().try_map(v3).unwrap(), ..m.clone() }
     }
 
     #[test]
@@ -454,7 +499,7 @@ mod tests {
         assert_eq!(
             bytes,
             [
-                4, // version
+                5, // version
                 1, 1, 2, // Some(generation { minted_at: 1, nonce: 2 })
                 0, 1, // from r0 to r1
                 0, // Push
@@ -528,7 +573,42 @@ mod tests {
                 assert!(v3.is_ok(), "{}", m.body.kind());
             }
         }
-        assert_eq!(sample()[0].encode_as(2), Err(EncodeError::UnsupportedVersion { version: 2, supported: 4 }));
+        assert_eq!(sample()[0].encode_as(2), Err(EncodeError::UnsupportedVersion { version: 2, supported: 5 }));
+    }
+
+    /// An ack as this build writes it names the acking instance; written
+    /// in version 4 (or 3), for a replica of the last build, it is the ack
+    /// that build knows, without it; and a version-4 replica's ack decodes
+    /// as such. Every other message is written in version 4 as in 5.
+    #[test]
+    fn an_ack_naming_its_instance_is_new_in_version_5() {
+        let (i, j) = (Instance { born: 5, nonce: 9 }, Instance { born: 6, nonce: 8 });
+        let (key, stamp) = (Key::new("k").unwrap(), Stamp { ep: Epoch(3), ver: Version(7) });
+        let generation = Some(Generation { minted_at: 1, nonce: 2 });
+        let ack = Body::PushAckBy { instance: i, peer: j, key: key.clone(), stamp, wid: WriteId(42) };
+        let m = Message::new(generation, ReplicaId(1), ReplicaId(0), ack);
+        let v5 = m.encode().unwrap();
+        assert_eq!(v5, [5, 1, 1, 2, 1, 0, 18, 5, 9, 6, 8, 1, b'k', 3, 7, 42], "the 19th body, after heartbeat");
+        assert_eq!(Message::decode(&v5).unwrap(), m);
+        // A version-4 replica's ack: body 1, no acking instance.
+        let v4 = [4, 1, 1, 2, 1, 0, 1, 5, 9, 1, b'k', 3, 7, 42];
+        assert_eq!(m.encode_as(4).unwrap(), v4);
+        let old = Message::decode(&v4).unwrap();
+        assert_eq!(old.v, 4);
+        assert_eq!(old.body, Body::PushAck { instance: i, key: key.clone(), stamp, wid: WriteId(42) });
+        let v3 = Message::decode(&m.encode_as(3).unwrap()).unwrap();
+        assert_eq!((v3.v, v3.body), (3, old.body));
+        // Version 4 has no body 18: a version-4 (or 3) message claiming one
+        // is malformed, as a build of version 4 finds it.
+        for v in [4, 3] {
+            let forged = [&[v][..], &v5[1..]].concat();
+            assert!(matches!(Message::decode(&forged), Err(DecodeError::Malformed(_))), "version {v}");
+        }
+        for m in sample() {
+            if !matches!(m.body, Body::PushAckBy { .. }) {
+                assert_eq!(m.encode_as(4).unwrap()[1..], m.encode().unwrap()[1..], "{}", m.body.kind());
+            }
+        }
     }
 
     #[test]
@@ -547,10 +627,13 @@ mod tests {
         let mut trailing = good.clone();
         trailing.push(0);
         cases.push(trailing);
-        // The same in version 4 (a record's layout is the only difference).
-        let v4: Vec<Vec<u8>> =
-            cases.iter().filter(|b| b.first() == Some(&3)).map(|b| [&[4][..], &b[1..]].concat()).collect();
-        cases.extend(v4);
+        // The same in versions 4 and 5 (a record's layout is the only
+        // difference, and the bodies they have).
+        let newer: Vec<Vec<u8>> = [4, 5]
+            .into_iter()
+            .flat_map(|v| cases.iter().filter(|b| b.first() == Some(&3)).map(move |b| [&[v][..], &b[1..]].concat()))
+            .collect();
+        cases.extend(newer);
         for bytes in &cases {
             let err = Message::decode(bytes).unwrap_err();
             assert!(matches!(err, DecodeError::Malformed(_)), "{bytes:?} gave {err:?}");
@@ -634,7 +717,8 @@ mod tests {
                 "reseed_reply",
                 "reseed_decline",
                 "confirmed",
-                "confirm_refused"
+                "confirm_refused",
+                "push_ack_by"
             ]
         );
     }

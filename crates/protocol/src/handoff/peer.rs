@@ -100,6 +100,7 @@ pub(super) fn check(node: &Node, msg: &Message) -> Result<(), HandleError> {
     let kind = msg.body.kind();
     match &msg.body {
         Body::PushAck { .. }
+        | Body::PushAckBy { .. }
         | Body::PushRefused { .. }
         | Body::CollectReply { .. }
         | Body::CollectDecline { .. }
@@ -221,10 +222,12 @@ impl Peer {
                     return Vec::new();
                 }
                 // DeliverPush: max-merge (late, duplicate and ghost pushes
-                // are harmless) and absorb the epoch; then ack.
+                // are harmless) and absorb the epoch; then ack, naming this
+                // instance (HandoffRoll's `pinc`).
                 node.mem.merge(&key, &record);
                 self.known = self.known.max(stamp.ep);
-                vec![node.send(from, Body::PushAck { instance, key, stamp, wid: record.wid })]
+                let ack = Body::PushAckBy { instance, peer: node.instance, key, stamp, wid: record.wid };
+                vec![node.send(from, ack)]
             }
             Body::Collect { instance, round, after } => vec![match self.status {
                 PeerStatus::Ready => {

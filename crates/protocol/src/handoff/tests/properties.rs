@@ -114,6 +114,9 @@ fn body(real: Vec<Instance>) -> impl Strategy<Value = Body> {
             stamp,
             wid: WriteId(w)
         }),
+        (i.clone(), i.clone(), key(), stamp.clone(), 0u128..64).prop_map(|(instance, peer, key, stamp, w)| {
+            Body::PushAckBy { instance, peer, key, stamp, wid: WriteId(w) }
+        }),
         (i.clone(), key(), stamp.clone(), epoch()).prop_map(|(instance, key, stamp, known)| Body::PushRefused {
             instance,
             key,

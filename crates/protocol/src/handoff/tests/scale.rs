@@ -129,7 +129,7 @@ fn a_ghost_push_older_than_a_collected_tombstone_is_refused() {
         fp: None,
     };
     let instance = net.replica(C).instance();
-    let acks_before = net.sent.get("push_ack").map_or(0, |c| c.0);
+    let acks_before = net.sent.get("push_ack_by").map_or(0, |c| c.0);
     for p in [P1, P2] {
         net.inject(Message::new(
             generation,
@@ -142,7 +142,7 @@ fn a_ghost_push_older_than_a_collected_tombstone_is_refused() {
     for r in ALL {
         assert!(net.replica(r).memory().is_empty(), "{r}: the ghost did not resurrect the key");
     }
-    assert_eq!(net.sent.get("push_ack").map_or(0, |c| c.0), acks_before, "and it was not acked");
+    assert_eq!(net.sent.get("push_ack_by").map_or(0, |c| c.0), acks_before, "and it was not acked");
     assert_eq!(net.read("k"), Read::Committed(None));
     assert!(net.errors.is_empty(), "{:?}", net.errors);
 }

@@ -406,8 +406,22 @@ fn stale_and_duplicate_replies_are_ignored() {
     for body in [
         // A duplicate of the ack that committed the write.
         Body::PushAck { instance: c.instance(), key: Key::new("k").unwrap(), stamp: stamp(1, 1), wid: WriteId(1) },
-        // An ack for a dead instance, a forged refusal that proves nothing.
+        Body::PushAckBy {
+            instance: c.instance(),
+            peer: net.replica(P1).instance(),
+            key: Key::new("k").unwrap(),
+            stamp: stamp(1, 1),
+            wid: WriteId(1),
+        },
+        // Acks for a dead instance, a forged refusal that proves nothing.
         Body::PushAck { instance: dead_instance, key: Key::new("k").unwrap(), stamp: stamp(1, 2), wid: WriteId(2) },
+        Body::PushAckBy {
+            instance: dead_instance,
+            peer: net.replica(P1).instance(),
+            key: Key::new("k").unwrap(),
+            stamp: stamp(1, 2),
+            wid: WriteId(2),
+        },
         Body::PushRefused { instance: c.instance(), key: Key::new("k").unwrap(), stamp: stamp(1, 1), known: Epoch(1) },
         Body::CollectReply {
             instance: c.instance(),
@@ -422,6 +436,83 @@ fn stale_and_duplicate_replies_are_ignored() {
         let out = c.handle(net.now, Input::Message(Message::new(generation, P1, C, body))).unwrap();
         assert!(out.is_empty());
         assert_eq!(c, before);
+    }
+}
+
+/// A coordinator of a ready cluster with write `k` pending (pushed, not
+/// acked), and the write's stamp and id.
+fn with_a_pending_write(net: &Net, req: ClientRequestId) -> (Replica, Stamp, WriteId) {
+    let mut c = net.replica(C).clone();
+    let put =
+        Input::Put { req, key: Key::new("k").unwrap(), value: b"v".to_vec(), wid: WriteId(7), cond: None, ttl_ms: None };
+    let out = c.handle(net.now, put).unwrap();
+    let pushed = out.iter().find_map(|o| match o {
+        Output::Send(Message { body: Body::Push { record, .. }, .. }) => Some((record.stamp, record.wid)),
+        _ => None,
+    });
+    let (stamp, wid) = pushed.expect("the write is pushed");
+    (c, stamp, wid)
+}
+
+/// HandoffRoll's `AckedByLive`: r1's instance acks, dies before the ack
+/// lands, and its new instance reseeds from the coordinator (which holds
+/// the write only as pending: the reseed carries nothing of it). The dead
+/// instance's late ack must not commit: the write is held by the
+/// coordinator alone. The other peer's ack commits it.
+#[test]
+fn an_ack_of_an_instance_replaced_since_does_not_commit() {
+    let net = booted(15, Weather::CALM);
+    let generation = net.replica(C).generation();
+    let req = ClientRequestId(1);
+    let (mut c, stamp, wid) = with_a_pending_write(&net, req);
+    let key = Key::new("k").unwrap();
+    let dead = net.replica(P1).instance();
+    let reborn = Instance { born: dead.born + 1, ..dead };
+    c.handle(net.now, Input::Message(Message::new(generation, P1, C, Body::Reseed { instance: reborn, after: None })))
+        .unwrap();
+    let RoleView::Coordinator(view) = c.role() else { panic!("r0 coordinates") };
+    assert_eq!(view.registered(P1), Some(reborn), "the reseed request registers the new instance");
+    let registered_p2 = view.registered(P2);
+    let instance = c.instance();
+    let ack = |peer| Body::PushAckBy { instance, peer, key: key.clone(), stamp, wid };
+    let late = ack(dead);
+    let out = c.handle(net.now, Input::Message(Message::new(generation, P1, C, late))).unwrap();
+    assert!(out.iter().all(|o| !matches!(o, Output::Reply { .. })), "no client answer: {out:?}");
+    assert_eq!(c.status().pending, 1, "the write is still pending");
+    let live = ack(net.replica(P2).instance());
+    let out = c.handle(net.now, Input::Message(Message::new(generation, P2, C, live))).unwrap();
+    assert!(
+        out.iter().any(|o| matches!(o, Output::Reply { req: r, reply: WriteReply::Committed { .. } } if *r == req)),
+        "{out:?}"
+    );
+    assert_eq!(c.status().pending, 0);
+    let RoleView::Coordinator(view) = c.role() else { panic!("r0 coordinates") };
+    assert_eq!((view.registered(P1), view.registered(P2)), (Some(reborn), registered_p2), "acks register nothing");
+}
+
+/// An ack of the newest instance of its peer heard from, or of a newer one
+/// (not heard from yet), commits; so does an ack that names no instance
+/// (from a replica writing version 4, during the first roll of a deploy).
+#[test]
+fn an_ack_of_a_live_instance_commits() {
+    let net = booted(16, Weather::CALM);
+    let generation = net.replica(C).generation();
+    let p1 = net.replica(P1).instance();
+    let (c, stamp, wid) = with_a_pending_write(&net, ClientRequestId(1));
+    let RoleView::Coordinator(view) = c.role() else { panic!("r0 coordinates") };
+    assert_eq!(view.registered(P1), Some(p1), "the coordinator heard from r1's instance");
+    let (key, instance) = (Key::new("k").unwrap(), c.instance());
+    let newer = Instance { born: p1.born + 1, ..p1 };
+    for ack in [
+        Body::PushAckBy { instance, peer: p1, key: key.clone(), stamp, wid },
+        Body::PushAckBy { instance, peer: newer, key: key.clone(), stamp, wid },
+        Body::PushAck { instance, key: key.clone(), stamp, wid },
+    ] {
+        let mut c = c.clone();
+        let out = c.handle(net.now, Input::Message(Message::new(generation, P1, C, ack.clone()))).unwrap();
+        assert!(out.iter().any(|o| matches!(o, Output::Reply { reply: WriteReply::Committed { .. }, .. })), "{ack:?}");
+        let RoleView::Coordinator(view) = c.role() else { panic!("r0 coordinates") };
+        assert_eq!(view.registered(P1), Some(p1), "an ack registers nothing: {ack:?}");
     }
 }
 
