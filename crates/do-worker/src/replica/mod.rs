@@ -18,7 +18,7 @@
 //! readiness, idle expiry). Follow a client PUT: [`Shell::client`] steps
 //! `Input::Put` with a waiter (`ask`); the protocol's `Output::Send` queue
 //! in the outbox and leave as an [`Effect::Deliver`]; the peer's answer
-//! comes back through `delivered`, whose `PushAck` makes the protocol
+//! comes back through `delivered`, whose `PushAckBy` makes the protocol
 //! reply; `Output::Reply` becomes an [`Effect::Answer`] that completes the
 //! waiter, and the client gets its 200.
 //!

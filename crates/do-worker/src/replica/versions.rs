@@ -18,6 +18,14 @@
 //! the protocol retries it or carries on with the other peer, as after any
 //! lost message.
 //!
+//! A push ack written in version 4 or 3 does not name the acking instance
+//! (`PushAck`, not version 5's `PushAckBy`), and a coordinator counts it as
+//! before version 5: also when it has heard from a newer instance of that
+//! peer. So HandoffRoll's rule (an ack of a replaced instance commits
+//! nothing) holds once every replica writes version 5, i.e. after the
+//! second roll of a deploy to it; in the first, a rolling restart can lose
+//! an acknowledged write as before.
+//!
 //! Pure: the transport calls it.
 
 use protocol::handoff::{MIN_PROTOCOL_VERSION, Message, PROTOCOL_VERSION};
@@ -94,6 +102,22 @@ mod tests {
         assert_eq!(WireVersion::parse(&(PROTOCOL_VERSION + 1).to_string()), None);
         assert_eq!(WireVersion::parse("four"), None);
         assert_eq!(WireVersion::parse(" 4 ").map(WireVersion::get), Some(4));
+    }
+
+    /// An ack goes in the configured older version, as the ack that version
+    /// knows (without the acking instance), not in the new version.
+    #[test]
+    fn an_ack_goes_without_its_instance_in_an_older_version() {
+        let Ok(key) = Key::new("k") else { unreachable!("a valid key") };
+        let i = Instance { born: 1, nonce: 2 };
+        let ack = Body::PushAckBy { instance: i, peer: i, key, stamp: Stamp::default(), wid: WriteId(7) };
+        let msg = Message::new(None, ReplicaId(1), ReplicaId(0), ack);
+        for v in MIN_PROTOCOL_VERSION..PROTOCOL_VERSION {
+            let bytes = WireVersion::parse(&v.to_string()).unwrap_or_default().encode(&msg).unwrap_or_default();
+            let read = Message::decode(&bytes).ok();
+            assert_eq!(read.as_ref().map(|m| m.v), Some(v));
+            assert!(matches!(read.map(|m| m.body), Some(Body::PushAck { .. })), "version {v}");
+        }
     }
 
     #[test]

@@ -443,8 +443,14 @@ fn stale_and_duplicate_replies_are_ignored() {
 /// acked), and the write's stamp and id.
 fn with_a_pending_write(net: &Net, req: ClientRequestId) -> (Replica, Stamp, WriteId) {
     let mut c = net.replica(C).clone();
-    let put =
-        Input::Put { req, key: Key::new("k").unwrap(), value: b"v".to_vec(), wid: WriteId(7), cond: None, ttl_ms: None };
+    let put = Input::Put {
+        req,
+        key: Key::new("k").unwrap(),
+        value: b"v".to_vec(),
+        wid: WriteId(7),
+        cond: None,
+        ttl_ms: None,
+    };
     let out = c.handle(net.now, put).unwrap();
     let pushed = out.iter().find_map(|o| match o {
         Output::Send(Message { body: Body::Push { record, .. }, .. }) => Some((record.stamp, record.wid)),
