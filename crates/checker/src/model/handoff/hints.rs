@@ -9,9 +9,9 @@ use super::map::spec_wid;
 use super::state::{ImplAction, ImplState, msg_key};
 use crate::mirror::handoff::{PendingW, PushMsg};
 use crate::mirror::handoff_cond::CondAction;
-use crate::mirror::handoff_roll::RollAction;
 use crate::mirror::handoff_ext::{Ann, AnnAck};
 use crate::mirror::handoff_reads::ReadsAction;
+use crate::mirror::handoff_roll::RollAction;
 use crate::mirror::handoff_scale::ScaleAction;
 
 impl HandoffImpl {
@@ -104,7 +104,7 @@ impl HandoffImpl {
                         ver: small(record.stamp.ver.0),
                         wid: spec_wid(record.wid, &s.cond.expiries),
                     })],
-                    Body::PushAck { key, stamp, wid, .. } => {
+                    Body::PushAck { key, stamp, wid, .. } | Body::PushAckBy { key, stamp, wid, .. } => {
                         let pw = PendingW {
                             key: self.spec_key(key),
                             ep: small(stamp.ep.0),

@@ -48,9 +48,9 @@ use super::HandoffImpl;
 use super::state::ImplState;
 use super::view::{is_recovering, takes_chunk, waits_for};
 use crate::mirror::handoff::{Func, KeySet, PendingW, PushMsg, Rec, Replica as SpecReplica, Replicas, Status, Val};
-use crate::mirror::handoff_roll::{AckBy, RollState, ZombieReg};
 use crate::mirror::handoff_ext::{Ack, Ann, AnnAck, Decline, ExtState, Zombie};
 use crate::mirror::handoff_reads::{Decl, ReadsState, ZombieMem};
+use crate::mirror::handoff_roll::{AckBy, RollState, ZombieReg};
 use crate::mirror::handoff_scale::{
     Chunk as SpecChunk, Digest as SpecDigest, Records as SpecRecords, ScaleState, Stamp as SpecStamp,
 };
@@ -315,7 +315,7 @@ impl HandoffImpl {
                 let r = rec(record, expiries);
                 t.ext.base.net.insert(PushMsg { dst: to, key: self.spec_key(key), ep: r.ep, ver: r.ver, wid: r.wid });
             }
-            Body::PushAck { key, stamp, wid, .. } => {
+            Body::PushAck { key, stamp, wid, .. } | Body::PushAckBy { key, stamp, wid, .. } => {
                 let key = self.spec_key(key);
                 t.ext.acks.insert(Ack {
                     src: from,

@@ -120,7 +120,7 @@ pub struct HandoffImpl {
 
 /// The protocol's mutations (`protocol::handoff::Mutation`) the model runs,
 /// by name (`--mutation NAME`).
-const MUTATIONS: [(&str, Mutation); 11] = [
+const MUTATIONS: [(&str, Mutation); 12] = [
     ("CommitBeforeAck", Mutation::CommitBeforeAck),
     ("AcceptStalePush", Mutation::AcceptStalePush),
     ("ServeBeforeAnnounce", Mutation::ServeBeforeAnnounce),
@@ -132,6 +132,7 @@ const MUTATIONS: [(&str, Mutation); 11] = [
     ("CondUnconfirmed", Mutation::CondUnconfirmed),
     ("CondIgnoresPending", Mutation::CondIgnoresPending),
     ("ServeExpired", Mutation::ServeExpired),
+    ("CountStaleAck", Mutation::CountStaleAck),
 ];
 
 /// Constants of the model, not of the spec: see `gossip_when_done`,
@@ -160,8 +161,7 @@ impl HandoffImpl {
     pub fn new(cfg: &TlcConfig, mutation: Option<Mutation>) -> Result<Self, CfgError> {
         // HandoffReads' `MaxReads` and HandoffCond's constants are optional:
         // without them, no client reads, no conditional writes, no clock.
-        let optional =
-            ["MaxReads", "MaxConds", "MaxTime", "TTLs", GOSSIP_WHEN_DONE, MAX_LISTS, ROLLING_RESTART];
+        let optional = ["MaxReads", "MaxConds", "MaxTime", "TTLs", GOSSIP_WHEN_DONE, MAX_LISTS, ROLLING_RESTART];
         cfg.expect_constants_optional(Self::MODULE, &CONSTANTS, &optional)?;
         let has = |name: &str| cfg.constants.iter().any(|(n, _)| n == name);
         let has_reads = has("MaxReads");
@@ -304,7 +304,8 @@ impl HandoffImpl {
         };
         // The kinds of step this cfg's constants let fire; the others are
         // the cfg's choice, not the model's, and are not listed.
-        let (reads, conds, clock) = (model.max_reads > 0, model.spec.cond().max_conds() > 0, model.spec.cond().max_time() > 0);
+        let (reads, conds, clock) =
+            (model.max_reads > 0, model.spec.cond().max_conds() > 0, model.spec.cond().max_time() > 0);
         let lists = reads && model.max_lists > 0;
         let fires = |name: &str| match name {
             "Read" | "ZombieRead" => reads,

@@ -38,7 +38,7 @@ pub(crate) fn useless(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], m: &M
         current(r).is_some_and(waits) || zombies.iter().any(|z| z.me() == r && waits(z))
     };
     match &m.body {
-        Body::PushAck { .. } => false,
+        Body::PushAck { .. } | Body::PushAckBy { .. } => false,
         Body::AnnounceAck { instance, .. } => !live(m.to, *instance),
         Body::CollectReply { instance, chunk, .. } | Body::ReseedReply { instance, chunk, .. } => {
             !live(m.to, *instance)

@@ -12,8 +12,8 @@ use protocol::handoff::{Body, Instance, Key, Memory, Message, Record, Replica, R
 
 use crate::mirror::handoff::{AckedW, Msgs, WriteSet};
 use crate::mirror::handoff_cond::{CondW, ExpIssued, Issued};
-use crate::mirror::handoff_roll::RollState;
 use crate::mirror::handoff_reads::Read;
+use crate::mirror::handoff_roll::RollState;
 use crate::spec::{TlaState, fmt_variables};
 
 /// One state of the implementation model. Equality and hashing leave out
@@ -272,6 +272,9 @@ fn brief(body: &Body) -> String {
             format!("{key}@{}.{}#{}", record.stamp.ep.0, record.stamp.ver.0, record.wid.0)
         }
         Body::PushAck { key, stamp, wid, .. } => format!("{key}@{}.{}#{}", stamp.ep.0, stamp.ver.0, wid.0),
+        Body::PushAckBy { key, stamp, wid, peer, .. } => {
+            format!("{key}@{}.{}#{} by {}", stamp.ep.0, stamp.ver.0, wid.0, peer.born)
+        }
         Body::PushRefused { key, stamp, known, .. } => {
             format!("{key}@{}.{} known {}", stamp.ep.0, stamp.ver.0, known.0)
         }

@@ -30,8 +30,8 @@ use super::view::{is_ready, live};
 use super::{HandoffImpl, liveness};
 use crate::cfg::Reduction;
 use crate::mirror::handoff::AckedW;
-use crate::mirror::handoff_roll::RollAction;
 use crate::mirror::handoff_reads::{self, Wids};
+use crate::mirror::handoff_roll::RollAction;
 
 /// The time of first boot. Afterwards time advances only by `Tick`
 /// (HandoffCond's clock, which expiry needs): timers fire whenever the
