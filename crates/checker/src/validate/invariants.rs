@@ -171,7 +171,9 @@ impl Invariants {
             Body::Records { records, .. } => {
                 records.0.iter().try_for_each(|(key, rec)| self.names(generation, key, rec))
             }
-            Body::PushAck { key, stamp, wid, .. } => self.name(generation, key, *stamp, *wid),
+            Body::PushAck { key, stamp, wid, .. } | Body::PushAckBy { key, stamp, wid, .. } => {
+                self.name(generation, key, *stamp, *wid)
+            }
             _ => Ok(()),
         }
     }

@@ -55,7 +55,7 @@ fn survivor(model: &HandoffGenerations) -> GenState {
     let mut s = model.init_states().remove(0);
     s = step(model, &s, GenAction::Put { key: 0 });
     s = deliver(model, &s, "push", 0, 1);
-    s = deliver(model, &s, "push_ack", 1, 0);
+    s = deliver(model, &s, "push_ack_by", 1, 0);
     assert_eq!(s.acked.len(), 1, "the write is acknowledged");
     s = step(model, &s, GenAction::Evict(ReplicaId(1)));
     s = deliver(model, &s, "reseed", 1, 0);

@@ -93,9 +93,9 @@ pub enum Body<R = Record> {
     /// Coordinator → peer: store this write (the spec's push in `net`).
     Push { instance: Instance, key: Key, record: R },
     /// Peer → coordinator: the write is held (the ack the spec abstracts),
-    /// by an instance the ack does not name. Only versions 3 and 4 carry
-    /// it: this build writes [`Body::PushAckBy`], and a `PushAckBy`
-    /// written in version 3 or 4 becomes this.
+    /// by an instance the ack does not name: the ack of versions 3 and 4.
+    /// This build acks with [`Body::PushAckBy`], which becomes this when
+    /// written in version 3 or 4.
     PushAck { instance: Instance, key: Key, stamp: Stamp, wid: WriteId },
     /// Peer → coordinator: the push's epoch is older than the peer knows;
     /// the sender is superseded (zombie fencing).
