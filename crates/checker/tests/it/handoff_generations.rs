@@ -13,7 +13,7 @@ use checker::cfg::TlcConfig;
 use checker::model::generations::{GenAction, GenState, HandoffGenerations};
 use checker::run::{self, RunOptions};
 use checker::spec::Mirror;
-use protocol::handoff::{ReplicaId, Status, Timer};
+use protocol::handoff::{Body, ReplicaId, Status, Timer};
 use stateright::Model;
 
 fn models(name: &str) -> PathBuf {
@@ -45,6 +45,20 @@ fn deliver(model: &HandoffGenerations, s: &GenState, kind: &str, from: u8, to: u
         .values()
         .find(|m| m.body.kind() == kind && m.from == ReplicaId(from) && m.to == ReplicaId(to))
         .unwrap_or_else(|| panic!("no {kind} r{from} -> r{to} in\n{s:?}"));
+    step(model, s, GenAction::Deliver(Arc::clone(m)))
+}
+
+/// Delivers the message of collect round `round` (a collect, or its
+/// decline) from `from` to `to`: an older round's may still be in the net,
+/// and which of them comes first there depends on the messages' hashes.
+fn deliver_round(model: &HandoffGenerations, s: &GenState, round: u64, from: u8, to: u8) -> GenState {
+    let of_round =
+        |b: &Body| matches!(b, Body::Collect { round: r, .. } | Body::CollectDecline { round: r, .. } if *r == round);
+    let m = s
+        .net
+        .values()
+        .find(|m| of_round(&m.body) && m.from == ReplicaId(from) && m.to == ReplicaId(to))
+        .unwrap_or_else(|| panic!("no round {round} r{from} -> r{to} in\n{s:?}"));
     step(model, s, GenAction::Deliver(Arc::clone(m)))
 }
 
@@ -127,10 +141,10 @@ fn a_survivor_still_recovering_when_both_peers_decline_twice_reboots_into_the_ne
     let model = model();
     let mut s = survivor(&model);
     let g1 = s.replicas[1].generation();
-    for _ in 0..2 {
+    for round in 0..2 {
         for p in [1, 2] {
-            s = deliver(&model, &s, "collect", 0, p);
-            s = deliver(&model, &s, "collect_decline", p, 0);
+            s = deliver_round(&model, &s, round, 0, p);
+            s = deliver_round(&model, &s, round, p, 0);
         }
         s = step(&model, &s, GenAction::Timer(ReplicaId(0), Timer::Retry));
     }
@@ -139,10 +153,15 @@ fn a_survivor_still_recovering_when_both_peers_decline_twice_reboots_into_the_ne
     s = deliver(&model, &s, "announce", 0, 1);
     assert_eq!(s.replicas[1].generation(), None, "the survivor rebooted, and joins by reseeding:\n{s:?}");
     assert!(s.replicas[1].memory().is_empty(), "empty: the dead generation's data went with it");
-    // The newest: an older one may be outstanding too (the reductions keep a
-    // late reseed request, which registers its sender; issue 30).
-    let reseed = s.net.values().rfind(|m| {
-        m.body.kind() == "reseed" && m.from == ReplicaId(1) && m.to == ReplicaId(0) && m.generation.is_none()
+    // The rebooted survivor's: an older instance's may be outstanding too
+    // (the reductions keep a late reseed request, which registers its
+    // sender; issue 30).
+    let survivor = s.replicas[1].instance();
+    let reseed = s.net.values().find(|m| {
+        matches!(m.body, Body::Reseed { instance, .. } if instance == survivor)
+            && m.from == ReplicaId(1)
+            && m.to == ReplicaId(0)
+            && m.generation.is_none()
     });
     s = step(
         &model,
