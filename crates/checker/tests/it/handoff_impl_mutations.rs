@@ -127,3 +127,16 @@ fn serving_an_expired_record_is_caught() {
     let report = caught_on("HandoffImplExpiryQuick.cfg", "ServeExpired");
     assert_eq!(report.violated.as_deref(), Some("ExpiredNeverServed"), "{}", run::format_trace(&report));
 }
+
+/// A coordinator counting an ack of a peer instance it has seen replaced
+/// (HandoffRoll's `AckedByLive`): in the rolling restart, r1 acks, is
+/// evicted, its new instance reseeds from r0 before the commit, and the old
+/// ack commits a write only r0 holds, which no HandoffRoll step allows (the
+/// roll's next eviction, r0's, would lose it).
+#[test]
+fn counting_a_stale_ack_is_caught() {
+    let report = caught_on("HandoffImplRolling.cfg", "CountStaleAck");
+    assert_eq!(report.violated.as_deref(), Some("Refinement"), "{}", run::format_trace(&report));
+    let trace = run::format_trace(&report);
+    assert!(trace.contains("Deliver(reseed r1 -> r0"), "the new instance reseeded first:\n{trace}");
+}

@@ -273,7 +273,7 @@ fn brief(body: &Body) -> String {
         }
         Body::PushAck { key, stamp, wid, .. } => format!("{key}@{}.{}#{}", stamp.ep.0, stamp.ver.0, wid.0),
         Body::PushAckBy { key, stamp, wid, peer, .. } => {
-            format!("{key}@{}.{}#{} by {}", stamp.ep.0, stamp.ver.0, wid.0, peer.born)
+            format!("{key}@{}.{}#{} by {}.{}", stamp.ep.0, stamp.ver.0, wid.0, peer.born, peer.nonce % 1000)
         }
         Body::PushRefused { key, stamp, known, .. } => {
             format!("{key}@{}.{} known {}", stamp.ep.0, stamp.ver.0, known.0)
