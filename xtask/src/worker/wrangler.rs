@@ -28,7 +28,11 @@ static GROUPS: [AtomicI32; 8] = [const { AtomicI32::new(0) }; 8];
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// How long wrangler gets to shut down before the group is killed.
 const GRACE: Duration = Duration::from_secs(10);
-const POLL: Duration = Duration::from_millis(250);
+/// How often a start or a stop looks again: short, because a role's
+/// restart (`dev restart`, `dev roll`) waits on both, and every moment
+/// between the old process exiting and the new one starting is a moment
+/// without that role.
+const POLL: Duration = Duration::from_millis(25);
 
 /// How to start one script's wrangler.
 pub(crate) struct Launch<'a> {
