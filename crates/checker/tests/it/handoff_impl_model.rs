@@ -104,3 +104,22 @@ fn cfg_errors_are_reported() {
     let missing = TlcConfig::parse(&text.replace("MaxZombies", "MaxGhosts")).unwrap();
     assert!(HandoffImpl::from_cfg(&missing, None).is_err());
 }
+
+/// The reduction's old rule (the mutation `PruneAnsweredRequests`: a
+/// collect or reseed request dropped as soon as its sender is gone or
+/// answered) is unsound, and the unreduced run says so: r2 evicted twice,
+/// its dead instance's reseed request still makes r0 register it, which
+/// the rule claimed could change nothing (`ReductionSound`). Reduced, the
+/// same model hides that step.
+#[test]
+fn the_old_pruning_rule_fails_unreduced() {
+    let path = models("large/HandoffImpl.cfg");
+    let mut cfg = TlcConfig::load(&path).unwrap();
+    cfg.reduction = checker::cfg::Reduction::Off;
+    let model = HandoffImpl::from_cfg(&cfg, Some("PruneAnsweredRequests")).unwrap();
+    let opts = RunOptions { threads: 1, search: Search::Dfs, ..Default::default() };
+    let report = run::check(model, "HandoffImpl", "large/HandoffImpl.cfg", Some("PruneAnsweredRequests"), &opts);
+    let trace = run::format_trace(&report);
+    assert_eq!(report.violated.as_deref(), Some("ReductionSound"), "{trace}");
+    assert!(trace.contains("Deliver(reseed r2 -> r0"), "the dead instance's request was delivered:\n{trace}");
+}

@@ -232,7 +232,7 @@ impl HandoffGenerations {
 /// replica; the unreduced run of HandoffGenerationsFirstBoot.cfg showed
 /// that it then did not drop a decline its own dropped collect caused.
 fn prunable(t: &GenState, m: &Message) -> bool {
-    useless(&t.replicas, &[], m, false)
+    useless(&t.replicas, &[], m, false, false)
         && t.replicas.get(usize::from(m.to.0)).is_some_and(|r| r.generation() >= m.generation)
 }
 

@@ -100,6 +100,8 @@ pub struct HandoffImpl {
     /// The model's own `RollingRestart` (FALSE when absent): evictions only
     /// as a rolling restart takes them ([`roll`]); HandoffRoll's `Rolling`.
     rolling: bool,
+    /// The mutation `PruneAnsweredRequests`: the reduction's old rule.
+    prune_answered: bool,
     /// `Deletes`: the write ids that are deletes.
     deletes: BTreeSet<u8>,
     /// `instances[r][n]`: the instance id of replica r's n-th boot.
@@ -118,23 +120,34 @@ pub struct HandoffImpl {
     kind_index: Vec<usize>,
 }
 
-/// The protocol's mutations (`protocol::handoff::Mutation`) the model runs,
-/// by name (`--mutation NAME`).
-const MUTATIONS: [(&str, Mutation); 12] = [
-    ("CommitBeforeAck", Mutation::CommitBeforeAck),
-    ("AcceptStalePush", Mutation::AcceptStalePush),
-    ("ServeBeforeAnnounce", Mutation::ServeBeforeAnnounce),
-    ("CollectAboveFloor", Mutation::CollectAboveFloor),
-    ("FinishOnPartialSnapshot", Mutation::FinishOnPartialSnapshot),
-    ("ServeReadsUnconfirmed", Mutation::ServeReadsUnconfirmed),
-    ("NoCollectFence", Mutation::NoCollectFence),
-    ("RefenceOnDigest", Mutation::RefenceOnDigest),
-    ("CondUnconfirmed", Mutation::CondUnconfirmed),
-    ("CondIgnoresPending", Mutation::CondIgnoresPending),
-    ("ServeExpired", Mutation::ServeExpired),
-    ("CountStaleAck", Mutation::CountStaleAck),
-];
+/// A deliberate bug the model runs: in the protocol's code
+/// (`protocol::handoff::Mutation`), or in the model's own reduction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImplMutation {
+    Code(Mutation),
+    /// The reduction's old rule: a collect or reseed request is dropped as
+    /// soon as its sender is gone or answered, though it still changes its
+    /// receiver (docs/verification.md 1.8). Reduced, the model passes;
+    /// unreduced, `ReductionSound` catches it.
+    PruneAnsweredRequests,
+}
 
+/// The mutations the model runs, by name (`--mutation NAME`).
+const MUTATIONS: [(&str, ImplMutation); 13] = [
+    ("CommitBeforeAck", ImplMutation::Code(Mutation::CommitBeforeAck)),
+    ("AcceptStalePush", ImplMutation::Code(Mutation::AcceptStalePush)),
+    ("ServeBeforeAnnounce", ImplMutation::Code(Mutation::ServeBeforeAnnounce)),
+    ("CollectAboveFloor", ImplMutation::Code(Mutation::CollectAboveFloor)),
+    ("FinishOnPartialSnapshot", ImplMutation::Code(Mutation::FinishOnPartialSnapshot)),
+    ("ServeReadsUnconfirmed", ImplMutation::Code(Mutation::ServeReadsUnconfirmed)),
+    ("NoCollectFence", ImplMutation::Code(Mutation::NoCollectFence)),
+    ("RefenceOnDigest", ImplMutation::Code(Mutation::RefenceOnDigest)),
+    ("CondUnconfirmed", ImplMutation::Code(Mutation::CondUnconfirmed)),
+    ("CondIgnoresPending", ImplMutation::Code(Mutation::CondIgnoresPending)),
+    ("ServeExpired", ImplMutation::Code(Mutation::ServeExpired)),
+    ("CountStaleAck", ImplMutation::Code(Mutation::CountStaleAck)),
+    ("PruneAnsweredRequests", ImplMutation::PruneAnsweredRequests),
+];
 /// Constants of the model, not of the spec: see `gossip_when_done`,
 /// `max_lists` and `rolling`.
 const GOSSIP_WHEN_DONE: &str = "GossipWhenDone";
@@ -158,7 +171,7 @@ const CONSTANTS: [&str; 10] = [
 impl HandoffImpl {
     /// Builds the model from a cfg; the initial state is first boot, run.
     /// With a `mutation`, every replica runs that deliberately broken code.
-    pub fn new(cfg: &TlcConfig, mutation: Option<Mutation>) -> Result<Self, CfgError> {
+    pub fn new(cfg: &TlcConfig, mutation: Option<ImplMutation>) -> Result<Self, CfgError> {
         // HandoffReads' `MaxReads` and HandoffCond's constants are optional:
         // without them, no client reads, no conditional writes, no clock.
         let optional = ["MaxReads", "MaxConds", "MaxTime", "TTLs", GOSSIP_WHEN_DONE, MAX_LISTS, ROLLING_RESTART];
@@ -209,7 +222,10 @@ impl HandoffImpl {
         let peers: Vec<ReplicaId> = replica_ids.iter().copied().filter(|&r| r != coordinator).collect();
         let peers = [peers[0], peers[1]];
         let mut config = Config::new(coordinator, peers).map_err(|e| CfgError::Unsupported(e.to_string()))?;
-        config.mutation = mutation;
+        config.mutation = match mutation {
+            Some(ImplMutation::Code(m)) => Some(m),
+            _ => None,
+        };
         let keys = zombie
             .keys()
             .iter()
@@ -274,6 +290,7 @@ impl HandoffImpl {
             gossip_when_done,
             rolling,
             max_lists: if has(MAX_LISTS) { nat(MAX_LISTS)? } else { 0 },
+            prune_answered: mutation == Some(ImplMutation::PruneAnsweredRequests),
             deletes,
             reduction: cfg.reduction,
             instances: Vec::new(),

@@ -17,7 +17,14 @@ use super::view::{is_ready, is_recovering, live, takes_chunk, waits_for};
 /// request whose reply would be such and which changes nothing else.
 /// `settled`: no replica can boot any more (the model's eviction budget is
 /// spent), so the receivers are the last instances there will be.
-pub(crate) fn useless(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], m: &Message, settled: bool) -> bool {
+/// `answered_is_enough`: the old rule, a mutation (`PruneAnsweredRequests`).
+pub(crate) fn useless(
+    replicas: &[Arc<Replica>],
+    zombies: &[Arc<Replica>],
+    m: &Message,
+    settled: bool,
+    answered_is_enough: bool,
+) -> bool {
     let live = |r: ReplicaId, i| live(replicas, zombies, r, i);
     let current = |r: ReplicaId| replicas.get(usize::from(r.0)).map(|x| &**x);
     let cursor_of = |x: &Replica, src: ReplicaId| match x.role() {
@@ -93,7 +100,7 @@ pub(crate) fn useless(replicas: &[Arc<Replica>], zombies: &[Arc<Replica>], m: &M
                 (_, RoleView::Coordinator(c)) => settled && c.registered(m.from).is_some_and(|r| r >= *instance),
                 (_, RoleView::Peer(_)) => true,
             });
-            answered && inert
+            answered && (inert || answered_is_enough)
         }
         Body::Push { .. } | Body::Announce { .. } | Body::Digest { .. } | Body::Records { .. } | Body::Heartbeat => false,
     }
