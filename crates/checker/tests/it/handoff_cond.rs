@@ -2,22 +2,13 @@
 //! expiring keys): parity with TLC's distinct-state count on the shipped
 //! cfgs, and each of the module's invariants shown to catch a mutation.
 
-use std::path::PathBuf;
-
-use checker::cfg::TlcConfig;
 use checker::mirror::handoff_cond::HandoffCond;
-use checker::run::{self, Report, RunOptions};
-use checker::search::Search;
-use checker::spec::Mirror;
+use checker::run::{self, Report};
+
+use crate::check_tla;
 
 fn check(cfg_name: &str, mutation: Option<&str>) -> Report {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tla").join(cfg_name);
-    let cfg = TlcConfig::load(&path).unwrap();
-    let model = HandoffCond::from_cfg(&cfg, mutation).unwrap();
-    let opts = RunOptions { threads: 2, search: Search::Bfs, ..Default::default() };
-    let report = run::check(model, HandoffCond::MODULE, &path.display().to_string(), mutation, &opts);
-    println!("{}\n{}", report.summary(), run::format_trace(&report));
-    report
+    check_tla::<HandoffCond>(cfg_name, mutation)
 }
 
 /// TLC (2026.12.05 snapshot) reports 30,234 distinct states.

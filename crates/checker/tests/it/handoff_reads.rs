@@ -2,26 +2,17 @@
 //! parity with TLC's distinct-state count on the shipped cfgs, and every way
 //! of serving a stale read caught by `ReadsLinearizable`.
 
-use std::path::PathBuf;
-
-use checker::cfg::TlcConfig;
 use checker::mirror::handoff_reads::HandoffReads;
-use checker::run::{self, Report, RunOptions};
-use checker::search::Search;
-use checker::spec::Mirror;
+use checker::run::{self, Report};
+
+use crate::check_tla;
 
 fn check(mutation: Option<&str>) -> Report {
     check_cfg("HandoffReads.cfg", mutation)
 }
 
 fn check_cfg(cfg_name: &str, mutation: Option<&str>) -> Report {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tla").join(cfg_name);
-    let cfg = TlcConfig::load(&path).unwrap();
-    let model = HandoffReads::from_cfg(&cfg, mutation).unwrap();
-    let opts = RunOptions { threads: 2, search: Search::Bfs, ..Default::default() };
-    let report = run::check(model, HandoffReads::MODULE, &path.display().to_string(), mutation, &opts);
-    println!("{}\n{}", report.summary(), run::format_trace(&report));
-    report
+    check_tla::<HandoffReads>(cfg_name, mutation)
 }
 
 /// TLC (2026.12.04 snapshot) reports 3,541 distinct states.

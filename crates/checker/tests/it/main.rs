@@ -19,3 +19,22 @@ mod remora_jobs_mirror;
 mod remora_loss_mirror;
 mod remora_mirror;
 mod remora_mutations;
+
+use std::path::PathBuf;
+
+use checker::cfg::TlcConfig;
+use checker::run::{self, Report, RunOptions};
+use checker::search::Search;
+use checker::spec::Mirror;
+
+/// Checks `tla/{cfg_name}` with the mirror `M` (2 threads, breadth first,
+/// so a counterexample is a shortest one), printing the summary and trace.
+fn check_tla<M: Mirror>(cfg_name: &str, mutation: Option<&str>) -> Report {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tla").join(cfg_name);
+    let cfg = TlcConfig::load(&path).unwrap();
+    let model = M::from_cfg(&cfg, mutation).unwrap();
+    let opts = RunOptions { threads: 2, search: Search::Bfs, ..Default::default() };
+    let report = run::check(model, M::MODULE, &path.display().to_string(), mutation, &opts);
+    println!("{}\n{}", report.summary(), run::format_trace(&report));
+    report
+}

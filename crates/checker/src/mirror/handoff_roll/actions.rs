@@ -92,14 +92,15 @@ impl HandoffRoll {
         actions.extend(cond.into_iter().map(RollAction));
     }
 
-    /// `AckedByLive(pw, rg)`
-    fn acked_by_live(&self, s: &RollState, pw: &PendingW, rg: &Func<u8>) -> bool {
+    /// `AckedByLive(pw, rg)`; with `any_incarnation`, an ack of pw from
+    /// whichever incarnation (a mutation).
+    fn acked_by_live(&self, s: &RollState, pw: &PendingW, rg: &Func<u8>, any_incarnation: bool) -> bool {
         s.acks_by.iter().any(|a| {
             a.key == pw.key
                 && a.ep == pw.ep
                 && a.ver == pw.ver
                 && a.wid == pw.wid
-                && (a.pinc >= rg[a.src] || self.mutation == Some(Mutation::CountStaleAck))
+                && (a.pinc >= rg[a.src] || any_incarnation)
         })
     }
 
@@ -113,9 +114,12 @@ impl HandoffRoll {
     pub fn step(&self, s: &RollState, action: &RollAction) -> Option<RollState> {
         let scale = &s.cond.reads.scale;
         let enabled = match action.scale() {
-            Some(ScaleAction::CommitWrite(pw)) => self.acked_by_live(s, pw, &scale.reg),
+            Some(ScaleAction::CommitWrite(pw)) => {
+                self.acked_by_live(s, pw, &scale.reg, self.mutation == Some(Mutation::CountStaleAck))
+            }
             Some(ScaleAction::ZombieCommit(z, pw)) => {
-                s.zreg.iter().any(|zr| zr.epoch == z.epoch && self.acked_by_live(s, pw, &zr.reg))
+                let any = matches!(self.mutation, Some(Mutation::CountStaleAck | Mutation::ZombieCountsStaleAck));
+                s.zreg.iter().any(|zr| zr.epoch == z.epoch && self.acked_by_live(s, pw, &zr.reg, any))
             }
             Some(ScaleAction::Evict(_) | ScaleAction::Supersede) => self.roll_waits(s),
             _ => true,

@@ -8,12 +8,16 @@
 //! its invariants are that mirror's checks, plus `TypeOKRoll` and
 //! `RollLosesNothing`.
 //!
-//! Mutation, caught by `RollLosesNothing`:
+//! Mutations, each caught by `RollLosesNothing`:
 //! - `count-stale-ack` counts an ack whatever incarnation sent it (what
 //!   HandoffCond allows): a peer acks, is replaced, its new incarnation
 //!   reseeds from the coordinator before the commit, the old ack commits a
 //!   write only the coordinator holds, and the coordinator's restart loses
-//!   it.
+//!   it;
+//! - `zombie-counts-stale-ack` does so only at a zombie (`zreg` unused):
+//!   the peer is replaced and reseeded before the coordinator is
+//!   superseded, and the zombie commits, on the old ack, a write nobody
+//!   holds (`tla/large/HandoffRollZombie.cfg`).
 
 mod actions;
 mod state;
@@ -35,12 +39,15 @@ const TYPE_OK_ROLL: &str = "TypeOKRoll";
 pub const ROLL_LOSES_NOTHING: &str = "RollLosesNothing";
 const OWN: [&str; 2] = [TYPE_OK_ROLL, ROLL_LOSES_NOTHING];
 const COUNT_STALE_ACK: &str = "count-stale-ack";
+const ZOMBIE_COUNTS_STALE_ACK: &str = "zombie-counts-stale-ack";
 
 /// A deliberate protocol bug of this module the checker must catch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mutation {
     /// `AckedByLive` without `a.pinc >= rg[a.src]`.
     CountStaleAck,
+    /// The same in `ZombieCommitRo` only.
+    ZombieCountsStaleAck,
 }
 
 /// A named state predicate.
@@ -98,7 +105,11 @@ impl HandoffRoll {
             rolling,
             max_writes: nat("MaxWrites")?,
             max_epoch: nat("MaxEvicts")?.saturating_add(1),
-            mutation: mutation.and_then(|name| (name == COUNT_STALE_ACK).then_some(Mutation::CountStaleAck)),
+            mutation: mutation.and_then(|name| match name {
+                COUNT_STALE_ACK => Some(Mutation::CountStaleAck),
+                ZOMBIE_COUNTS_STALE_ACK => Some(Mutation::ZombieCountsStaleAck),
+                _ => None,
+            }),
             checks: Vec::new(),
             names: Vec::new(),
         };
@@ -158,7 +169,7 @@ extension_model!(HandoffRoll, RollState, RollAction, |m, s| m.cond.violated(&s.c
 
 impl Mirror for HandoffRoll {
     const MODULE: &'static str = MODULE;
-    const MUTATIONS: &'static [&'static str] = &[COUNT_STALE_ACK];
+    const MUTATIONS: &'static [&'static str] = &[COUNT_STALE_ACK, ZOMBIE_COUNTS_STALE_ACK];
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         HandoffRoll::new(cfg, mutation)

@@ -161,8 +161,8 @@ impl HandoffImpl {
     /// A zombie's `zreg` element: its epoch and its `reg`, if it is one of
     /// `zombies` (not fenced).
     fn zombie_reg(&self, z: &Replica) -> Option<ZombieReg> {
-        let RoleView::Coordinator(c) = z.role() else { return None };
-        (*c.phase() != Phase::Fenced).then(|| ZombieReg { epoch: small(c.epoch().0), reg: self.reg(c) })
+        let c = unfenced(z)?;
+        Some(ZombieReg { epoch: small(c.epoch().0), reg: self.reg(c) })
     }
 
     /// The HandoffReads part of the spec state `s` maps to.
@@ -384,10 +384,7 @@ impl HandoffImpl {
 
     /// A zombie that is not fenced, as the spec sees it.
     fn zombie(&self, z: &Replica, expiries: &Expiries) -> Option<Zombie> {
-        let RoleView::Coordinator(c) = z.role() else { return None };
-        if *c.phase() == Phase::Fenced {
-            return None;
-        }
+        let c = unfenced(z)?;
         let pending = c
             .pending()
             .map(|p| {
@@ -396,5 +393,13 @@ impl HandoffImpl {
             })
             .collect();
         Some(Zombie { epoch: small(c.epoch().0), ver_ctr: small(c.ver_ctr().0), pending })
+    }
+}
+
+/// A zombie's coordinator state while it is one of `zombies` (not fenced).
+fn unfenced(z: &Replica) -> Option<&protocol::handoff::coordinator::Coordinator> {
+    match z.role() {
+        RoleView::Coordinator(c) if *c.phase() != Phase::Fenced => Some(c),
+        _ => None,
     }
 }
