@@ -170,6 +170,7 @@ fn test(root: &Path) -> Result<bool> {
         coverage: false,
         simulation_seconds: None,
         unreduced: true,
+        slow: true,
     };
     let (checked, tests) = check::run_with_tests(root, &args)?;
     // Each stage reports its own failure and the next still runs.

@@ -39,15 +39,22 @@ pub fn build(root: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Tests in a module of this name are slow (model checks of larger cfgs,
+/// 5 to 50 s each): the default check leaves them to `--slow`.
+const SLOW_TESTS: &str = "::slow::";
+
 /// Runs `cargo test --workspace`, then the e2e crate's unit tests, echoing
-/// their output, and totals the `test result:` lines. Snapshots are never
-/// rewritten here: a changed snapshot is a failure (`INSTA_UPDATE=no`).
-pub fn workspace(root: &Path) -> Result<TestsOutcome> {
+/// their output, and totals the `test result:` lines; the tests in `slow`
+/// modules only if `slow`. Snapshots are never rewritten here: a changed
+/// snapshot is a failure (`INSTA_UPDATE=no`).
+pub fn workspace(root: &Path, slow: bool) -> Result<TestsOutcome> {
     let mut outcome = TestsOutcome { ok: true, passed: 0, failed: 0 };
+    let skip: &[&str] = if slow { &[] } else { &["--", "--skip", SLOW_TESTS] };
     for args in [&TEST_ARGS[..], &E2E_LIB_ARGS[..]] {
         let mut child = crate::cargo::command()
             .current_dir(root)
             .args(args)
+            .args(skip)
             .env("INSTA_UPDATE", "no")
             .stdout(Stdio::piped())
             .spawn()

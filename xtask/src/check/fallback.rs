@@ -7,7 +7,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::summary::Row;
-use super::{checker_bin, resolve, rust_stage, tla_rs};
+use super::target::resolve;
+use super::{checker_bin, rust_stage, tla_rs};
 
 /// Small enough for the single-threaded `tla` (8,931 states, seconds),
 /// with both invariants and action properties.

@@ -28,6 +28,11 @@ const MODELS_DIR: &str = "crates/checker/models";
 /// budget (`\* SEARCH simulation`).
 const SIMULATION_DIR: &str = "simulation";
 
+/// The slow tier, under `tla/` and the models directory: cfgs that CI
+/// checks (`--slow`, which `cargo xtask test` sets) but the default check,
+/// kept within its time budget, leaves out.
+const SLOW_DIR: &str = "slow";
+
 /// The deep tier, under `tla/` and the models directory: the exhaustive
 /// implementation model and the larger bounds, checked with `--deep` or
 /// `--cfg` only, because they take minutes to hours.
@@ -39,7 +44,7 @@ const LARGE_DIR: &str = "large";
 const COUNTEREXAMPLES_DIR: &str = "counterexamples";
 
 /// The simulations' time budget in the default check and with `--deep`.
-const QUICK_SIMULATION_SECONDS: u64 = 10;
+const QUICK_SIMULATION_SECONDS: u64 = 5;
 const DEEP_SIMULATION_SECONDS: u64 = 60;
 pub use checker_bin::{build as build_checker, describe as describe_cfg};
 pub use fallback::test as test_fallback;
@@ -91,6 +96,11 @@ pub struct CheckArgs {
     /// every state), unless the cfg says `\* REDUCTION needed: why`. `cargo xtask test` sets it.
     #[arg(long)]
     pub unreduced: bool,
+    /// Also the slow tier, which CI runs: the cfgs in tla/slow/ and crates/checker/models/slow/, and
+    /// the snapshot stage's test modules named `slow` (model checks of larger cfgs, seconds to a
+    /// minute each). `cargo xtask test` and `--deep` set it.
+    #[arg(long, conflicts_with = "cfg")]
+    pub slow: bool,
 }
 
 /// Runs the check; `Ok(false)` when anything failed.
@@ -117,6 +127,13 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
             let mut all = cfgs_in(&tla_dir)?;
             if models.is_dir() {
                 all.extend(cfgs_in(&models)?);
+            }
+            if args.slow || args.deep {
+                for dir in [tla_dir.join(SLOW_DIR), models.join(SLOW_DIR)] {
+                    if dir.is_dir() {
+                        all.extend(cfgs_in(&dir)?);
+                    }
+                }
             }
             if args.deep {
                 all.extend(deep_cfgs()?);
@@ -150,35 +167,46 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
     }
     let mut summary = Summary::default();
     let mut rows: Vec<Row> = targets.iter().map(Row::new).collect();
+    let tla = if args.rust_only { None } else { Some(choose_checker(root, args.checker)?) };
 
-    if !args.rust_only {
-        let (checker, runner) = choose_checker(root, args.checker)?;
-        eprintln!("TLA+ stage: {}", checker.describe());
-        for (target, row) in targets.iter().zip(&mut rows) {
-            let Some(spec) = &target.spec else { continue };
-            eprintln!("  checking {} with {} ...", target.cfg_name(), checker.name);
-            let outcome = runner.run(spec, target, args.coverage || args.json)?;
-            summary::print_tla_line(target, &outcome);
-            row.tla = Some(outcome);
+    // The TLA+ stage runs beside the Rust and snapshot stages: TLC spends
+    // much of each cfg starting the JVM and parsing, on one core, and the
+    // Rust stage's simulations and the tests' last long test leave a core
+    // idle; together they finish far sooner than one after the other.
+    let (tla_outcomes, tests) = std::thread::scope(|s| -> Result<_> {
+        let tla_stage = tla.map(|(checker, runner)| {
+            let targets = &targets;
+            let coverage = args.coverage || args.json;
+            s.spawn(move || tla_stage(checker, &runner, targets, coverage))
+        });
+        let mut tests = None;
+        if !args.tla_only {
+            eprintln!("Rust stage: stateright models");
+            for (target, row) in targets.iter().zip(&mut rows) {
+                row.rust = Some(rust_stage::run(&bin, target, simulation_seconds, false)?);
+                summary::print_rust_line(target, row.rust.as_ref());
+            }
+            if args.unreduced {
+                rows.extend(unreduced(&bin, &targets)?);
+            }
+            if !args.rust_only && args.cfg.is_none() {
+                eprintln!("Snapshot stage: cargo test (unit and insta snapshot tests)");
+                tests = Some(crate::workspace_tests::workspace(root, args.slow || args.deep)?);
+            }
+        }
+        let tla_outcomes = match tla_stage {
+            Some(handle) => Some(handle.join().map_err(|_| anyhow::anyhow!("the TLA+ stage panicked"))??),
+            None => None,
+        };
+        Ok((tla_outcomes, tests))
+    })?;
+    if let Some((checker, outcomes)) = tla_outcomes {
+        for (row, outcome) in rows.iter_mut().zip(outcomes) {
+            row.tla = outcome;
         }
         summary.tla_checker = Some(checker);
     }
-
-    if !args.tla_only {
-        eprintln!("Rust stage: stateright models");
-        for (target, row) in targets.iter().zip(&mut rows) {
-            row.rust = Some(rust_stage::run(&bin, target, simulation_seconds, false)?);
-            summary::print_rust_line(target, row.rust.as_ref());
-        }
-        if args.unreduced {
-            rows.extend(unreduced(&bin, &targets)?);
-        }
-    }
-
-    if !args.tla_only && !args.rust_only && args.cfg.is_none() {
-        eprintln!("Snapshot stage: cargo test (unit and insta snapshot tests)");
-        summary.tests = Some(crate::workspace_tests::workspace(root)?);
-    }
+    summary.tests = tests;
 
     summary.rows = rows;
     if args.json {
@@ -190,10 +218,37 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
         summary.print_table();
     }
     if args.cfg.is_none() && !args.deep {
+        if !args.slow {
+            let slow = [tla_dir.join(SLOW_DIR), models.join(SLOW_DIR)];
+            let cfgs = slow.iter().filter(|d| d.is_dir()).map(|d| cfgs_in(d)).collect::<Result<Vec<_>>>()?;
+            print_slow_tier(root, &cfgs.concat());
+        }
         print_deep_tier(root, &deep_cfgs()?);
     }
     eprintln!("check: {:.0} s in all", started.elapsed().as_secs_f64());
     Ok((summary.ok(), summary.tests.clone()))
+}
+
+/// Checks every target that has a TLA+ module with the chosen checker, one
+/// cfg after another; an outcome per target (`None`: no module).
+fn tla_stage(
+    checker: CheckerUsed,
+    runner: &Runner,
+    targets: &[target::Target],
+    coverage: bool,
+) -> Result<(CheckerUsed, Vec<Option<Outcome>>)> {
+    eprintln!("TLA+ stage: {}", checker.describe());
+    let mut outcomes = Vec::with_capacity(targets.len());
+    for target in targets {
+        let Some(spec) = &target.spec else {
+            outcomes.push(None);
+            continue;
+        };
+        let outcome = runner.run(spec, target, coverage)?;
+        summary::print_tla_line(checker.name, target, &outcome);
+        outcomes.push(Some(outcome));
+    }
+    Ok((checker, outcomes))
 }
 
 /// The unreduced runs (`--unreduced`): a row per exhaustive cfg of a model
@@ -233,10 +288,10 @@ impl Runner {
     /// Checks `spec` on the target's cfg. TLC checks liveness properties
     /// whenever a cfg lists them; `tla` only when asked.
     fn run(&self, spec: &Path, target: &target::Target, coverage: bool) -> Result<Outcome> {
-        let (cfg, label) = (&target.cfg_path, target.cfg_name());
+        let cfg = &target.cfg_path;
         match self {
-            Runner::Tlc(t) => tlc::run(t, spec, cfg, &label, coverage),
-            Runner::Tla(bin) => tla_rs::run(bin, spec, cfg, &label, target.liveness),
+            Runner::Tlc(t) => tlc::run(t, spec, cfg, &format!("tlc {}", target.cfg_name()), coverage),
+            Runner::Tla(bin) => tla_rs::run(bin, spec, cfg, &format!("tla {}", target.cfg_name()), target.liveness),
         }
     }
 }
@@ -273,6 +328,14 @@ fn choose_checker(root: &Path, choice: Option<CheckerChoice>) -> Result<(Checker
             Ok(t) => Ok(tlc(t, "Java and tla2tools.jar found")),
             Err(e) => tla(format!("TLC unavailable: {e:#}")),
         },
+    }
+}
+
+/// What `--slow` would add to a default check.
+fn print_slow_tier(root: &Path, slow: &[PathBuf]) {
+    eprintln!("\n--slow (CI sets it) would add the tests in `slow` modules and {} cfgs:", slow.len());
+    for cfg in slow {
+        eprintln!("  {}", cfg.strip_prefix(root).unwrap_or(cfg).display());
     }
 }
 

@@ -53,7 +53,7 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64, unreduced: bool
     if target.search == "simulation" {
         cmd.args(["--seconds", &simulation_seconds.to_string()]);
     }
-    let mut label = target.cfg_name();
+    let mut label = format!("{} {}", super::summary::RUST, target.cfg_name());
     if unreduced {
         cmd.arg("--no-reduction");
         label.push_str(UNREDUCED);

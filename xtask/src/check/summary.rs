@@ -209,11 +209,12 @@ fn rust_verdict(r: &RustOutcome) -> String {
     }
 }
 
-/// One line per cfg as the TLA+ stage finishes it, with the
-/// counterexample or the error when there is one.
-pub fn print_tla_line(t: &Target, o: &Outcome) {
+/// One line per cfg as the TLA+ stage finishes it, named after the
+/// `checker` (the stages run side by side), with the counterexample or the
+/// error when there is one.
+pub fn print_tla_line(checker: &str, t: &Target, o: &Outcome) {
     eprintln!(
-        "  {}: {}, {} distinct states, depth {}, {:.1} s",
+        "  {checker} {}: {}, {} distinct states, depth {}, {:.1} s",
         t.cfg_name(),
         tla_verdict(o),
         opt(o.distinct_states),
@@ -228,6 +229,9 @@ pub fn print_tla_line(t: &Target, o: &Outcome) {
     }
 }
 
+/// How the Rust checker's lines are labelled (beside `tlc` or `tla`).
+pub const RUST: &str = "rust";
+
 pub fn print_rust_line(t: &Target, o: Option<&RustOutcome>) {
     print_rust_line_as(&t.cfg_name(), o);
 }
@@ -235,6 +239,7 @@ pub fn print_rust_line(t: &Target, o: Option<&RustOutcome>) {
 /// The Rust checker's line for a row labelled `cfg`.
 pub fn print_rust_line_as(cfg: &str, o: Option<&RustOutcome>) {
     let Some(o) = o else { return };
+    let cfg = format!("{RUST} {cfg}");
     match o.verdict.as_str() {
         "pass" | "violation" => eprintln!(
             "  {cfg}: {}{}, {} distinct states, depth {}, {:.1} s",

@@ -155,7 +155,7 @@ pub fn run(tlc: &Tlc, spec: &Path, cfg: &Path, label: &str, coverage: bool) -> R
 
 /// A fresh directory for TLC's states and fingerprints of one run.
 pub fn meta_dir(label: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("handoff-tlc-{}-{}", std::process::id(), label.replace('/', "_")))
+    std::env::temp_dir().join(format!("handoff-tlc-{}-{}", std::process::id(), label.replace(['/', ' '], "_")))
 }
 
 /// The TLC command line for one cfg with `workers` threads, run from the

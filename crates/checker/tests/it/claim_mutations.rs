@@ -15,7 +15,7 @@ use checker::spec::Mirror;
 use stateright::{Checker, HasDiscoveries, Model};
 
 fn shipped_text() -> String {
-    std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/ClaimImpl.cfg")).unwrap()
+    std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/slow/ClaimImpl.cfg")).unwrap()
 }
 
 /// The shipped cfg with one fence: what the mutations break needs no second

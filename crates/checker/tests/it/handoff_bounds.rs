@@ -48,7 +48,7 @@ fn handoff_max_evicts_3_breaks_epoch_ver_unique() {
 #[test]
 #[ignore = "slow: larger bounds, run in release"]
 fn handoff_max_evicts_4_breaks_epoch_ver_unique() {
-    let report = check::<Handoff>("counterexamples/HandoffMaxEvicts4.cfg", 1, false);
+    let report = check::<Handoff>("slow/HandoffMaxEvicts4.cfg", 1, false);
     assert_eq!(report.violated.as_deref(), Some("EpochVerUnique"));
 }
 

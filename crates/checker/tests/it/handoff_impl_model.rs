@@ -13,57 +13,12 @@ fn models(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(name)
 }
 
-/// The quick cfg: every step of the real code maps to a HandoffScale step
-/// or a stutter, and every invariant holds on the mapped states.
-#[test]
-fn the_implementation_refines_handoff_scale() {
-    let cfg = TlcConfig::load(&models("HandoffImplQuick.cfg")).unwrap();
-    let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
-    let report = run::check(
-        model,
-        "HandoffImpl",
-        "HandoffImplQuick.cfg",
-        None,
-        &RunOptions { threads: 2, ..Default::default() },
-    );
-    assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
-    assert_eq!(report.unique_states, QUICK_STATES);
-}
-
 /// 65,470 before the collect fence (HandoffReads): a peer that answered a
 /// collect now ignores pushes until the announce, which removes the
 /// interleavings where it took the dead instance's ghosts in between.
 /// 42,055 before acks named the acking instance (HandoffRoll): two
 /// instances' acks of one push are two messages now.
 const QUICK_STATES: usize = 42_275;
-
-/// The scale cfg (a write then a delete, digests, the floor raised and the
-/// tombstone collected) and the chunks cfg (two keys, one record a chunk,
-/// one eviction): each refines HandoffScale.
-#[test]
-fn the_floor_and_chunked_recovery_refine_handoff_scale() {
-    for (name, states) in [("HandoffImplScale.cfg", 36_546), ("HandoffImplChunks.cfg", 17_317)] {
-        let cfg = TlcConfig::load(&models(name)).unwrap();
-        let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
-        let report = run::check(model, "HandoffImpl", name, None, &RunOptions { threads: 2, ..Default::default() });
-        assert_eq!(report.verdict, "pass", "{name}: {:?}\n{}", report.violated, run::format_trace(&report));
-        assert_eq!(report.unique_states, states, "{name}");
-    }
-}
-
-/// Client reads with a zombie coordinator: every answer the real code gives
-/// satisfies HandoffReads' `ReadsLinearizable`, and the steps still refine
-/// HandoffScale (reads, confirm rounds and the collect fence are stutters
-/// there).
-#[test]
-fn reads_answered_by_the_code_are_linearizable_with_zombies() {
-    let cfg = TlcConfig::load(&models("HandoffImplReads.cfg")).unwrap();
-    let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
-    let options = RunOptions { threads: 2, ..Default::default() };
-    let report = run::check(model, "HandoffImpl", "HandoffImplReads.cfg", None, &options);
-    assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
-    assert_eq!(report.unique_states, 15_550);
-}
 
 /// First boot, run through the real code, maps to the spec's `Init`.
 #[test]
@@ -75,24 +30,6 @@ fn first_boot_maps_to_init() {
     assert!(init.mapped.eq_unmarked(&model.spec().init()), "{:?}", init.mapped);
     assert!(init.replicas.iter().all(|r| r.status().status == protocol::handoff::Status::Ready));
     assert!(init.replicas.iter().all(|r| r.generation() == init.replicas[0].generation() && r.generation().is_some()));
-}
-
-/// Random walks at the simulation bounds, for a few seconds.
-#[test]
-fn a_short_simulation_at_larger_bounds_passes() {
-    let cfg = TlcConfig::load(&models("simulation/HandoffImplLarge.cfg")).unwrap();
-    let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
-    assert_eq!(cfg.search, Search::Simulation);
-    let walks = Walks { seed: 7, max_depth: 80, budget: Duration::from_secs(5) };
-    let report = run::check(
-        model,
-        "HandoffImpl",
-        "HandoffImplLarge.cfg",
-        None,
-        &RunOptions { threads: 2, search: cfg.search, walks, ..Default::default() },
-    );
-    assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
-    assert!(report.states > 100, "{report:?}");
 }
 
 /// The cfg's unknown names are errors, not silently ignored.
@@ -122,4 +59,73 @@ fn the_old_pruning_rule_fails_unreduced() {
     let trace = run::format_trace(&report);
     assert_eq!(report.violated.as_deref(), Some("ReductionSound"), "{trace}");
     assert!(trace.contains("Deliver(reseed r2 -> r0"), "the dead instance's request was delivered:\n{trace}");
+}
+
+/// Slow (5 to 50 s each on 2 cores): `cargo xtask check --slow` and
+/// `cargo xtask test` run them; the default check skips `::slow::`.
+mod slow {
+    use super::*;
+
+    /// The scale cfg (a write then a delete, digests, the floor raised and the
+    /// tombstone collected) and the chunks cfg (two keys, one record a chunk,
+    /// one eviction): each refines HandoffScale.
+    #[test]
+    fn the_floor_and_chunked_recovery_refine_handoff_scale() {
+        for (name, states) in [("HandoffImplScale.cfg", 36_546), ("HandoffImplChunks.cfg", 17_317)] {
+            let cfg = TlcConfig::load(&models(name)).unwrap();
+            let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
+            let report = run::check(model, "HandoffImpl", name, None, &RunOptions { threads: 2, ..Default::default() });
+            assert_eq!(report.verdict, "pass", "{name}: {:?}\n{}", report.violated, run::format_trace(&report));
+            assert_eq!(report.unique_states, states, "{name}");
+        }
+    }
+
+    /// The quick cfg: every step of the real code maps to a HandoffScale step
+    /// or a stutter, and every invariant holds on the mapped states.
+    #[test]
+    fn the_implementation_refines_handoff_scale() {
+        let cfg = TlcConfig::load(&models("HandoffImplQuick.cfg")).unwrap();
+        let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
+        let report = run::check(
+            model,
+            "HandoffImpl",
+            "HandoffImplQuick.cfg",
+            None,
+            &RunOptions { threads: 2, ..Default::default() },
+        );
+        assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
+        assert_eq!(report.unique_states, QUICK_STATES);
+    }
+
+    /// Client reads with a zombie coordinator: every answer the real code gives
+    /// satisfies HandoffReads' `ReadsLinearizable`, and the steps still refine
+    /// HandoffScale (reads, confirm rounds and the collect fence are stutters
+    /// there).
+    #[test]
+    fn reads_answered_by_the_code_are_linearizable_with_zombies() {
+        let cfg = TlcConfig::load(&models("HandoffImplReads.cfg")).unwrap();
+        let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
+        let options = RunOptions { threads: 2, ..Default::default() };
+        let report = run::check(model, "HandoffImpl", "HandoffImplReads.cfg", None, &options);
+        assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
+        assert_eq!(report.unique_states, 15_550);
+    }
+
+    /// Random walks at the simulation bounds, for a few seconds.
+    #[test]
+    fn a_short_simulation_at_larger_bounds_passes() {
+        let cfg = TlcConfig::load(&models("simulation/HandoffImplLarge.cfg")).unwrap();
+        let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
+        assert_eq!(cfg.search, Search::Simulation);
+        let walks = Walks { seed: 7, max_depth: 80, budget: Duration::from_secs(5) };
+        let report = run::check(
+            model,
+            "HandoffImpl",
+            "HandoffImplLarge.cfg",
+            None,
+            &RunOptions { threads: 2, search: cfg.search, walks, ..Default::default() },
+        );
+        assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
+        assert!(report.states > 100, "{report:?}");
+    }
 }

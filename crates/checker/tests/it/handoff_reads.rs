@@ -45,25 +45,31 @@ fn a_confirmation_without_the_collect_fence_is_caught() {
     assert!(trace.contains("conf |-> TRUE]"), "the stale read was confirmed:\n{trace}");
 }
 
-/// TLC (2026.12.05 snapshot) reports 490,230 distinct states at two
-/// evictions, where the coordinator declines recovering peers (489,786
-/// before the late requests, LateReseedR and LateCollectR).
-#[test]
-fn two_evictions_match_tlc_and_pass() {
-    let report = check_cfg("large/HandoffReadsEvicts2.cfg", None);
-    assert_eq!(report.verdict, "pass", "{:?}", report.violated);
-    assert_eq!(report.unique_states, 490_230);
-}
+/// Slow (5 to 50 s each on 2 cores): `cargo xtask check --slow` and
+/// `cargo xtask test` run them; the default check skips `::slow::`.
+mod slow {
+    use super::*;
 
-/// The fence on a decline's arrival is needed too: the coordinator collected
-/// a peer's older instance, declines the new one, which recovers from the
-/// other peer alone, takes a zombie's write, and confirms a read that the
-/// coordinator answers without it.
-#[test]
-fn recovering_without_the_decline_fence_is_caught() {
-    let report = check_cfg("large/HandoffReadsEvicts2.cfg", Some("no-decline-fence"));
-    assert_eq!(report.violated.as_deref(), Some("ReadsLinearizable"));
-    let trace = run::format_trace(&report);
-    assert!(trace.contains("DeclineArrivesR"), "the peer got the decline:\n{trace}");
-    assert!(trace.contains("ZombieCommitR"), "the stale read misses a zombie's commit:\n{trace}");
+    /// The fence on a decline's arrival is needed too: the coordinator collected
+    /// a peer's older instance, declines the new one, which recovers from the
+    /// other peer alone, takes a zombie's write, and confirms a read that the
+    /// coordinator answers without it.
+    #[test]
+    fn recovering_without_the_decline_fence_is_caught() {
+        let report = check_cfg("large/HandoffReadsEvicts2.cfg", Some("no-decline-fence"));
+        assert_eq!(report.violated.as_deref(), Some("ReadsLinearizable"));
+        let trace = run::format_trace(&report);
+        assert!(trace.contains("DeclineArrivesR"), "the peer got the decline:\n{trace}");
+        assert!(trace.contains("ZombieCommitR"), "the stale read misses a zombie's commit:\n{trace}");
+    }
+
+    /// TLC (2026.12.05 snapshot) reports 490,230 distinct states at two
+    /// evictions, where the coordinator declines recovering peers (489,786
+    /// before the late requests, LateReseedR and LateCollectR).
+    #[test]
+    fn two_evictions_match_tlc_and_pass() {
+        let report = check_cfg("large/HandoffReadsEvicts2.cfg", None);
+        assert_eq!(report.verdict, "pass", "{:?}", report.violated);
+        assert_eq!(report.unique_states, 490_230);
+    }
 }

@@ -515,14 +515,20 @@ fn long_busy_histories(conditional: bool, seed: u64, histories: usize) -> (usize
     (yes, no)
 }
 
-#[test]
-fn long_busy_histories_are_decided() {
-    let (yes, no) = long_busy_histories(false, 0xb05e_7a11_0dd5_f00d, 16);
-    assert!(yes > 4 && no > 4, "{yes} linearizable, {no} not");
-}
+/// Slow (5 to 50 s each on 2 cores): `cargo xtask check --slow` and
+/// `cargo xtask test` run them; the default check skips `::slow::`.
+mod slow {
+    use super::*;
 
-#[test]
-fn long_busy_histories_with_conditional_writes_are_decided() {
-    let (yes, no) = long_busy_histories(true, 0x0b5e_55ed_c0de_0031, 10);
-    assert!(yes > 2 && no > 2, "{yes} linearizable, {no} not");
+    #[test]
+    fn long_busy_histories_are_decided() {
+        let (yes, no) = long_busy_histories(false, 0xb05e_7a11_0dd5_f00d, 16);
+        assert!(yes > 4 && no > 4, "{yes} linearizable, {no} not");
+    }
+
+    #[test]
+    fn long_busy_histories_with_conditional_writes_are_decided() {
+        let (yes, no) = long_busy_histories(true, 0x0b5e_55ed_c0de_0031, 10);
+        assert!(yes > 2 && no > 2, "{yes} linearizable, {no} not");
+    }
 }
