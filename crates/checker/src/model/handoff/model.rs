@@ -28,13 +28,13 @@ pub struct HandoffImpl {
     pub(super) max_reads: u8,
     /// The model's own `GossipWhenDone` (FALSE when the cfg does not set
     /// it): gossip timers fire only once the environment is done
-    /// ([`liveness`] says why the convergence check needs it).
+    /// ([`liveness`](super::liveness) says why the convergence check needs it).
     pub(super) gossip_when_done: bool,
     /// The model's own `MaxLists` (0 when absent): client listings started,
     /// at most; each is one of HandoffReads' reads per key (`cond`).
     pub(super) max_lists: u8,
     /// The model's own `RollingRestart` (FALSE when absent): evictions only
-    /// as a rolling restart takes them ([`roll`]); HandoffRoll's `Rolling`.
+    /// as a rolling restart takes them ([`roll`](super::roll)); HandoffRoll's `Rolling`.
     pub(super) rolling: bool,
     /// The mutation `PruneAnsweredRequests`: the reduction's old rule.
     pub(super) prune_answered: bool,
@@ -48,7 +48,7 @@ pub struct HandoffImpl {
     pub(super) reduction: Reduction,
     /// Names of the properties checked, in order.
     pub(super) checks: Vec<&'static str>,
-    /// Names of the liveness properties the cfg lists ([`liveness`]).
+    /// Names of the liveness properties the cfg lists ([`liveness`](super::liveness)).
     pub(super) liveness: Vec<&'static str>,
     /// The kinds of step this cfg lets fire (`action_names`), and the
     /// position of each `ImplAction` kind among them.
