@@ -24,6 +24,8 @@ mod chromium;
 mod code_map_test;
 mod explore;
 mod explorer_test;
+#[cfg(test)]
+mod import_cycles_test;
 mod npm;
 mod setup;
 mod tidy;

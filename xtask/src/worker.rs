@@ -343,15 +343,11 @@ fn report_bundle(outdir: &Path, since: SystemTime) -> Result<Vec<(String, u64)>>
         outdir.display()
     );
     let total: u64 = files.iter().map(|(_, len)| len).sum();
-    println!("worker: bundle {} ({} files, {})", outdir.display(), files.len(), kib(total));
+    println!("worker: bundle {} ({} files, {})", outdir.display(), files.len(), bundle::kib(total));
     for (name, len) in &files {
-        println!("worker:   {name}  {}", kib(*len));
+        println!("worker:   {name}  {}", bundle::kib(*len));
     }
     Ok(files)
-}
-
-fn kib(bytes: u64) -> String {
-    format!("{:.1} KiB", bytes as f64 / 1024.0)
 }
 
 /// `cargo xtask test`'s worker check: serves the worker on a free port and

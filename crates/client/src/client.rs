@@ -8,8 +8,6 @@ use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
 use reqwest::{Method, Url};
 
 use crate::error::Error;
-use crate::namespace::Namespace;
-use crate::path;
 use crate::reply::Reply;
 use crate::retry::RetryPolicy;
 
@@ -57,23 +55,6 @@ impl Client {
     /// The same client with another retry policy.
     pub fn with_retry_policy(self, retry: RetryPolicy) -> Client {
         Client { retry, ..self }
-    }
-
-    /// A handle on namespace `name` (no request is made; see
-    /// [`Client::create_namespace`]).
-    pub fn namespace(&self, name: &str) -> Namespace {
-        Namespace::new(self.clone(), name)
-    }
-
-    /// `PUT /v1/{ns}`: creates the namespace with the default settings
-    /// (admin token), or finds it existing; its handle either way.
-    pub async fn create_namespace(&self, name: &str) -> Result<Namespace, Error> {
-        let call = Call { method: Method::PUT, path: path::namespace(name), headers: Vec::new(), body: None };
-        let reply = self.send(&call).await?;
-        if !reply.status.is_success() {
-            return Err(Error::from_reply(&reply));
-        }
-        Ok(self.namespace(name))
     }
 
     /// Sends `call` until it is answered with anything but a 503, or the

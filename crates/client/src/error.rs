@@ -1,13 +1,9 @@
-//! The client's one error type, and how an error answer becomes one (the
-//! server's envelope: `{"error":{"code","message"}}`).
+//! The client's one error type (how an error answer becomes one:
+//! `reply.rs`).
 
 use std::time::Duration;
 
-use reqwest::StatusCode;
-use serde::Deserialize;
-
 use crate::etag::ETag;
-use crate::reply::Reply;
 
 /// Everything a request can end in but success.
 #[derive(Debug, thiserror::Error)]
@@ -108,43 +104,6 @@ impl Error {
             Error::Transport(e) => !e.is_connect() && !e.is_builder(),
             Error::OutcomeUnknown { .. } => true,
             _ => false,
-        }
-    }
-}
-
-/// The server's error envelope.
-#[derive(Deserialize)]
-struct Envelope {
-    error: Body,
-}
-
-#[derive(Deserialize)]
-struct Body {
-    code: String,
-    message: String,
-}
-
-/// How much of a body that is not the envelope goes into a message.
-const BODY_EXCERPT_CHARS: usize = 200;
-
-impl Error {
-    /// The error an answer that is not a success stands for.
-    pub(crate) fn from_reply(reply: &Reply) -> Error {
-        let (code, message) = match serde_json::from_slice::<Envelope>(&reply.body) {
-            Ok(Envelope { error }) => (error.code, error.message),
-            Err(_) => (String::new(), String::from_utf8_lossy(&reply.body).chars().take(BODY_EXCERPT_CHARS).collect()),
-        };
-        match reply.status {
-            StatusCode::PRECONDITION_FAILED => match reply.etag() {
-                Ok(current) if reply.after_unknown => Error::OutcomeUnknown { current },
-                Ok(current) => Error::PreconditionFailed { current },
-                Err(invalid) => invalid,
-            },
-            StatusCode::NOT_FOUND => Error::NotFound { code, message },
-            StatusCode::CONFLICT if code == "write_id_reused" => Error::WriteIdReused { message },
-            StatusCode::INSUFFICIENT_STORAGE => Error::Full { code, message },
-            StatusCode::SERVICE_UNAVAILABLE => Error::Unavailable { retry_after: reply.retry_after(), code, message },
-            status => Error::Http { status: status.as_u16(), code, message },
         }
     }
 }

@@ -8,7 +8,6 @@ use crate::client::{Call, Client};
 use crate::error::Error;
 use crate::listing::{ListQuery, Listed, MAX_PAGE, Page};
 use crate::options::{DeleteOptions, PutOptions};
-use crate::pages::Pages;
 use crate::path;
 use crate::reply::Reply;
 use crate::write_id::WriteId;
@@ -74,12 +73,6 @@ impl Namespace {
         }
     }
 
-    /// The keys with `prefix`, page by page (`limit` keys a page at most;
-    /// `None`: the server's default).
-    pub fn pages(&self, prefix: &str, limit: Option<u32>) -> Pages<'_> {
-        Pages::new(self, prefix, limit)
-    }
-
     /// Every key with `prefix`, following `next` to the last page (pages of
     /// [`MAX_PAGE`]).
     pub async fn list_all(&self, prefix: &str) -> Result<Vec<Listed>, Error> {
@@ -106,5 +99,25 @@ impl Namespace {
             StatusCode::OK => Written::parse(reply, write_id),
             _ => Err(Error::from_reply(reply)),
         }
+    }
+}
+
+/// A namespace's handle, from the client.
+impl Client {
+    /// A handle on namespace `name` (no request is made; see
+    /// [`Client::create_namespace`]).
+    pub fn namespace(&self, name: &str) -> Namespace {
+        Namespace::new(self.clone(), name)
+    }
+
+    /// `PUT /v1/{ns}`: creates the namespace with the default settings
+    /// (admin token), or finds it existing; its handle either way.
+    pub async fn create_namespace(&self, name: &str) -> Result<Namespace, Error> {
+        let call = Call { method: Method::PUT, path: path::namespace(name), headers: Vec::new(), body: None };
+        let reply = self.send(&call).await?;
+        if !reply.status.is_success() {
+            return Err(Error::from_reply(&reply));
+        }
+        Ok(self.namespace(name))
     }
 }

@@ -13,7 +13,7 @@ pub struct Pages<'a> {
 }
 
 impl<'a> Pages<'a> {
-    pub(crate) fn new(ns: &'a Namespace, prefix: &str, limit: Option<u32>) -> Pages<'a> {
+    fn new(ns: &'a Namespace, prefix: &str, limit: Option<u32>) -> Pages<'a> {
         Pages { ns, cursor: Cursor::new(prefix, limit) }
     }
 
@@ -23,5 +23,13 @@ impl<'a> Pages<'a> {
         let page = self.ns.list(query).await?;
         self.cursor.advance(page.next)?;
         Ok(Some(page.keys))
+    }
+}
+
+impl Namespace {
+    /// The keys with `prefix`, page by page (`limit` keys a page at most;
+    /// `None`: the server's default).
+    pub fn pages(&self, prefix: &str, limit: Option<u32>) -> Pages<'_> {
+        Pages::new(self, prefix, limit)
     }
 }

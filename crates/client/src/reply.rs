@@ -1,9 +1,12 @@
-//! An answer read whole, and the headers the API gives meaning to.
+//! An answer read whole, the headers the API gives meaning to, and the
+//! error an error answer stands for (the server's envelope:
+//! `{"error":{"code","message"}}`).
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use reqwest::StatusCode;
 use reqwest::header::{ETAG, HeaderMap, RETRY_AFTER};
+use serde::Deserialize;
 
 use crate::error::Error;
 use crate::etag::ETag;
@@ -76,6 +79,43 @@ impl Reply {
 
     fn header(&self, name: &str) -> Option<&str> {
         self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// The server's error envelope.
+#[derive(Deserialize)]
+struct Envelope {
+    error: Body,
+}
+
+#[derive(Deserialize)]
+struct Body {
+    code: String,
+    message: String,
+}
+
+/// How much of a body that is not the envelope goes into a message.
+const BODY_EXCERPT_CHARS: usize = 200;
+
+impl Error {
+    /// The error an answer that is not a success stands for.
+    pub(crate) fn from_reply(reply: &Reply) -> Error {
+        let (code, message) = match serde_json::from_slice::<Envelope>(&reply.body) {
+            Ok(Envelope { error }) => (error.code, error.message),
+            Err(_) => (String::new(), String::from_utf8_lossy(&reply.body).chars().take(BODY_EXCERPT_CHARS).collect()),
+        };
+        match reply.status {
+            StatusCode::PRECONDITION_FAILED => match reply.etag() {
+                Ok(current) if reply.after_unknown => Error::OutcomeUnknown { current },
+                Ok(current) => Error::PreconditionFailed { current },
+                Err(invalid) => invalid,
+            },
+            StatusCode::NOT_FOUND => Error::NotFound { code, message },
+            StatusCode::CONFLICT if code == "write_id_reused" => Error::WriteIdReused { message },
+            StatusCode::INSUFFICIENT_STORAGE => Error::Full { code, message },
+            StatusCode::SERVICE_UNAVAILABLE => Error::Unavailable { retry_after: reply.retry_after(), code, message },
+            status => Error::Http { status: status.as_u16(), code, message },
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use anyhow::{Context, Result, ensure};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{Op, agent, create_namespace_with, namespace_status, rand_u32, replicas, request};
+use super::shared::{Op, agent, create_namespace_with, namespace_status, rand_u32, replicas, request};
 
 const MIB: u64 = 1024 * 1024;
 /// How far from the wasm growth the counted bytes may be.

@@ -26,7 +26,7 @@ use clap::Args;
 use serde::Serialize;
 use serde_json::json;
 
-use super::{
+use super::shared::{
     MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, closed_loop, create_namespace, machine, rand_u32,
     ratio, ratio_table, write_report,
 };

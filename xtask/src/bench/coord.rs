@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, bail};
 use serde::Serialize;
 
-use super::{Ratio, Samples, Summary, agent, closed_loop, create_namespace, rand_u32, ratio};
+use super::shared::{Ratio, Samples, Summary, agent, closed_loop, create_namespace, rand_u32, ratio};
 
 /// What it measured.
 #[derive(Serialize)]
@@ -71,7 +71,7 @@ fn send(
         Ok(mut r) => {
             let status = r.status().as_u16();
             let etag = r.headers().get("etag").and_then(|v| v.to_str().ok()).map(str::to_string);
-            let body = r.body_mut().with_config().limit(super::MAX_BODY).read_to_vec().unwrap_or_default();
+            let body = r.body_mut().with_config().limit(super::shared::MAX_BODY).read_to_vec().unwrap_or_default();
             (status, etag, body)
         }
         Err(e) => (0, None, e.to_string().into_bytes()),

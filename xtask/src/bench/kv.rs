@@ -37,9 +37,10 @@ use anyhow::{Result, bail, ensure};
 use clap::Args;
 use serde::Serialize;
 
-use super::{
+use super::procs;
+use super::shared::{
     MAX_CLIENTS, MAX_DURATION_S, Machine, Op, Ratio, Samples, Summary, agent, closed_loop, create_namespace, machine,
-    namespace_status, procs, rand_u32, ratio, ratio_table, replica_sum, request, write_report,
+    namespace_status, rand_u32, ratio, ratio_table, replica_sum, request, write_report,
 };
 use crate::worker;
 

@@ -15,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::Serialize;
 
-use super::{Machine, machine, splice_into_docs, write_report};
+use super::shared::{Machine, machine, splice_into_docs, write_report};
 use crate::check::checker_bin;
 use crate::check::stream::{self, Output};
 use crate::check::{tla_rs, tlc};

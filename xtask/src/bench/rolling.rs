@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Result, ensure};
 use serde::Serialize;
 
-use super::{Op, agent, request};
+use super::shared::{Op, agent, request};
 use crate::worker::roll;
 use crate::worker::scripts::{Role, Script};
 use crate::worker::{Cluster, Tools};

@@ -45,10 +45,11 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::accounting::{self, AGREEMENT, Accounting};
+use super::procs;
 use super::rolling::{self, MAX_GAP, Rolled};
-use super::{
+use super::shared::{
     MAX_CLIENTS, MAX_DURATION_S, Machine, Op, Samples, Summary, agent, closed_loop, create_namespace_with, machine,
-    namespace_status, procs, rand_u32, replica_sum, replicas, request, splice_into_docs, write_report,
+    namespace_status, rand_u32, replica_sum, replicas, request, splice_into_docs, write_report,
 };
 use crate::worker::{self, Cluster, http};
 

@@ -69,10 +69,10 @@ pub fn check(root: &Path, wrangler_toml: &Path, outdir: &Path, files: &[(String,
     ensure!(
         compressed <= SIZE_LIMIT,
         "the bundle is {} gzip-compressed, over the Workers limit of {}",
-        super::kib(compressed),
-        super::kib(SIZE_LIMIT)
+        kib(compressed),
+        kib(SIZE_LIMIT)
     );
-    println!("worker: check: size {} gzip-compressed (limit {})", super::kib(compressed), super::kib(SIZE_LIMIT));
+    println!("worker: check: size {} gzip-compressed (limit {})", kib(compressed), kib(SIZE_LIMIT));
 
     // Bindings: each class exported by the bundle and created by a migration.
     let js = fs::read_to_string(outdir.join("index.js")).context("reading the bundle's index.js")?;
@@ -182,6 +182,11 @@ fn gzip_len(path: &Path) -> Result<u64> {
     let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     encoder.write_all(&bytes)?;
     Ok(encoder.finish()?.len() as u64)
+}
+
+/// `bytes` in KiB, for people.
+pub(super) fn kib(bytes: u64) -> String {
+    format!("{:.1} KiB", bytes as f64 / 1024.0)
 }
 
 #[cfg(test)]

@@ -26,8 +26,8 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context, Result, bail, ensure};
 use serde::{Deserialize, Serialize};
 
-use super::Tools;
 use super::scripts::{Front, Script, copy_bundle};
+use super::tools::Tools;
 use super::wrangler::{Dev, Inspector, Launch, free_port};
 
 /// The replicas' wire version (`crates/do-worker/src/vars.rs`).

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 
-use super::Tools;
+use super::tools::Tools;
 
 /// Process groups of the running wranglers, for the Ctrl-C handler (0:
 /// free slot): one per script of a run, and a benchmark may run two runs.

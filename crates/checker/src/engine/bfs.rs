@@ -14,7 +14,9 @@ use std::sync::{Barrier, Mutex, PoisonError, RwLock};
 
 use stateright::Model;
 
-use super::{Key, Liveness, Options, Outcome, Progress, Shared, Worker, merge};
+use super::fingerprint::Key;
+use super::liveness::Liveness;
+use super::shared::{Options, Outcome, Progress, Shared, Worker, merge};
 
 /// States a thread takes from the level at a time.
 const CHUNK: usize = 256;

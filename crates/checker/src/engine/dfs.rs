@@ -12,7 +12,9 @@ use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
 use stateright::Model;
 
-use super::{Key, Liveness, Options, Outcome, Progress, Shared, Worker, merge};
+use super::fingerprint::Key;
+use super::liveness::Liveness;
+use super::shared::{Options, Outcome, Progress, Shared, Worker, merge};
 
 /// A state to expand, with its key and depth.
 type Job<S> = (S, Key, usize);

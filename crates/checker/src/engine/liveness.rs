@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use stateright::Model;
 
-use super::{Fingerprint, Pending};
+use super::fingerprint::{Fingerprint, Pending};
 
 /// A condition on a model's states.
 pub type Condition<M> = Arc<dyn Fn(&M, &<M as Model>::State) -> bool + Send + Sync>;

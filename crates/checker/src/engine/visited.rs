@@ -13,7 +13,7 @@
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use super::Fingerprint;
+use super::fingerprint::Fingerprint;
 
 const SHARDS: usize = 256;
 

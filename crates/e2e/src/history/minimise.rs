@@ -9,9 +9,10 @@
 use std::collections::BTreeSet;
 use std::time::Instant;
 
+use super::op::{Call, Op, Val};
 use super::prepare::{Kind, Prepared, Segment, Timed};
+use super::report::{Effort, KeyReport, State, Violation};
 use super::tester::{self, Decision};
-use super::{Call, Effort, KeyReport, Op, State, Val, Violation};
 
 pub(super) fn violation(
     prepared: &Prepared,

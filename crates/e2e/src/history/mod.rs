@@ -70,139 +70,21 @@
 
 mod cas;
 mod minimise;
+mod op;
 mod prepare;
+mod report;
 mod tester;
 #[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
+pub use op::{Call, Op, Outcome, Val};
 use prepare::{Prepared, Segment};
+use report::State;
+pub use report::{Effort, KeyReport, Report, Violation};
 use tester::Decision;
-
-/// What a key holds, as a client can see it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-pub enum Val {
-    /// Never written, or deleted.
-    Absent,
-    /// The value of the PUT with this write id.
-    Put(String),
-}
-
-/// What a client asked.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Call {
-    /// GET.
-    Read,
-    /// PUT (`Val::Put`) or DELETE (`Val::Absent`).
-    Write(Val),
-    /// A conditional PUT (`write` is `Val::Put`) or DELETE (`Val::Absent`):
-    /// it writes only if the key holds `expect` -- `Val::Put(wid)` for
-    /// `If-Match` with the ETag of that write, `Val::Absent` for
-    /// `If-None-Match: *`.
-    CondWrite { expect: Val, write: Val },
-}
-
-/// What the answer says about the operation's effect.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Outcome {
-    /// A read returned this.
-    Read(Val),
-    /// A write was acknowledged.
-    Written,
-    /// A conditional write was answered 412: it wrote nothing, and the key
-    /// held this (the write of the ETag the answer carried, or nothing).
-    PreconditionFailed(Val),
-    /// Refused before it was accepted: no effect.
-    Refused,
-    /// A write that may or may not have taken effect; a read that failed.
-    Ambiguous,
-}
-
-/// One operation as a client saw it. Times are since the start of the run,
-/// taken just before the request was sent and just after the answer came.
-/// Serializable, so that a recorded history can be checked again.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct Op {
-    pub client: usize,
-    pub key: String,
-    pub call: Call,
-    pub invoked: Duration,
-    pub returned: Duration,
-    pub outcome: Outcome,
-    /// The answer, for people: `200`, `404`, `503 not_committed`, ...
-    pub answer: String,
-}
-
-/// Bounds on the work of the search, so that a check always ends.
-#[derive(Clone, Copy, Debug)]
-pub struct Effort {
-    /// Steps of the register one tester run may take.
-    pub steps_per_run: u64,
-    /// How long the minimiser may shrink a violation.
-    pub minimiser_time: Duration,
-}
-
-impl Default for Effort {
-    fn default() -> Self {
-        Effort { steps_per_run: 2_000_000, minimiser_time: Duration::from_secs(60) }
-    }
-}
-
-/// The verdict on a whole history.
-#[derive(Debug)]
-pub struct Report {
-    /// Per key.
-    pub keys: BTreeMap<String, KeyReport>,
-}
-
-/// The verdict on one key's history.
-#[derive(Debug)]
-pub struct KeyReport {
-    /// Operations of the key that may have had an effect.
-    pub ops: usize,
-    pub segments: usize,
-    /// Operations in the longest segment.
-    pub longest_segment: usize,
-    pub tester_runs: usize,
-    /// Tester runs that ran out of steps (their question counted as "yes",
-    /// which can only hide a violation): a check with any is undecided.
-    pub undecided: usize,
-    pub violation: Option<Violation>,
-}
-
-/// A sub-history that no linearization explains.
-#[derive(Debug)]
-pub struct Violation {
-    /// The register's possible states before it: the value, and how many
-    /// ambiguous DELETEs invoked earlier may still take effect.
-    pub before: Vec<(Val, usize)>,
-    /// The writes of the values before it and of the values it read, when
-    /// they are not among its operations.
-    pub context: Vec<Op>,
-    /// The offending operations, by invocation; ambiguous PUTs that a read
-    /// saw are shown with that read's return as their return.
-    pub ops: Vec<Op>,
-    /// Operations in the segment it was cut from.
-    pub segment_ops: usize,
-    /// No single operation can be removed (false: the minimiser ran out of
-    /// time first).
-    pub minimal: bool,
-}
-
-impl Report {
-    pub fn linearizable(&self) -> bool {
-        self.keys.values().all(|k| k.violation.is_none())
-    }
-
-    pub fn undecided(&self) -> usize {
-        self.keys.values().map(|k| k.undecided).sum()
-    }
-}
 
 /// Checks `ops` for linearizability, each key on its own (a store is
 /// linearizable iff each key is: linearizability is local).
@@ -214,13 +96,6 @@ pub fn check(ops: &[Op], effort: Effort) -> Report {
     let keys = by_key.into_iter().map(|(key, ops)| (key.to_string(), check_key(&ops, effort))).collect();
     Report { keys }
 }
-
-/// The register's state at a cut: its value, and how many unconditional
-/// ambiguous DELETEs invoked before the cut have not taken effect (each
-/// still may). The ambiguous conditional DELETEs that may still take effect
-/// are those that expect the value: one that took effect would have
-/// replaced it for good.
-type State = (Val, usize);
 
 fn check_key(ops: &[&Op], effort: Effort) -> KeyReport {
     let prepared = Prepared::new(ops);

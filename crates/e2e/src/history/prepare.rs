@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use super::{Call, Op, Outcome, Val};
+use super::op::{Call, Op, Outcome, Val};
 
 /// An operation as the tester sees it.
 #[derive(Clone, Debug)]

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use stateright::semantics::{ConsistencyTester, LinearizabilityTester, SequentialSpec};
 
-use super::Val;
 use super::cas::{CasOp, CasRegister, CasRet};
+use super::op::Val;
 use super::prepare::{Kind, Timed};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

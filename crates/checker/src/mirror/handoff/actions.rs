@@ -4,9 +4,9 @@
 
 use std::fmt::{self, Display};
 
+use super::model::{HandoffModel, Mutation, Version};
 use super::state::{State, mem_ep_max, merge_mem, merge_val};
 use super::values::{AckedW, Func, Key, PendingW, PushMsg, Rec, Replica, Status, Val};
-use super::{HandoffModel, Mutation, Version};
 
 /// One instance of a TLA+ action, with its parameters.
 #[derive(Clone, Debug, PartialEq)]

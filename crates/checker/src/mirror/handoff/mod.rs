@@ -16,6 +16,7 @@
 //! - `properties`: the invariants and `NoServedRegression`.
 
 mod actions;
+mod model;
 mod properties;
 mod state;
 mod values;
@@ -25,96 +26,26 @@ use std::marker::PhantomData;
 use stateright::{Model, Property};
 
 use crate::cfg::{CfgError, TlcConfig};
-use crate::spec::{Mirror, check_mutation};
+use crate::spec::{self, Mirror, check_mutation};
 
 pub use actions::Action;
+pub use model::{HandoffModel, Original, V2, Version};
+use model::{MUTATIONS, Mutation, STRONG_COORDINATOR_COMPLETENESS};
 pub use state::{KeySet, Msgs, Replicas, State, WriteSet, mem_ep_max, merge_mem, merge_val, wins};
 pub use values::{AckedW, Func, Key, ModelValue, PendingW, PushMsg, Rec, Replica, Status, Val};
 
-use properties::{Check, NO_SERVED_REGRESSION};
-
-/// Which module of the Handoff family a model mirrors; the modules differ
-/// only in what is said here.
-pub trait Version: Send + Sync + 'static {
-    const MODULE: &'static str;
-    /// HandoffV2's recovery (docs/handoff.md section 2): `ReseedC` and
-    /// `ReseedPeer` read only a replica that `CanSeed`; a peer finishes
-    /// recovery once reseeded from every replica that `CanSeed`; the
-    /// coordinator serves only once every peer knows its epoch.
-    const V2_RECOVERY: bool;
-}
-
-/// `tla/Handoff.tla`, the user's spec.
-pub enum Original {}
-impl Version for Original {
-    const MODULE: &'static str = "Handoff";
-    const V2_RECOVERY: bool = false;
-}
-
-/// `tla/HandoffV2.tla`: recovery reads only from replicas that know the
-/// current epoch.
-pub enum V2 {}
-impl Version for V2 {
-    const MODULE: &'static str = "HandoffV2";
-    const V2_RECOVERY: bool = true;
-}
+use properties::NO_SERVED_REGRESSION;
 
 /// The mirror of `tla/Handoff.tla`.
 pub type Handoff = HandoffModel<Original>;
 /// The mirror of `tla/HandoffV2.tla`.
 pub type HandoffV2 = HandoffModel<V2>;
 
-/// A Handoff-family model, built from a cfg by [`Mirror::from_cfg`].
-pub struct HandoffModel<V> {
-    replicas: Vec<Replica>,
-    coordinator: Replica,
-    /// `Peers == Replicas \ {Coordinator}`
-    peers: Vec<Replica>,
-    keys: Vec<Key>,
-    max_writes: u8,
-    max_evicts: u8,
-    no_val: ModelValue,
-    /// The invariants the cfg lists, in cfg order.
-    invariants: Vec<(&'static str, Check<V>)>,
-    /// Whether the cfg lists `PROPERTY NoServedRegression`.
-    no_served_regression: bool,
-    /// TLC's `CHECK_DEADLOCK` (default `TRUE`).
-    check_deadlock: bool,
-    mutation: Option<Mutation>,
-    version: PhantomData<V>,
-}
-
-/// A deliberate protocol bug the checker must catch (`--mutation NAME`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mutation {
-    /// `ChooseEpoch` goes straight to "ready": no announce phase.
-    NoAnnounce,
-    /// `CoordinatorHoldsOwnCommits` without its `w.ep = epoch =>` guard.
-    StrongCoordinatorCompleteness,
-    /// `Gossip` swaps the two memories instead of max-merging them.
-    GossipOverwrite,
-}
-
-const NO_ANNOUNCE: &str = "no-announce";
-const STRONG_COORDINATOR_COMPLETENESS: &str = "strong-coordinator-completeness";
-const GOSSIP_OVERWRITE: &str = "gossip-overwrite";
-
-impl Mutation {
-    fn parse(name: &str) -> Option<Mutation> {
-        match name {
-            NO_ANNOUNCE => Some(Mutation::NoAnnounce),
-            STRONG_COORDINATOR_COMPLETENESS => Some(Mutation::StrongCoordinatorCompleteness),
-            GOSSIP_OVERWRITE => Some(Mutation::GossipOverwrite),
-            _ => None,
-        }
-    }
-}
-
 const CONSTANTS: [&str; 6] = ["Replicas", "Coordinator", "Keys", "MaxWrites", "MaxEvicts", "NoVal"];
 
 impl<V: Version> Mirror for HandoffModel<V> {
     const MODULE: &'static str = V::MODULE;
-    const MUTATIONS: &'static [&'static str] = &[NO_ANNOUNCE, STRONG_COORDINATOR_COMPLETENESS, GOSSIP_OVERWRITE];
+    const MUTATIONS: &'static [&'static str] = &spec::names(&MUTATIONS);
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         cfg.expect_constants(V::MODULE, &CONSTANTS)?;
@@ -122,7 +53,7 @@ impl<V: Version> Mirror for HandoffModel<V> {
         let names: Vec<&str> = all.iter().map(|(name, _)| *name).collect();
         cfg.expect_definitions(V::MODULE, &names, &[NO_SERVED_REGRESSION])?;
         check_mutation(V::MODULE, Self::MUTATIONS, mutation)?;
-        let mutation = mutation.and_then(Mutation::parse);
+        let mutation = mutation.and_then(|m| spec::named(&MUTATIONS, m));
         expect_formula("SPECIFICATION", &cfg.specification, "Spec")?;
         expect_formula("INIT", &cfg.init, "Init")?;
         expect_formula("NEXT", &cfg.next, "Next")?;

@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 
+use super::model::{HandoffModel, Mutation, Version};
 use super::state::{State, wins};
 use super::values::{Status, Val, WriteRec};
-use super::{HandoffModel, Mutation, Version};
 
 /// A state predicate, as stateright's `Property` takes it.
-pub(super) type Check<V> = fn(&HandoffModel<V>, &State) -> bool;
+use super::model::Check;
 
 /// Every invariant the spec defines, by its name in the spec.
 pub(super) fn invariants<V: Version>() -> [(&'static str, Check<V>); 5] {

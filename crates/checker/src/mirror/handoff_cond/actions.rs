@@ -5,8 +5,8 @@
 
 use std::fmt::{self, Display};
 
+use super::model::{HandoffCond, Mutation};
 use super::state::{ABSENT, CondState, CondW, ExpIssued, Issued};
-use super::{HandoffCond, Mutation};
 use crate::mirror::handoff::{Key, Replica, Val};
 use crate::mirror::handoff_ext::Zombie;
 use crate::mirror::handoff_reads::{Read, ReadsAction, stale};

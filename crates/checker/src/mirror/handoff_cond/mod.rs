@@ -24,15 +24,18 @@
 //!   expiry (`ExpiryDeletesOnlyExpired`).
 
 mod actions;
+mod model;
 mod state;
 
 use crate::cfg::{CfgError, TlcConfig, Value};
 use crate::mirror::handoff::Val;
 use crate::mirror::handoff_reads::{HandoffReads, ReadsState};
 use crate::properties;
-use crate::spec::{Mirror, check_mutation};
+use crate::spec::{self, Mirror, check_mutation};
 
 pub use actions::CondAction;
+pub use model::HandoffCond;
+use model::{Check, MUTATIONS};
 pub use state::{ABSENT, CondState, CondW, ExpIssued, Issued};
 
 const MODULE: &str = "HandoffCond";
@@ -45,47 +48,6 @@ const COND_LINEARIZABLE: &str = "CondLinearizable";
 const EXPIRY_DELETES_ONLY_EXPIRED: &str = "ExpiryDeletesOnlyExpired";
 const EXPIRED_NEVER_SERVED: &str = "ExpiredNeverServed";
 const OWN: [&str; 4] = [TYPE_OK_COND, COND_LINEARIZABLE, EXPIRY_DELETES_ONLY_EXPIRED, EXPIRED_NEVER_SERVED];
-const COND_UNCONFIRMED: &str = "cond-unconfirmed";
-const COND_IGNORES_PENDING: &str = "cond-ignores-pending";
-const NO_COLLECT_FENCE: &str = "no-collect-fence";
-const SERVE_EXPIRED: &str = "serve-expired";
-const EXPIRE_UNEXPIRED: &str = "expire-unexpired";
-
-/// A deliberate protocol bug of this module the checker must catch
-/// (`no-collect-fence` is HandoffReads', passed to its mirror).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mutation {
-    /// `CondFail` without `x.conf`.
-    CondUnconfirmed,
-    /// `CondIssue` without the guard on pending writes.
-    CondIgnoresPending,
-    /// `Visible(v)` is `v`.
-    ServeExpired,
-    /// `Expire` without `Expired(v)`.
-    ExpireUnexpired,
-}
-
-/// A named state predicate.
-type Check = (&'static str, fn(&HandoffCond, &CondState) -> bool);
-
-/// The mirror of `tla/HandoffCond.tla`, built from a cfg.
-pub struct HandoffCond {
-    /// The HandoffReads mirror, from the same constants: it takes
-    /// HandoffReads' steps and evaluates HandoffReads' checks.
-    reads: HandoffReads,
-    max_conds: u8,
-    max_time: u8,
-    /// `TTLs`, in increasing order.
-    ttls: Vec<u8>,
-    max_writes: u8,
-    /// `MaxEpoch == MaxEvicts + 1`
-    max_epoch: u8,
-    mutation: Option<Mutation>,
-    /// The cfg's invariants and properties that are the module's own.
-    checks: Vec<Check>,
-    /// Every invariant and property the cfg lists, in cfg order.
-    names: Vec<&'static str>,
-}
 
 impl HandoffCond {
     pub fn new(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
@@ -105,7 +67,7 @@ impl HandoffCond {
             check_deadlock: false,
             ..TlcConfig::default()
         };
-        let reads_mutation = mutation.filter(|m| *m == NO_COLLECT_FENCE);
+        let reads_mutation = mutation.filter(|&m| spec::named(&MUTATIONS, m) == Some(None));
         let reads = HandoffReads::new(&reads_cfg, reads_mutation).map_err(|e| match e {
             CfgError::UnknownConstant { name, known, .. } => CfgError::UnknownConstant {
                 name,
@@ -141,13 +103,7 @@ impl HandoffCond {
             ttls: ttls.into_iter().collect(),
             max_writes: nat("MaxWrites")?,
             max_epoch: nat("MaxEvicts")?.saturating_add(1),
-            mutation: mutation.and_then(|name| match name {
-                COND_UNCONFIRMED => Some(Mutation::CondUnconfirmed),
-                COND_IGNORES_PENDING => Some(Mutation::CondIgnoresPending),
-                SERVE_EXPIRED => Some(Mutation::ServeExpired),
-                EXPIRE_UNEXPIRED => Some(Mutation::ExpireUnexpired),
-                _ => None,
-            }),
+            mutation: mutation.and_then(|name| spec::named(&MUTATIONS, name)).flatten(),
             checks: Vec::new(),
             names: Vec::new(),
         };
@@ -269,8 +225,7 @@ extension_model!(HandoffCond, CondState, CondAction, |m, s| m.reads.violated(&s.
 
 impl Mirror for HandoffCond {
     const MODULE: &'static str = MODULE;
-    const MUTATIONS: &'static [&'static str] =
-        &[COND_UNCONFIRMED, COND_IGNORES_PENDING, NO_COLLECT_FENCE, SERVE_EXPIRED, EXPIRE_UNEXPIRED];
+    const MUTATIONS: &'static [&'static str] = &spec::names(&MUTATIONS);
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         HandoffCond::new(cfg, mutation)

@@ -15,8 +15,8 @@ use std::fmt::{self, Display};
 
 use stateright::Model;
 
+use super::model::{ExtModel, Extension};
 use super::state::{Ack, Ann, AnnAck, Decline, ExtState, GossipMsg, Snap, Zombie};
-use super::{ExtModel, Extension};
 use crate::mirror::handoff::{
     AckedW, Action as V2Action, Func, Key, PendingW, PushMsg, Rec, Replica, State, Status, Val,
 };

@@ -10,6 +10,7 @@
 //! against [`ExtModel::successors`].
 
 mod actions;
+mod model;
 mod state;
 
 use std::marker::PhantomData;
@@ -21,33 +22,9 @@ use crate::mirror::handoff::{Func, HandoffV2, Key, ModelValue, Replica, State, V
 use crate::spec::{Mirror, check_mutation};
 
 pub use actions::ExtAction;
+use model::Check;
+pub use model::{Acks, ExtModel, Extension, Zombies};
 pub use state::{Ack, Ann, AnnAck, Decline, ExtState, GossipMsg, Snap, Zombie};
-
-/// Which extension module a model mirrors.
-pub trait Extension: Send + Sync + 'static {
-    const MODULE: &'static str;
-    /// The formula the cfg's `SPECIFICATION` must name.
-    const SPEC: &'static str;
-    /// HandoffZombie: zombies, `MaxZombies`, and epoch fencing of pushes
-    /// and announces.
-    const ZOMBIES: bool;
-}
-
-/// `tla/HandoffAcks.tla`.
-pub enum Acks {}
-impl Extension for Acks {
-    const MODULE: &'static str = "HandoffAcks";
-    const SPEC: &'static str = "SpecA";
-    const ZOMBIES: bool = false;
-}
-
-/// `tla/HandoffZombie.tla`.
-pub enum Zombies {}
-impl Extension for Zombies {
-    const MODULE: &'static str = "HandoffZombie";
-    const SPEC: &'static str = "SpecZ";
-    const ZOMBIES: bool = true;
-}
 
 /// The mirror of `tla/HandoffAcks.tla`.
 pub type HandoffAcks = ExtModel<Acks>;
@@ -65,31 +42,6 @@ const BASE_INVARIANTS: [&str; 5] =
 const NO_SERVED_REGRESSION: &str = "NoServedRegression";
 const TYPE_OK_ACKS: &str = "TypeOKAcks";
 const TYPE_OK_ZOMBIE: &str = "TypeOKZombie";
-
-/// A model of an extension module, built from a cfg.
-pub struct ExtModel<E> {
-    /// The HandoffV2 mirror, built from the same constants: it takes
-    /// HandoffV2's steps and evaluates HandoffV2's properties.
-    base: HandoffV2,
-    base_properties: Vec<Property<HandoffV2>>,
-    replicas: Vec<Replica>,
-    coordinator: Replica,
-    peers: Vec<Replica>,
-    keys: Vec<Key>,
-    max_writes: u8,
-    max_epoch: u8,
-    max_zombies: u8,
-    max_gossip: u8,
-    /// HandoffV2's `Init` (the extensions' `Init` adds empty channels).
-    init_base: State,
-    no_val: ModelValue,
-    /// The cfg's invariants and properties, in cfg order.
-    checks: Vec<Check<E>>,
-    extension: PhantomData<E>,
-}
-
-/// A named state predicate, as stateright's `Property` takes it.
-type Check<E> = (&'static str, fn(&ExtModel<E>, &ExtState) -> bool);
 
 impl<E: Extension> ExtModel<E> {
     /// Builds the model from a cfg (see [`Mirror::from_cfg`]).

@@ -6,8 +6,8 @@
 use std::collections::BTreeSet;
 use std::fmt::{self, Display};
 
+use super::model::{HandoffReads, Mutation};
 use super::state::{Decl, Read, ReadsState, ZombieMem};
-use super::{HandoffReads, Mutation};
 use crate::mirror::handoff::{AckedW, Func, Key, Rec, Replica, Status, Val, WriteSet, merge_val, wins};
 use crate::mirror::handoff_scale::{ScaleAction, ScaleState};
 

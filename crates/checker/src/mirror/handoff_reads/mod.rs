@@ -21,15 +21,18 @@
 //!   a peer and the coordinator down together).
 
 mod actions;
+mod model;
 mod state;
 
 use crate::cfg::{CfgError, TlcConfig};
 use crate::mirror::handoff::Func;
 use crate::mirror::handoff_scale::HandoffScale;
 use crate::properties;
-use crate::spec::{Mirror, check_mutation};
+use crate::spec::{self, Mirror, check_mutation};
 
 pub use actions::{ReadsAction, stale};
+pub use model::HandoffReads;
+use model::{Check, MUTATIONS};
 pub use state::{Decl, Read, ReadsState, Wids, ZombieMem};
 
 const MODULE: &str = "HandoffReads";
@@ -37,39 +40,6 @@ const SPEC: &str = "SpecR";
 const MAX_READS: &str = "MaxReads";
 const TYPE_OK_READS: &str = "TypeOKReads";
 const READS_LINEARIZABLE: &str = "ReadsLinearizable";
-const SERVE_READS_UNCONFIRMED: &str = "serve-reads-unconfirmed";
-const NO_COLLECT_FENCE: &str = "no-collect-fence";
-const NO_DECLINE_FENCE: &str = "no-decline-fence";
-
-/// A deliberate protocol bug the checker must catch (`--mutation NAME`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mutation {
-    /// `ReadFinish` without `r.conf`: reads answered unconfirmed.
-    ServeReadsUnconfirmed,
-    /// No peer is ever `fenced` (it stays 0).
-    NoCollectFence,
-    /// `DeclineArrivesR` fences nothing.
-    NoDeclineFence,
-}
-
-/// A named state predicate.
-type Check = (&'static str, fn(&HandoffReads, &ReadsState) -> bool);
-
-/// The mirror of `tla/HandoffReads.tla`, built from a cfg.
-pub struct HandoffReads {
-    /// The HandoffScale mirror, from the same constants: it takes
-    /// HandoffScale's steps and evaluates HandoffScale's checks.
-    scale: HandoffScale,
-    max_reads: u8,
-    max_writes: u8,
-    /// `MaxEpoch == MaxEvicts + 1`
-    max_epoch: u8,
-    mutation: Option<Mutation>,
-    /// The cfg's invariants and properties that are the module's own.
-    checks: Vec<Check>,
-    /// Every invariant and property the cfg lists, in cfg order.
-    names: Vec<&'static str>,
-}
 
 impl HandoffReads {
     pub fn new(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
@@ -108,11 +78,7 @@ impl HandoffReads {
             names: Vec::new(),
         };
         check_mutation(MODULE, HandoffReads::MUTATIONS, mutation)?;
-        model.mutation = mutation.map(|name| match name {
-            NO_COLLECT_FENCE => Mutation::NoCollectFence,
-            NO_DECLINE_FENCE => Mutation::NoDeclineFence,
-            _ => Mutation::ServeReadsUnconfirmed,
-        });
+        model.mutation = mutation.and_then(|name| spec::named(&MUTATIONS, name));
         let own: [Check; 2] = [(TYPE_OK_READS, type_ok_reads), (READS_LINEARIZABLE, reads_linearizable)];
         (model.names, model.checks) = properties::named_checks(MODULE, cfg, &own, |n| model.scale.check_name(n))?;
         Ok(model)
@@ -174,7 +140,7 @@ extension_model!(HandoffReads, ReadsState, ReadsAction, |m, s| m.scale.violated(
 
 impl Mirror for HandoffReads {
     const MODULE: &'static str = MODULE;
-    const MUTATIONS: &'static [&'static str] = &[SERVE_READS_UNCONFIRMED, NO_COLLECT_FENCE, NO_DECLINE_FENCE];
+    const MUTATIONS: &'static [&'static str] = &spec::names(&MUTATIONS);
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         HandoffReads::new(cfg, mutation)

@@ -9,8 +9,8 @@
 
 use std::fmt::{self, Display};
 
+use super::model::{HandoffRoll, Mutation};
 use super::state::{AckBy, RollState, ZombieReg};
-use super::{HandoffRoll, Mutation};
 use crate::mirror::handoff::{Func, PendingW};
 use crate::mirror::handoff_cond::CondAction;
 use crate::mirror::handoff_reads::ReadsAction;

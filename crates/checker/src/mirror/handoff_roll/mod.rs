@@ -20,14 +20,17 @@
 //!   holds (`tla/large/HandoffRollZombie.cfg`).
 
 mod actions;
+mod model;
 mod state;
 
 use crate::cfg::{CfgError, TlcConfig};
 use crate::mirror::handoff_cond::HandoffCond;
 use crate::properties;
-use crate::spec::{Mirror, check_mutation};
+use crate::spec::{self, Mirror, check_mutation};
 
 pub use actions::RollAction;
+pub use model::HandoffRoll;
+use model::{Check, MUTATIONS};
 pub use state::{AckBy, RollState, ZombieReg};
 
 const MODULE: &str = "HandoffRoll";
@@ -38,36 +41,6 @@ const TYPE_OK_ROLL: &str = "TypeOKRoll";
 /// doomed.
 pub const ROLL_LOSES_NOTHING: &str = "RollLosesNothing";
 const OWN: [&str; 2] = [TYPE_OK_ROLL, ROLL_LOSES_NOTHING];
-const COUNT_STALE_ACK: &str = "count-stale-ack";
-const ZOMBIE_COUNTS_STALE_ACK: &str = "zombie-counts-stale-ack";
-
-/// A deliberate protocol bug of this module the checker must catch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mutation {
-    /// `AckedByLive` without `a.pinc >= rg[a.src]`.
-    CountStaleAck,
-    /// The same in `ZombieCommitRo` only.
-    ZombieCountsStaleAck,
-}
-
-/// A named state predicate.
-type Check = (&'static str, fn(&HandoffRoll, &RollState) -> bool);
-
-/// The mirror of `tla/HandoffRoll.tla`, built from a cfg.
-pub struct HandoffRoll {
-    /// The HandoffCond mirror, from the same constants but `Rolling`.
-    cond: HandoffCond,
-    /// `Rolling`
-    rolling: bool,
-    max_writes: u8,
-    /// `MaxEpoch == MaxEvicts + 1`
-    max_epoch: u8,
-    mutation: Option<Mutation>,
-    /// The cfg's invariants and properties that are the module's own.
-    checks: Vec<Check>,
-    /// Every invariant and property the cfg lists, in cfg order.
-    names: Vec<&'static str>,
-}
 
 impl HandoffRoll {
     pub fn new(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
@@ -105,11 +78,7 @@ impl HandoffRoll {
             rolling,
             max_writes: nat("MaxWrites")?,
             max_epoch: nat("MaxEvicts")?.saturating_add(1),
-            mutation: mutation.and_then(|name| match name {
-                COUNT_STALE_ACK => Some(Mutation::CountStaleAck),
-                ZOMBIE_COUNTS_STALE_ACK => Some(Mutation::ZombieCountsStaleAck),
-                _ => None,
-            }),
+            mutation: mutation.and_then(|name| spec::named(&MUTATIONS, name)),
             checks: Vec::new(),
             names: Vec::new(),
         };
@@ -169,7 +138,7 @@ extension_model!(HandoffRoll, RollState, RollAction, |m, s| m.cond.violated(&s.c
 
 impl Mirror for HandoffRoll {
     const MODULE: &'static str = MODULE;
-    const MUTATIONS: &'static [&'static str] = &[COUNT_STALE_ACK, ZOMBIE_COUNTS_STALE_ACK];
+    const MUTATIONS: &'static [&'static str] = &spec::names(&MUTATIONS);
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         HandoffRoll::new(cfg, mutation)

@@ -6,7 +6,7 @@
 
 use std::fmt::{self, Display};
 
-use super::HandoffScale;
+use super::model::HandoffScale;
 use super::state::{Chunk, Digest, Records, ScaleState, Stamp};
 use crate::mirror::handoff::{Func, Key, KeySet, PendingW, PushMsg, Rec, Replica, Status, Val, mem_ep_max, merge_mem};
 use crate::mirror::handoff_ext::{Ann, AnnAck, Decline, ExtAction, ExtState, Zombie};

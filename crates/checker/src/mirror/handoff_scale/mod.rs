@@ -10,6 +10,7 @@
 //! ([`crate::model::handoff::HandoffImpl`]).
 
 mod actions;
+mod model;
 mod state;
 
 use std::collections::BTreeSet;
@@ -21,6 +22,8 @@ use crate::properties;
 use crate::spec::{Mirror, check_mutation};
 
 pub use actions::ScaleAction;
+use model::Check;
+pub use model::HandoffScale;
 pub use state::{Chunk, Digest, Ops, Records, ScaleState, Stamp, above};
 
 const MODULE: &str = "HandoffScale";
@@ -44,28 +47,6 @@ const ZOMBIE_CHECKS: [&str; 8] = [
 const TYPE_OK_SCALE: &str = "TypeOKScale";
 const NO_RESURRECTION: &str = "NoResurrection";
 const PENDING_ABOVE_FLOOR: &str = "PendingAboveFloor";
-
-/// A named state predicate.
-type Check = (&'static str, fn(&HandoffScale, &ScaleState) -> bool);
-
-/// The mirror of `tla/HandoffScale.tla`, built from a cfg.
-pub struct HandoffScale {
-    /// The HandoffZombie mirror, from the same constants: it takes the
-    /// steps HandoffScale takes over and evaluates HandoffZombie's checks.
-    zombie: HandoffZombie,
-    ops: Ops,
-    budget: u8,
-    max_gossip: u8,
-    max_writes: u8,
-    max_epoch: u8,
-    /// `SUBSET Keys`, in a fixed order.
-    subsets: Vec<KeySet>,
-    no_served_regression: bool,
-    /// The cfg's invariants and properties that are the module's own.
-    checks: Vec<Check>,
-    /// Every invariant and property the cfg lists, in cfg order.
-    names: Vec<&'static str>,
-}
 
 impl HandoffScale {
     pub fn new(cfg: &TlcConfig) -> Result<Self, CfgError> {

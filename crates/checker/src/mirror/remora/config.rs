@@ -3,7 +3,7 @@
 
 use stateright::Property;
 
-use super::RemoraClaimActivation;
+use super::model::RemoraClaimActivation;
 use super::mutation::{self, Mutation};
 use super::properties::{ACTION_PROPERTIES, INVARIANTS, deadlock_free};
 use super::values::{CAP, Claim, Constants, Fence, Op, Worker};

@@ -9,6 +9,7 @@
 
 mod action;
 mod config;
+mod model;
 mod mutation;
 mod next;
 mod properties;
@@ -18,6 +19,7 @@ mod values;
 use stateright::{Model, Property};
 
 pub use action::Action;
+pub use model::RemoraClaimActivation;
 pub use mutation::Mutation;
 pub use state::{ACTION_PROPERTY_NAMES, State, Violations};
 pub use values::{
@@ -30,34 +32,9 @@ use crate::spec::Mirror;
 /// For the extension's mirror (`mirror::remora_loss`), which checks the
 /// base module's invariants and action properties on its own steps.
 pub(crate) use config::CONSTANTS;
-pub(crate) use properties::{ACTION_PROPERTIES, INVARIANTS, Invariant, StepPredicate};
+pub(crate) use model::{Invariant, StepPredicate};
+pub(crate) use properties::{ACTION_PROPERTIES, INVARIANTS};
 pub(crate) use values::string_of;
-
-/// The model with the constants of one `.cfg`.
-pub struct RemoraClaimActivation {
-    /// The constants and the names they print with (shared with every
-    /// state).
-    k: &'static Constants,
-    /// Every instance of every action (`Next`'s quantifiers unrolled).
-    instances: Vec<Action>,
-    /// The cfg's invariants, an `always` reading the step marker for each
-    /// of its action properties, and `Deadlock` if the cfg asks for it.
-    properties: Vec<Property<Self>>,
-    /// The cfg's action properties, evaluated on every step.
-    action_properties: Vec<(&'static str, StepPredicate)>,
-    mutation: Option<Mutation>,
-}
-
-impl RemoraClaimActivation {
-    fn mutated(&self, mutation: Mutation) -> bool {
-        self.mutation == Some(mutation)
-    }
-
-    /// The constants of the cfg.
-    pub fn constants(&self) -> &'static Constants {
-        self.k
-    }
-}
 
 impl Mirror for RemoraClaimActivation {
     const MODULE: &'static str = "RemoraClaimActivation";

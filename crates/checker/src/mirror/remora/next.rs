@@ -1,8 +1,8 @@
 //! `Init` and `Next`: one method per TLA+ action, guard first, then the
 //! primed variables that change (the rest are `UNCHANGED`: the clone).
 
-use super::RemoraClaimActivation;
 use super::action::Action::{self, *};
+use super::model::RemoraClaimActivation;
 use super::mutation::Mutation;
 use super::state::{State, Violations};
 use super::values::ActivationStage::*;

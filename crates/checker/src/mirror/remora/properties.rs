@@ -1,18 +1,11 @@
 //! The spec's invariants and action properties, named as in the spec.
 
-use super::RemoraClaimActivation as M;
+use super::model::{Invariant, RemoraClaimActivation as M, StepPredicate};
 use super::state::{ACTION_PROPERTY_NAMES, State};
 use super::values::ActivationStage::*;
 use super::values::DurableState::*;
 use super::values::{LockOwner, NO_WORKER, Request, Worker};
 use crate::compact::{Elem, Func};
-
-/// A state predicate (`INVARIANT`).
-pub type Invariant = fn(&M, &State) -> bool;
-
-/// The action `A` of a `PROPERTY [][A]_vars`, on a step from the first
-/// state to the second.
-pub type StepPredicate = fn(&M, &State, &State) -> bool;
 
 pub const INVARIANTS: &[(&str, Invariant)] = &[
     ("TypeOK", type_ok),

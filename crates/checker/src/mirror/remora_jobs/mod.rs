@@ -11,6 +11,7 @@
 //! has no fairness.
 
 mod action;
+mod model;
 mod mutation;
 mod next;
 mod properties;
@@ -19,6 +20,8 @@ mod state;
 use stateright::{Model, Property};
 
 pub use action::JobsAction;
+use model::Check;
+pub use model::RemoraJobs;
 pub use mutation::Mutation;
 pub use state::{FenceSet, JOBS_ACTION_PROPERTY_NAMES, JobsState, MAX_FENCES, Outcome};
 
@@ -33,41 +36,7 @@ pub const JOBS_SPEC: &str = "JobsSpec";
 /// The constant this module adds.
 const MAX_ATTEMPTS: &str = "MaxAttempts";
 
-/// One check of the cfg.
-#[derive(Clone, Copy)]
-enum Check {
-    /// A check of the modules below: that mirror's property of this index.
-    Inherited(usize),
-    Invariant(properties::Invariant),
-    /// This module's action property: read from the marker `next_state`
-    /// leaves.
-    Step,
-}
-
-/// The model with the constants of one `.cfg`.
-pub struct RemoraJobs {
-    /// The RemoraClaimLeaseLoss mirror, with the same constants and the
-    /// cfg's checks of the modules below.
-    loss: RemoraClaimLeaseLoss,
-    /// Its properties (one per inherited check, in cfg order).
-    loss_properties: Vec<Property<RemoraClaimLeaseLoss>>,
-    k: &'static Constants,
-    max_attempts: u32,
-    /// Every instance of every action (`JobsNext`'s quantifiers unrolled).
-    instances: Vec<JobsAction>,
-    /// The cfg's checks: invariants, then action properties, in cfg order.
-    names: Vec<&'static str>,
-    checks: Vec<Check>,
-    /// The cfg's action properties this module defines.
-    action_properties: Vec<(&'static str, properties::StepPredicate)>,
-    mutation: Option<Mutation>,
-}
-
 impl RemoraJobs {
-    fn mutated(&self, mutation: Mutation) -> bool {
-        self.mutation == Some(mutation)
-    }
-
     /// The constants of the cfg.
     pub fn constants(&self) -> &'static Constants {
         self.k

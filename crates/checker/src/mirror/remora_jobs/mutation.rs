@@ -26,18 +26,21 @@ pub enum Mutation {
     FailRequeuesAttempt,
 }
 
+/// Every mutation by its `--mutation` name: the one list [`NAMES`] and
+/// [`Mutation::from_name`] both come from.
+pub const TABLE: [(&str, Mutation); 4] = [
+    ("reap-completed", Mutation::ReapCompleted),
+    ("retry-beyond-limit", Mutation::RetryBeyondLimit),
+    ("retry-same-fence", Mutation::RetrySameFence),
+    ("fail-requeues-attempt", Mutation::FailRequeuesAttempt),
+];
+
 /// The names, as `Mirror::MUTATIONS` lists them.
-pub const NAMES: &[&str] = &["reap-completed", "retry-beyond-limit", "retry-same-fence", "fail-requeues-attempt"];
+pub const NAMES: &[&str] = &crate::spec::names(&TABLE);
 
 impl Mutation {
-    /// The mutation called `name` in [`NAMES`].
+    /// The mutation called `name` in [`TABLE`].
     pub fn from_name(name: &str) -> Option<Mutation> {
-        Some(match name {
-            "reap-completed" => Mutation::ReapCompleted,
-            "retry-beyond-limit" => Mutation::RetryBeyondLimit,
-            "retry-same-fence" => Mutation::RetrySameFence,
-            "fail-requeues-attempt" => Mutation::FailRequeuesAttempt,
-            _ => return None,
-        })
+        crate::spec::named(&TABLE, name)
     }
 }

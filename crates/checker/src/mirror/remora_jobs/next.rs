@@ -1,8 +1,8 @@
 //! `JobsInit` and `JobsNext`: RemoraClaimLeaseLoss's steps through that
 //! mirror, and one method per action the module adds, guard first.
 
-use super::RemoraJobs;
 use super::action::JobsAction::{self, *};
+use super::model::RemoraJobs;
 use super::mutation::Mutation;
 use super::state::{FenceSet, JobsState, Outcome};
 use crate::mirror::remora::ActivationStage::{Idle, LeaseCreated, Validated};

@@ -1,17 +1,11 @@
 //! The invariants and action properties RemoraJobs defines, named as in
 //! the spec (the modules' below are their mirrors').
 
-use super::RemoraJobs as M;
+use super::model::{Invariant, RemoraJobs as M, StepPredicate};
 use super::state::{JOBS_ACTION_PROPERTY_NAMES as NAMES, JobsState, Outcome};
 use crate::mirror::remora::ClaimFunc;
 use crate::mirror::remora::DurableState::Executing;
 use crate::mirror::remora::NO_WORKER;
-
-/// A state predicate (`INVARIANT`).
-pub type Invariant = fn(&M, &JobsState) -> bool;
-/// The action `A` of a `PROPERTY [][A]_jobVars`, on a step from the first
-/// state to the second.
-pub type StepPredicate = fn(&M, &JobsState, &JobsState) -> bool;
 
 pub const INVARIANTS: &[(&str, Invariant)] = &[
     ("TypeOKJobs", type_ok_jobs),

@@ -11,6 +11,7 @@
 //! against [`RemoraClaimLeaseLoss::successors`].
 
 mod action;
+mod model;
 mod mutation;
 mod next;
 mod properties;
@@ -19,6 +20,8 @@ mod state;
 use stateright::{Model, Property};
 
 pub use action::LossAction;
+pub use model::RemoraClaimLeaseLoss;
+use model::{Check, StepCheck};
 pub use mutation::Mutation;
 pub use state::{LossState, LossViolations};
 
@@ -30,42 +33,7 @@ use crate::spec::{Mirror, check_mutation};
 /// `PROPERTY` that asks for the refinement).
 pub const LOSS_SPEC: &str = "LossSpec";
 
-/// One checked invariant or action property.
-#[derive(Clone, Copy)]
-enum Check {
-    BaseInvariant(remora::Invariant),
-    Invariant(properties::Invariant),
-    /// An action property: read from the marker `next_state` leaves.
-    Step,
-}
-
-/// An action property's predicate, the base module's or this module's.
-#[derive(Clone, Copy)]
-enum StepCheck {
-    Base(remora::StepPredicate),
-    Own(properties::StepPredicate),
-}
-
-/// The model with the constants of one `.cfg`.
-pub struct RemoraClaimLeaseLoss {
-    /// The base mirror, with the same constants: it takes the base
-    /// module's steps and holds its predicates.
-    base: RemoraClaimActivation,
-    /// The constants and names (the base mirror's).
-    k: &'static Constants,
-    /// Every instance of every action (`LossNext`'s quantifiers unrolled).
-    instances: Vec<LossAction>,
-    /// The cfg's invariants, then its action properties, in cfg order.
-    checks: Vec<(&'static str, Check)>,
-    action_properties: Vec<(&'static str, StepCheck)>,
-    mutation: Option<Mutation>,
-}
-
 impl RemoraClaimLeaseLoss {
-    fn mutated(&self, mutation: Mutation) -> bool {
-        self.mutation == Some(mutation)
-    }
-
     /// The constants of the cfg.
     pub fn constants(&self) -> &'static Constants {
         self.k

@@ -17,17 +17,20 @@ pub enum Mutation {
     ReplayOfRejected,
 }
 
+/// Every mutation by its `--mutation` name: the one list [`NAMES`] and
+/// [`Mutation::from_name`] both come from.
+pub const TABLE: [(&str, Mutation); 3] = [
+    ("restore-expired-lease", Mutation::RestoreExpiredLease),
+    ("restore-for-any-worker", Mutation::RestoreForAnyWorker),
+    ("replay-of-rejected", Mutation::ReplayOfRejected),
+];
+
 /// The names, as `Mirror::MUTATIONS` lists them.
-pub const NAMES: &[&str] = &["restore-expired-lease", "restore-for-any-worker", "replay-of-rejected"];
+pub const NAMES: &[&str] = &crate::spec::names(&TABLE);
 
 impl Mutation {
-    /// The mutation called `name` in [`NAMES`].
+    /// The mutation called `name` in [`TABLE`].
     pub fn from_name(name: &str) -> Option<Mutation> {
-        Some(match name {
-            "restore-expired-lease" => Mutation::RestoreExpiredLease,
-            "restore-for-any-worker" => Mutation::RestoreForAnyWorker,
-            "replay-of-rejected" => Mutation::ReplayOfRejected,
-            _ => return None,
-        })
+        crate::spec::named(&TABLE, name)
     }
 }

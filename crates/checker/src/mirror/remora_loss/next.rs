@@ -1,8 +1,8 @@
 //! `LossInit` and `LossNext`: the base module's steps through the base
 //! mirror, and one method per action the module adds, guard first.
 
-use super::RemoraClaimLeaseLoss;
 use super::action::LossAction::{self, *};
+use super::model::RemoraClaimLeaseLoss;
 use super::mutation::Mutation;
 use super::state::{LossState, LossViolations};
 use crate::mirror::remora::ActivationStage::{Committed, LeaseCreated};

@@ -1,16 +1,10 @@
 //! The invariants and action properties the module and RemoraClaimHeartbeat
 //! define, named as in the specs (the base module's are the base mirror's).
 
-use super::RemoraClaimLeaseLoss as M;
+use super::model::{Invariant, RemoraClaimLeaseLoss as M, StepPredicate};
 use super::state::{LOSS_ACTION_PROPERTY_NAMES as NAMES, LossState};
 use crate::mirror::remora::DurableState::{Authorized, Executing};
 use crate::mirror::remora::NO_WORKER;
-
-/// A state predicate (`INVARIANT`).
-pub type Invariant = fn(&M, &LossState) -> bool;
-/// The action `A` of a `PROPERTY [][A]_v`, on a step from the first state to
-/// the second.
-pub type StepPredicate = fn(&M, &LossState, &LossState) -> bool;
 
 pub const INVARIANTS: &[(&str, Invariant)] =
     &[("TypeOKLoss", type_ok_loss), ("LostLeaseIsAbsent", lost_lease_is_absent)];

@@ -9,10 +9,10 @@ use protocol::claim::{
     Procedure, ProcedureError, Reply, Request, RequestKey, durable, lease,
 };
 
+use super::model::{ClaimImpl, PROCEDURES_TAKE_EVERY_REPLY};
 use super::mutation::Mutation;
 use super::state::ImplState;
 use super::time::NOW;
-use super::{ClaimImpl, PROCEDURES_TAKE_EVERY_REPLY};
 
 /// Who sends a request.
 #[derive(Clone, Copy)]

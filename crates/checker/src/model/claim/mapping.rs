@@ -36,7 +36,7 @@ use protocol::claim::{
     MemoryLeases, lease::holder,
 };
 
-use super::ClaimImpl;
+use super::model::ClaimImpl;
 use super::state::{Client, ImplState};
 use super::time::{NOW, is_live};
 use crate::compact::Ctx;

@@ -28,6 +28,7 @@
 mod action;
 mod host;
 mod mapping;
+mod model;
 mod mutation;
 mod names;
 mod refinement;
@@ -41,6 +42,8 @@ use protocol::claim::{
 use stateright::{Model, Property};
 
 pub use action::{Action, Deadline};
+pub use model::ClaimImpl;
+use model::PROCEDURES_TAKE_EVERY_REPLY;
 pub use mutation::Mutation;
 pub use state::{Client, ImplState};
 
@@ -52,21 +55,6 @@ use host::Origin;
 use names::Names;
 use refinement::Refinement;
 use time::{NOW, TTL};
-
-/// The implementation model with the constants of one cfg.
-pub struct ClaimImpl {
-    names: Names,
-    refinement: Refinement,
-    /// The properties checked, in the order of `properties()`.
-    checked: Vec<&'static str>,
-    /// Whether the cfg asks for `LossSpec` (the refinement itself).
-    check_refinement: bool,
-    mutation: Option<Mutation>,
-}
-
-/// Not a property of the spec: a procedure handed a reply it cannot take is
-/// a bug of the model or of the protocol, never silently skipped.
-const PROCEDURES_TAKE_EVERY_REPLY: &str = "ProceduresTakeEveryReply";
 
 impl Mirror for ClaimImpl {
     const MODULE: &'static str = "ClaimImpl";

@@ -10,10 +10,9 @@ use protocol::handoff::{
     RoleView, Stamp, Tag, Timer, Value, Version, WriteId, WriteReply,
 };
 
-use super::HandoffImpl;
 use super::map::{Expiries, rec, spec_wid};
+use super::model::{HandoffImpl, READS_LINEARIZABLE, Target};
 use super::state::{ImplAction, ImplState};
-use super::step::{READS_LINEARIZABLE, Target};
 use crate::mirror::handoff::{AckedW, Val};
 use crate::mirror::handoff_cond::{ABSENT, CondAction, CondState, CondW, ExpIssued, Issued};
 use crate::mirror::handoff_reads::{self, Read as SpecRead};

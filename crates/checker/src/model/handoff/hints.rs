@@ -4,8 +4,8 @@
 
 use protocol::handoff::{Body, Timer};
 
-use super::HandoffImpl;
 use super::map::spec_wid;
+use super::model::HandoffImpl;
 use super::state::{ImplAction, ImplState, msg_key};
 use crate::mirror::handoff::{PendingW, PushMsg};
 use crate::mirror::handoff_cond::CondAction;

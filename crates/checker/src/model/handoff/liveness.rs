@@ -34,7 +34,7 @@
 use crate::engine::Liveness;
 use crate::mirror::handoff::{Replica as SpecReplica, Status};
 
-use super::HandoffImpl;
+use super::model::HandoffImpl;
 use super::state::ImplState;
 
 /// The liveness properties a cfg may list, named as in

@@ -44,7 +44,7 @@ use protocol::handoff::{
     Body, Chunk, Key, Memory, Message, Record, Records, Replica, ReplicaId, RoleView, Stamp, WriteId,
 };
 
-use super::HandoffImpl;
+use super::model::HandoffImpl;
 use super::state::ImplState;
 use super::view::{is_recovering, takes_chunk, waits_for};
 use crate::mirror::handoff::{Func, KeySet, PendingW, PushMsg, Rec, Replica as SpecReplica, Replicas, Status, Val};

@@ -44,6 +44,7 @@ mod cond;
 mod hints;
 mod liveness;
 mod map;
+mod model;
 mod prune;
 mod roll;
 mod state;
@@ -58,7 +59,7 @@ use protocol::handoff::{
 };
 use stateright::{Model, Property};
 
-use crate::cfg::{CfgError, Reduction, TlcConfig};
+use crate::cfg::{CfgError, TlcConfig};
 use crate::engine::Liveness;
 use crate::mirror::handoff::{Key as SpecKey, Replica as SpecReplica};
 use crate::mirror::handoff_roll::HandoffRoll;
@@ -66,59 +67,14 @@ use crate::mirror::handoff_scale::HandoffScale;
 use crate::properties::{self, NumberedChecks};
 use crate::spec::{self, Mirror, check_mutation};
 
+pub use model::HandoffImpl;
+use model::READS_LINEARIZABLE;
 pub(crate) use prune::useless;
 pub(crate) use state::msg_key;
 pub use state::{ImplAction, ImplState};
 
 use cond::{COND_LINEARIZABLE, EXPIRED_NEVER_SERVED};
-use step::{COORDINATOR_NEVER_FENCED, NO_PROTOCOL_ERROR, NOW, READS_LINEARIZABLE, REDUCTION_SOUND, REFINEMENT};
-
-/// The model of the implementation (module name `HandoffImpl`).
-pub struct HandoffImpl {
-    /// The spec the implementation refines, from the same constants.
-    spec: HandoffRoll,
-    config: Config,
-    coordinator: ReplicaId,
-    peers: [ReplicaId; 2],
-    /// `ReplicaId(i)` is the i-th element of the cfg's `Replicas`.
-    replica_ids: Vec<ReplicaId>,
-    /// The i-th element of the cfg's `Keys`, as a protocol key.
-    keys: Vec<Key>,
-    max_writes: u8,
-    max_evicts: u8,
-    max_zombies: u8,
-    max_gossip: u8,
-    /// HandoffReads' `MaxReads` (0 when the cfg does not set it).
-    max_reads: u8,
-    /// The model's own `GossipWhenDone` (FALSE when the cfg does not set
-    /// it): gossip timers fire only once the environment is done
-    /// ([`liveness`] says why the convergence check needs it).
-    gossip_when_done: bool,
-    /// The model's own `MaxLists` (0 when absent): client listings started,
-    /// at most; each is one of HandoffReads' reads per key (`cond`).
-    max_lists: u8,
-    /// The model's own `RollingRestart` (FALSE when absent): evictions only
-    /// as a rolling restart takes them ([`roll`]); HandoffRoll's `Rolling`.
-    rolling: bool,
-    /// The mutation `PruneAnsweredRequests`: the reduction's old rule.
-    prune_answered: bool,
-    /// `Deletes`: the write ids that are deletes.
-    deletes: BTreeSet<u8>,
-    /// `instances[r][n]`: the instance id of replica r's n-th boot.
-    instances: Vec<Vec<protocol::handoff::Instance>>,
-    init: ImplState,
-    /// Whether the model drops what can change nothing ([`Reduction`];
-    /// `step` says what it drops).
-    reduction: Reduction,
-    /// Names of the properties checked, in order.
-    checks: Vec<&'static str>,
-    /// Names of the liveness properties the cfg lists ([`liveness`]).
-    liveness: Vec<&'static str>,
-    /// The kinds of step this cfg lets fire (`action_names`), and the
-    /// position of each `ImplAction` kind among them.
-    kinds: Vec<&'static str>,
-    kind_index: Vec<usize>,
-}
+use step::{COORDINATOR_NEVER_FENCED, NO_PROTOCOL_ERROR, NOW, REDUCTION_SOUND, REFINEMENT};
 
 /// A deliberate bug the model runs: in the protocol's code
 /// (`protocol::handoff::Mutation`), or in the model's own reduction.

@@ -9,7 +9,7 @@
 
 use protocol::handoff::ReplicaId;
 
-use super::HandoffImpl;
+use super::model::HandoffImpl;
 use super::state::ImplState;
 use super::view::is_ready;
 

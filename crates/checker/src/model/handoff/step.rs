@@ -23,11 +23,12 @@ use protocol::handoff::{
 };
 
 use super::cond::expiries_pending;
+use super::liveness;
 use super::map::small;
+use super::model::{HandoffImpl, Target};
 use super::prune::useless;
 use super::state::{ImplAction, ImplState, msg_key};
 use super::view::{is_ready, live};
-use super::{HandoffImpl, liveness};
 use crate::cfg::Reduction;
 use crate::mirror::handoff::AckedW;
 use crate::mirror::handoff_reads::{self, Wids};
@@ -39,19 +40,10 @@ use crate::mirror::handoff_roll::RollAction;
 /// business.
 pub(super) const NOW: Millis = Millis(0);
 
-/// Which instance a step runs on.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum Target {
-    Current(ReplicaId),
-    Zombie(usize),
-}
-
 /// Names of the implementation-level checks (besides the spec's own).
 pub(super) const REFINEMENT: &str = "Refinement";
 pub(super) const NO_PROTOCOL_ERROR: &str = "NoProtocolError";
 pub(super) const COORDINATOR_NEVER_FENCED: &str = "CurrentCoordinatorNeverFenced";
-/// HandoffReads' invariant, checked on what the real code answers.
-pub(super) const READS_LINEARIZABLE: &str = "ReadsLinearizable";
 /// What the model drops changed something: a message it prunes, a
 /// heartbeat, a fenced zombie, a refused client request.
 pub(super) const REDUCTION_SOUND: &str = "ReductionSound";
