@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 use super::stream;
 use super::target::Target;
 
+/// How the Rust checker's lines are labelled (beside `tlc` or `tla`).
+pub const RUST: &str = "rust";
+
 /// The label of a row checked without the model's reductions.
 pub const UNREDUCED: &str = " (unreduced)";
 
@@ -53,7 +56,7 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64, unreduced: bool
     if target.search == "simulation" {
         cmd.args(["--seconds", &simulation_seconds.to_string()]);
     }
-    let mut label = format!("{} {}", super::summary::RUST, target.cfg_name());
+    let mut label = format!("{RUST} {}", target.cfg_name());
     if unreduced {
         cmd.arg("--no-reduction");
         label.push_str(UNREDUCED);

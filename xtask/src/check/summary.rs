@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::outcome::{CheckerUsed, Outcome, format_trace};
-use super::rust_stage::RustOutcome;
+use super::rust_stage::{RUST, RustOutcome};
 use super::target::Target;
 use super::tlc;
 use crate::workspace_tests::TestsOutcome;
@@ -228,9 +228,6 @@ pub fn print_tla_line(checker: &str, t: &Target, o: &Outcome) {
         eprintln!("    counterexample:\n{}", format_trace(&o.trace));
     }
 }
-
-/// How the Rust checker's lines are labelled (beside `tlc` or `tla`).
-pub const RUST: &str = "rust";
 
 pub fn print_rust_line(t: &Target, o: Option<&RustOutcome>) {
     print_rust_line_as(&t.cfg_name(), o);
