@@ -174,7 +174,11 @@ fn tla_run(checker: &TlaChecker, spec: &Path, cfg: &Path) -> Result<(Run, Option
         TlaChecker::Tlc(t) => {
             let workers = THREADS[THREADS.len() - 1];
             let meta = tlc::meta_dir(&format!("bench-{label}"));
-            let (out, seconds, rss) = timed(tlc::command(t, spec, cfg, workers, &meta)?, &label, tlc::is_progress)?;
+            let (out, seconds, rss) = timed(
+                tlc::command(t, spec, cfg, tlc::How { workers, liveness: false }, &meta)?,
+                &label,
+                tlc::is_progress,
+            )?;
             let _ = fs::remove_dir_all(&meta);
             (tlc::parse(&out.stdout, seconds), "TLC", workers, seconds, rss, Some(t.version.clone()))
         }

@@ -203,7 +203,7 @@ fn an_unknown_mutation_is_refused() {
     assert!(matches!(err, CfgError::Unsupported(_)), "{err}");
 }
 
-/// Slow (5 to 50 s each on 2 cores): `cargo xtask check --slow` and
+/// Slow (3 to 50 s each on 2 cores): `cargo xtask check --slow` and
 /// `cargo xtask test` run them; the default check skips `::slow::`.
 mod slow {
     use super::*;

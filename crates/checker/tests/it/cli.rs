@@ -40,12 +40,12 @@ fn cfg_says_what_a_cfg_is_for() {
 #[test]
 fn a_simulation_cfg_is_simulated() {
     let cfg = "crates/checker/models/simulation/HandoffImplLarge.cfg";
-    let report = checker(&["check", cfg, "--seconds", "2", "--threads", "2", "--json"]);
+    let report = checker(&["check", cfg, "--seconds", "1", "--threads", "1", "--json"]);
     assert_eq!(report["search"], "simulation");
     assert_eq!(report["verdict"], "pass");
     assert_eq!(report["spec"], "HandoffImpl");
 
-    let report = checker(&["check", "HandoffImpl", "--config", cfg, "--seconds", "2", "--threads", "2", "--json"]);
+    let report = checker(&["check", "HandoffImpl", "--config", cfg, "--seconds", "1", "--threads", "1", "--json"]);
     assert_eq!(report["search"], "simulation");
 }
 

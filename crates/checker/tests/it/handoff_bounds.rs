@@ -31,20 +31,6 @@ fn check<M: Mirror>(cfg_name: &str, threads: usize, check_deadlock: bool) -> Rep
     report
 }
 
-/// The user's spec loses epoch uniqueness with a third eviction. The
-/// shortest counterexample (single-threaded BFS, and no violation exists
-/// in fewer steps) is pinned as a snapshot.
-#[test]
-fn handoff_max_evicts_3_breaks_epoch_ver_unique() {
-    let report = check::<Handoff>("counterexamples/HandoffMaxEvicts3.cfg", 1, false);
-    assert_eq!(report.violated.as_deref(), Some("EpochVerUnique"));
-    let model = Handoff::from_cfg(&load::<Handoff>("counterexamples/HandoffMaxEvicts3.cfg"), None).unwrap();
-    let shorter = model.checker().target_max_depth(report.trace.len()).spawn_bfs().join();
-    assert!(shorter.discoveries().is_empty(), "a shorter counterexample exists");
-    let counterexample = format!("states: {}\n\n{}", report.trace.len(), run::format_trace(&report));
-    insta::assert_snapshot!(counterexample);
-}
-
 #[test]
 #[ignore = "slow: larger bounds, run in release"]
 fn handoff_max_evicts_4_breaks_epoch_ver_unique() {
@@ -85,4 +71,24 @@ fn handoff_v2_holds_at_max_evicts_4() {
 fn handoff_v2_holds_at_max_evicts_5() {
     let report = check::<HandoffV2>("large/HandoffV2MaxEvicts5.cfg", 2, true);
     assert_eq!(report.verdict, "pass");
+}
+
+/// Slow (3 to 50 s each on 2 cores): `cargo xtask check --slow` and
+/// `cargo xtask test` run them; the default check skips `::slow::`.
+mod slow {
+    use super::*;
+
+    /// The user's spec loses epoch uniqueness with a third eviction. The
+    /// shortest counterexample (single-threaded BFS, and no violation exists
+    /// in fewer steps) is pinned as a snapshot.
+    #[test]
+    fn handoff_max_evicts_3_breaks_epoch_ver_unique() {
+        let report = check::<Handoff>("slow/HandoffMaxEvicts3.cfg", 1, false);
+        assert_eq!(report.violated.as_deref(), Some("EpochVerUnique"));
+        let model = Handoff::from_cfg(&load::<Handoff>("slow/HandoffMaxEvicts3.cfg"), None).unwrap();
+        let shorter = model.checker().target_max_depth(report.trace.len()).spawn_bfs().join();
+        assert!(shorter.discoveries().is_empty(), "a shorter counterexample exists");
+        let counterexample = format!("states: {}\n\n{}", report.trace.len(), run::format_trace(&report));
+        insta::assert_snapshot!(counterexample);
+    }
 }

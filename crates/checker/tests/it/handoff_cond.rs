@@ -27,18 +27,6 @@ fn the_clock_cfg_matches_tlc_and_passes() {
     assert_eq!(report.unique_states, 12_402);
 }
 
-/// A zombie that answers a failed condition at once fails a condition
-/// that holds on the write the new coordinator completed before the
-/// request began.
-#[test]
-fn a_failure_answered_without_a_confirmation_is_caught() {
-    let report = check("HandoffCond.cfg", Some("cond-unconfirmed"));
-    assert_eq!(report.violated.as_deref(), Some("CondLinearizable"));
-    let trace = run::format_trace(&report);
-    assert!(trace.contains("CondFail"), "the failure was answered:\n{trace}");
-    assert!(trace.contains("SupersedeC"), "by a zombie:\n{trace}");
-}
-
 /// A condition evaluated while a write to its key is pending succeeds, and
 /// the conditional write commits over the write it never saw: the
 /// invariant checks the successes, which take no confirmation.
@@ -66,10 +54,22 @@ fn an_expiry_before_its_time_is_caught() {
     assert!(run::format_trace(&report).contains("Expire(k1)"));
 }
 
-/// Slow (5 to 50 s each on 2 cores): `cargo xtask check --slow` and
+/// Slow (3 to 50 s each on 2 cores): `cargo xtask check --slow` and
 /// `cargo xtask test` run them; the default check skips `::slow::`.
 mod slow {
     use super::*;
+
+    /// A zombie that answers a failed condition at once fails a condition
+    /// that holds on the write the new coordinator completed before the
+    /// request began.
+    #[test]
+    fn a_failure_answered_without_a_confirmation_is_caught() {
+        let report = check("HandoffCond.cfg", Some("cond-unconfirmed"));
+        assert_eq!(report.violated.as_deref(), Some("CondLinearizable"));
+        let trace = run::format_trace(&report);
+        assert!(trace.contains("CondFail"), "the failure was answered:\n{trace}");
+        assert!(trace.contains("SupersedeC"), "by a zombie:\n{trace}");
+    }
 
     /// Without the collect fence, a confirmation is not enough: the new
     /// coordinator, confirmed, evaluates a condition against a memory that

@@ -57,7 +57,7 @@ fn the_extension_cfgs_name_their_modules() {
     }
 }
 
-/// Slow (5 to 50 s each on 2 cores): `cargo xtask check --slow` and
+/// Slow (3 to 50 s each on 2 cores): `cargo xtask check --slow` and
 /// `cargo xtask test` run them; the default check skips `::slow::`.
 mod slow {
     use super::*;

@@ -54,7 +54,7 @@ fn without_enough_gossip_an_acknowledged_write_never_reaches_every_replica() {
     assert!(replicas.iter().any(|r| r.ends_with("mem []")), "{replicas:?}");
 }
 
-/// Slow (5 to 50 s each on 2 cores): `cargo xtask check --slow` and
+/// Slow (3 to 50 s each on 2 cores): `cargo xtask check --slow` and
 /// `cargo xtask test` run them; the default check skips `::slow::`.
 mod slow {
     use super::*;

@@ -61,7 +61,7 @@ fn the_old_pruning_rule_fails_unreduced() {
     assert!(trace.contains("Deliver(reseed r2 -> r0"), "the dead instance's request was delivered:\n{trace}");
 }
 
-/// Slow (5 to 50 s each on 2 cores): `cargo xtask check --slow` and
+/// Slow (3 to 50 s each on 2 cores): `cargo xtask check --slow` and
 /// `cargo xtask test` run them; the default check skips `::slow::`.
 mod slow {
     use super::*;

@@ -45,7 +45,7 @@ fn a_confirmation_without_the_collect_fence_is_caught() {
     assert!(trace.contains("conf |-> TRUE]"), "the stale read was confirmed:\n{trace}");
 }
 
-/// Slow (5 to 50 s each on 2 cores): `cargo xtask check --slow` and
+/// Slow (3 to 50 s each on 2 cores): `cargo xtask check --slow` and
 /// `cargo xtask test` run them; the default check skips `::slow::`.
 mod slow {
     use super::*;

@@ -515,7 +515,7 @@ fn long_busy_histories(conditional: bool, seed: u64, histories: usize) -> (usize
     (yes, no)
 }
 
-/// Slow (5 to 50 s each on 2 cores): `cargo xtask check --slow` and
+/// Slow (3 to 50 s each on 2 cores): `cargo xtask check --slow` and
 /// `cargo xtask test` run them; the default check skips `::slow::`.
 mod slow {
     use super::*;
