@@ -22,7 +22,7 @@
 //! claim, so a client uses an id on one claim (the spec's operations are
 //! the pairs of a claim and an id; the shipped cfg has one claim);
 //! procedures do not crash (the spec has no crashed activator). The constants come from a cfg whose first line
-//! is `\* MODULE ClaimImpl` (crates/checker/models/ClaimImpl.cfg). docs/remora.md section 3 has
+//! is `\* MODULE ClaimImpl` (crates/checker/models/slow/ClaimImpl.cfg). docs/remora.md section 3 has
 //! the argument and the numbers.
 
 mod action;
