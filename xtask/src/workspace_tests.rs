@@ -43,13 +43,18 @@ pub fn build(root: &Path) -> Result<()> {
 /// 5 to 50 s each): the default check leaves them to `--slow`.
 const SLOW_TESTS: &str = "::slow::";
 
+/// libtest's arguments that leave out the slow tests, unless `slow`.
+fn skip_args(slow: bool) -> &'static [&'static str] {
+    if slow { &[] } else { &["--", "--skip", SLOW_TESTS] }
+}
+
 /// Runs `cargo test --workspace`, then the e2e crate's unit tests, echoing
 /// their output, and totals the `test result:` lines; the tests in `slow`
 /// modules only if `slow`. Snapshots are never rewritten here: a changed
 /// snapshot is a failure (`INSTA_UPDATE=no`).
 pub fn workspace(root: &Path, slow: bool) -> Result<TestsOutcome> {
     let mut outcome = TestsOutcome { ok: true, passed: 0, failed: 0 };
-    let skip: &[&str] = if slow { &[] } else { &["--", "--skip", SLOW_TESTS] };
+    let skip = skip_args(slow);
     for args in [&TEST_ARGS[..], &E2E_LIB_ARGS[..]] {
         let mut child = crate::cargo::command()
             .current_dir(root)
@@ -94,7 +99,20 @@ fn count(line: &str, label: &str) -> Option<u64> {
 
 #[cfg(test)]
 mod tests {
-    use super::count;
+    use super::{SLOW_TESTS, count, skip_args};
+
+    /// libtest's `--skip` matches any part of a test's path: only a module
+    /// named exactly `slow` may match, and only without `--slow`.
+    #[test]
+    fn only_tests_in_slow_modules_are_skipped_and_only_by_default() {
+        assert!("handoff_reads::slow::recovering_without_the_decline_fence_is_caught".contains(SLOW_TESTS));
+        assert!("history::tests::slow::long_busy_histories_are_decided".contains(SLOW_TESTS));
+        for fast in ["handoff_impl_model::slowly_converges", "slow_start::x", "cli::a_slow_cfg"] {
+            assert!(!fast.contains(SLOW_TESTS), "{fast}");
+        }
+        assert_eq!(skip_args(false), ["--", "--skip", SLOW_TESTS]);
+        assert!(skip_args(true).is_empty());
+    }
 
     #[test]
     fn totals_a_result_line() {
