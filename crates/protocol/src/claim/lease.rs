@@ -242,6 +242,28 @@ pub fn update(
     }
 }
 
+/// What `request` writes when its claim has no record, and the reply it
+/// then gets: `update` of an absent record, if that writes one (a lease
+/// created, or restored after a loss); `None` if it writes nothing.
+///
+/// A host whose store writes on condition (create if absent) may write this
+/// without reading first: if the condition holds, the record was absent
+/// where the write took effect, so what it wrote is exactly what [`update`]
+/// returns for the record there, and the reply is [`update`]'s. If the
+/// condition fails (a record exists: a replay's, another attempt's, an
+/// expired one), nothing was written, and the host reads the record and
+/// serves the request with [`update`] instead.
+pub fn update_if_absent(
+    request: &LeaseRequest,
+    authority: Option<&ClaimRow>,
+    now: Millis,
+) -> Option<(LeaseReply, Lease)> {
+    match update(None, request, authority, now) {
+        (reply, Some(record)) => Some((reply, record)),
+        (_, None) => None,
+    }
+}
+
 /// Serves one request at `now` on `rows` ([`update`] of the claim's record,
 /// with its durable row `authority`).
 pub fn apply(
@@ -396,6 +418,41 @@ mod tests {
         let foreign = LeaseRequest::Delete { claim: c1, fence: Fence(1), worker: w("w2") };
         let refused = LeaseReply::Refused { refused: LeaseRefused::HeldByOther };
         assert_eq!(update(Some(&held), &foreign, None, 200), (refused, Some(held)));
+    }
+
+    #[test]
+    fn update_if_absent_is_update_of_an_absent_record_that_writes_one() {
+        let c1 = ClaimId::from("c1");
+        let row = ClaimRow::authorize(c1.clone(), Fence(1), w("w1"), 400);
+        let create = |fence, worker: &str| LeaseRequest::Create {
+            claim: c1.clone(),
+            fence: Fence(fence),
+            worker: w(worker),
+            expires_at: 200,
+            not_after: 400,
+        };
+        let granted = lease(1, "w1", 200);
+        assert_eq!(
+            update_if_absent(&create(1, "w1"), Some(&row), NOW),
+            Some((LeaseReply::Granted { lease: granted.clone() }, granted.clone()))
+        );
+        assert_eq!(update(None, &create(1, "w1"), Some(&row), NOW).1, Some(granted.clone()));
+        // Nothing to write blind: a refusal, a read, a renewal or a delete of
+        // an absent record. The host reads first.
+        assert_eq!(update_if_absent(&create(2, "w1"), Some(&row), NOW), None, "not awaiting activation");
+        assert_eq!(update_if_absent(&create(1, "w1"), Some(&row), 400), None, "the reservation expired");
+        assert_eq!(update_if_absent(&LeaseRequest::Holder { claim: c1.clone() }, Some(&row), NOW), None);
+        let renew = LeaseRequest::Renew { claim: c1.clone(), fence: Fence(1), worker: w("w1"), expires_at: 300 };
+        assert_eq!(update_if_absent(&renew, Some(&row), NOW), None);
+        let delete = LeaseRequest::Delete { claim: c1.clone(), fence: Fence(1), worker: w("w1") };
+        assert_eq!(update_if_absent(&delete, Some(&row), NOW), None);
+        // Where a record exists the blind write must not stand: update of it
+        // differs (shared, refused), which is why the write is conditional.
+        assert_eq!(update(Some(&lease(1, "w1", 150)), &create(1, "w1"), Some(&row), NOW).1, Some(lease(1, "w1", 150)));
+        assert_eq!(
+            update(Some(&lease(1, "w2", 150)), &create(1, "w1"), Some(&row), NOW).0,
+            LeaseReply::Refused { refused: LeaseRefused::HeldByOther }
+        );
     }
 
     #[test]
