@@ -4,17 +4,31 @@
 //! JSON (fence, worker, `expires_at`): expiry travels with the record.
 //!
 //! [`Leases::apply`] serves one `protocol::claim::LeaseRequest` with the
-//! protocol's own pure `lease::update`, as a read-modify-write against the
-//! coordinator `{ns}:r0` (the same authenticated internal `get`/`put`/
-//! `delete` calls the Worker makes for clients):
+//! protocol's own pure `lease::update`, against the coordinator `{ns}:r0`
+//! (the same authenticated internal `get`/`put`/`delete` calls the Worker
+//! makes for clients, with Handoff's conditions), the caller holding the
+//! claim's lock in this object ([`Leases::lock`]):
 //!
-//! 1. the caller holds the claim's lock in this object ([`Leases::lock`]),
-//! 2. read the record (`GET`),
-//! 3. run `lease::update` on it and on the claim's durable row (read in the
-//!    same synchronous step: a lease is created only for an attempt awaiting
-//!    activation, restored only from the durable record of its deadline), at
-//!    this object's `now`,
-//! 4. write the record it returns back if it changed (`PUT`, or `DELETE`).
+//! 1. read the claim's durable row (a lease is created only for an attempt
+//!    awaiting activation, restored only from the durable record of its
+//!    deadline) and, at this object's `now`, ask `lease::update_if_absent`
+//!    what the request would write on an absent record. If it writes one (a
+//!    lease created, or restored), write it on that condition alone (`PUT`
+//!    with `If-None-Match: *`): one round trip, and if it is acknowledged,
+//!    the record was absent at the coordinator when it committed, so what
+//!    it wrote is `lease::update` of what was there.
+//! 2. Otherwise (a request that writes nothing on an absent record), or if
+//!    a record exists (`412`: a second activation's, an older attempt's, an
+//!    expired one), read-modify-write: read the record and its ETag (`GET`),
+//!    run `lease::update` on it and on the durable row (read again, in the
+//!    same synchronous step), and write what it returns back if it changed,
+//!    on condition the record is still the one read (`PUT`/`DELETE` with
+//!    `If-Match: <etag>`, or `If-None-Match: *` where none was read). A
+//!    write refused on that condition (the store lost the record between
+//!    the two calls) starts this step again, at most three times.
+//!
+//! A first activation's lease is therefore one round trip, a heartbeat's
+//! renewal two (read, write), a lease check (`Holder`) one.
 //!
 //! The caller holds the lock from a lease request to the durable request
 //! that records what it found (`RecordLease`, `RecordRejection`), so that
@@ -23,9 +37,14 @@
 //!
 //! Why that is atomic: this object (one per namespace) is the only writer of
 //! the prefix, and it never runs two requests for one claim's record at once;
-//! Handoff answers a read with committed data at the coordinator and
-//! acknowledges a write once committed. So between 2 and 4 nobody can
-//! change the record, and what 4 writes is `lease::update` of what 2 read.
+//! Handoff answers a read with committed data at the coordinator,
+//! acknowledges a write once committed, and checks a write's condition
+//! against its committed memory. So a conditional write that is
+//! acknowledged took effect on the very record the decision was made for
+//! (none, in 1; the one read, in 2), and what it wrote is `lease::update`
+//! of that record. The lock is what keeps the conditions from failing but
+//! for a loss; the conditions are what keep a loss between a read and a
+//! write from being written over.
 //!
 //! What Handoff's read semantics leave open, and why it is safe: reads are
 //! linearizable (a peer confirms the coordinator's epoch first), but Handoff
@@ -42,8 +61,11 @@
 //! A 503 from Handoff (the coordinator recovering, or reset while serving)
 //! is retried with backoff for at most [`LEASE_STORE_WAIT`], every attempt
 //! included (one still unanswered then is abandoned); a write is
-//! retried with the same write id, so Handoff applies it once. After that the
-//! request fails with [`LeaseStoreError::Unavailable`] (503 + Retry-After).
+//! retried with the same write id, so Handoff applies it once (a retry
+//! whose first try did commit but whose dedup entry the coordinator lost
+//! is refused on its condition instead, and step 2 reads back what it
+//! wrote). After that the request fails with
+//! [`LeaseStoreError::Unavailable`] (503 + Retry-After).
 
 use std::cell::RefCell;
 use std::pin::pin;
@@ -52,7 +74,7 @@ use std::time::Duration;
 
 use futures_util::future::{self, Either};
 use protocol::claim::lease;
-use protocol::claim::{ClaimId, ClaimRow, Lease, LeaseReply, LeaseRequest};
+use protocol::claim::{ClaimId, ClaimRow, Lease, LeaseReply, LeaseRequest, Millis};
 use protocol::handoff::WriteId;
 use worker::{Delay, Env};
 
@@ -60,6 +82,7 @@ use super::locks::{self, Held, Reentered};
 use super::state::ClaimsState;
 use super::store::StoreError;
 use crate::auth::KeyProblem;
+use crate::conditions::{ETAG, IF_MATCH, IF_NONE_MATCH};
 use crate::http::{NO_WAKE_HEADER, WRITE_ID_HEADER};
 use crate::internal::{self, now_ms, random_u128, replica_binding};
 use crate::names::ReplicaName;
@@ -136,21 +159,14 @@ impl Leases<'_> {
     }
 
     /// Serves one lease request, the claim's lock held by the caller
-    /// (module docs: read, apply, write). `authority` reads the claim's
-    /// durable row.
+    /// (module docs: a conditional create, else read, apply, write).
+    /// `authority` reads the claim's durable row.
     pub async fn apply(
         &self,
         request: &LeaseRequest,
         authority: impl Fn(&ClaimId) -> Result<Option<ClaimRow>, StoreError>,
     ) -> Result<LeaseReply, LeaseStoreError> {
-        let claim = request.claim();
-        let stored = self.read(claim).await?;
-        let row = authority(claim)?;
-        let (reply, updated) = lease::update(stored.as_ref(), request, row.as_ref(), now_ms());
-        if updated != stored {
-            self.write(claim, updated.as_ref()).await?;
-        }
-        Ok(reply)
+        serve(self, request, authority, now_ms).await
     }
 
     /// Deletes the claim's lease record (a purged claim's), unless the
@@ -158,48 +174,28 @@ impl Leases<'_> {
     /// and this must not start them again.
     pub async fn forget(&self, claim: &ClaimId) -> Result<(), LeaseStoreError> {
         let _held = self.lock(claim).await?;
-        let (status, body) = self.call_with(Op::Delete, claim, None, &[(NO_WAKE_HEADER, "1")]).await?;
-        match status {
+        let answer = self.call_with(Op::Delete, claim, None, &[(NO_WAKE_HEADER, "1")]).await?;
+        match answer.status {
             200 | 404 | 410 => Ok(()),
-            _ => Err(unexpected(status, &body)),
+            status => Err(unexpected(status, &answer.body)),
         }
     }
 
     /// The claim's lease record, live or not (a plain read).
     pub async fn read(&self, claim: &ClaimId) -> Result<Option<Lease>, LeaseStoreError> {
-        let (status, body) = self.call(Op::Get, claim, None).await?;
-        match status {
-            200 => serde_json::from_slice(&body).map(Some).map_err(|e| LeaseStoreError::Corrupt(e.to_string())),
-            404 => Ok(None),
-            _ => Err(unexpected(status, &body)),
-        }
-    }
-
-    async fn write(&self, claim: &ClaimId, lease: Option<&Lease>) -> Result<(), LeaseStoreError> {
-        let (op, body) = match lease {
-            Some(lease) => {
-                (Op::Put, Some(serde_json::to_vec(lease).map_err(|e| LeaseStoreError::Corrupt(e.to_string()))?))
-            }
-            None => (Op::Delete, None),
-        };
-        let (status, reply) = self.call(op, claim, body).await?;
-        if status == 200 { Ok(()) } else { Err(unexpected(status, &reply)) }
+        Ok(LeaseKv::read(self, claim).await?.map(|stored| stored.lease))
     }
 
     /// One call to the coordinator, retrying 503s and transport failures
     /// (the coordinator reset or recovering) for [`LEASE_STORE_WAIT`]. A
     /// write keeps its write id across retries.
-    async fn call(&self, op: Op, claim: &ClaimId, body: Option<Vec<u8>>) -> Result<(u16, Vec<u8>), LeaseStoreError> {
-        self.call_with(op, claim, body, &[]).await
-    }
-
     async fn call_with(
         &self,
         op: Op,
         claim: &ClaimId,
         body: Option<Vec<u8>>,
         extra: &[(&str, &str)],
-    ) -> Result<(u16, Vec<u8>), LeaseStoreError> {
+    ) -> Result<Answer, LeaseStoreError> {
         let secret = self.store.secret.as_ref().map_err(|p| LeaseStoreError::Key(p.clone()))?;
         let object = ReplicaName::R0.object_name(self.ns);
         let target = Target::new(op, self.ns, Some(ReplicaName::R0)).with_key(&lease_key(claim));
@@ -215,7 +211,8 @@ impl Leases<'_> {
                 // A fresh stub each time: one whose object was reset stays broken.
                 let stub = internal::stub(&self.store.env, replica_binding(ReplicaName::R0), &object)?;
                 let mut resp = internal::call(&stub, &target, Some(secret), body.as_deref(), &headers).await?;
-                Ok::<_, worker::Error>((resp.status_code(), resp.bytes().await?))
+                let etag = resp.headers().get(ETAG).ok().flatten();
+                Ok::<_, worker::Error>(Answer { status: resp.status_code(), etag, body: resp.bytes().await? })
             };
             // An attempt waits at most what is left of the call's budget (a
             // coordinator may hold a write up to its commit wait): giving up
@@ -224,7 +221,7 @@ impl Leases<'_> {
             let left = give_up.saturating_sub(now_ms()).max(1);
             let timeout = Delay::from(Duration::from_millis(left));
             let last = match future::select(pin!(attempt), pin!(timeout)).await {
-                Either::Left((Ok((503, reply)), _)) => String::from_utf8_lossy(&reply).into_owned(),
+                Either::Left((Ok(Answer { status: 503, body, .. }), _)) => String::from_utf8_lossy(&body).into_owned(),
                 Either::Left((Ok(answer), _)) => return Ok(answer),
                 Either::Left((Err(e), _)) => e.to_string(),
                 Either::Right(_) => format!("no answer within {left} ms"),
@@ -236,6 +233,131 @@ impl Leases<'_> {
             backoff = (backoff * 2).min(MAX_BACKOFF_MS);
         }
     }
+}
+
+/// A coordinator's answer to one call.
+struct Answer {
+    status: u16,
+    /// The record's ETag (a read's, or a committed write's).
+    etag: Option<String>,
+    body: Vec<u8>,
+}
+
+/// A claim's lease record as the coordinator holds it: the lease, and the
+/// ETag of the write that put it there.
+#[derive(Clone, Debug, PartialEq)]
+struct Stored {
+    lease: Lease,
+    etag: String,
+}
+
+/// The coordinator's calls, as the lease store makes them: Handoff's
+/// conditional writes (`If-None-Match: *`, `If-Match: <etag>`) on one
+/// claim's record. [`Leases`] makes them over the network; the tests, in
+/// memory.
+trait LeaseKv {
+    /// Writes `lease` if the claim has no record: whether it did (`false`:
+    /// a record exists, nothing was written).
+    async fn create(&self, claim: &ClaimId, lease: &Lease) -> Result<bool, LeaseStoreError>;
+    /// The claim's record, live or not, and its ETag.
+    async fn read(&self, claim: &ClaimId) -> Result<Option<Stored>, LeaseStoreError>;
+    /// Writes `lease` (or deletes the record, for `None`) if the claim's
+    /// record is still `read` (the same write, or still none): whether it did.
+    async fn replace(
+        &self,
+        claim: &ClaimId,
+        read: Option<&Stored>,
+        lease: Option<&Lease>,
+    ) -> Result<bool, LeaseStoreError>;
+}
+
+/// How many times a read-modify-write is tried when its conditional write
+/// finds the record changed. Only the lock holder writes a record, so a
+/// change is the store losing it; a second try suffices, the third is slack.
+const MAX_TRIES: usize = 3;
+
+/// Serves `request` on `kv` with the protocol's pure decision at `now()`,
+/// the claim's durable row read by `authority` in the same step (module
+/// docs): a lease to create on an absent record is written on that
+/// condition alone (one round trip); otherwise, or if a record exists, the
+/// record is read, `lease::update` run on it, and what it returns written
+/// back on condition the record is still the one read.
+async fn serve(
+    kv: &impl LeaseKv,
+    request: &LeaseRequest,
+    authority: impl Fn(&ClaimId) -> Result<Option<ClaimRow>, StoreError>,
+    now: impl Fn() -> Millis,
+) -> Result<LeaseReply, LeaseStoreError> {
+    let claim = request.claim();
+    let row = authority(claim)?;
+    if let Some((reply, record)) = lease::update_if_absent(request, row.as_ref(), now())
+        && kv.create(claim, &record).await?
+    {
+        return Ok(reply);
+    }
+    for _ in 0..MAX_TRIES {
+        let stored = kv.read(claim).await?;
+        let row = authority(claim)?;
+        let existing = stored.as_ref().map(|s| &s.lease);
+        let (reply, updated) = lease::update(existing, request, row.as_ref(), now());
+        if updated.as_ref() == existing || kv.replace(claim, stored.as_ref(), updated.as_ref()).await? {
+            return Ok(reply);
+        }
+    }
+    Err(LeaseStoreError::Unexpected {
+        status: 412,
+        body: format!("the lease record of {claim} changed under its lock {MAX_TRIES} times"),
+    })
+}
+
+impl LeaseKv for Leases<'_> {
+    async fn create(&self, claim: &ClaimId, lease: &Lease) -> Result<bool, LeaseStoreError> {
+        let answer = self.call_with(Op::Put, claim, Some(encode(lease)?), &[(IF_NONE_MATCH, "*")]).await?;
+        match answer.status {
+            200 => Ok(true),
+            412 => Ok(false),
+            status => Err(unexpected(status, &answer.body)),
+        }
+    }
+
+    async fn read(&self, claim: &ClaimId) -> Result<Option<Stored>, LeaseStoreError> {
+        let answer = self.call_with(Op::Get, claim, None, &[]).await?;
+        match (answer.status, answer.etag) {
+            (200, Some(etag)) => serde_json::from_slice(&answer.body)
+                .map(|lease| Some(Stored { lease, etag }))
+                .map_err(|e| LeaseStoreError::Corrupt(e.to_string())),
+            (200, None) => Err(LeaseStoreError::Corrupt("a read of the lease record carries no ETag".into())),
+            (404, _) => Ok(None),
+            (status, _) => Err(unexpected(status, &answer.body)),
+        }
+    }
+
+    async fn replace(
+        &self,
+        claim: &ClaimId,
+        read: Option<&Stored>,
+        lease: Option<&Lease>,
+    ) -> Result<bool, LeaseStoreError> {
+        let condition = match read {
+            Some(stored) => (IF_MATCH, stored.etag.as_str()),
+            None => (IF_NONE_MATCH, "*"),
+        };
+        let answer = match lease {
+            Some(lease) => self.call_with(Op::Put, claim, Some(encode(lease)?), &[condition]).await?,
+            // Deleting no record: nothing to do (`serve` never asks it).
+            None if read.is_none() => return Ok(true),
+            None => self.call_with(Op::Delete, claim, None, &[condition]).await?,
+        };
+        match answer.status {
+            200 => Ok(true),
+            412 => Ok(false),
+            status => Err(unexpected(status, &answer.body)),
+        }
+    }
+}
+
+fn encode(lease: &Lease) -> Result<Vec<u8>, LeaseStoreError> {
+    serde_json::to_vec(lease).map_err(|e| LeaseStoreError::Corrupt(e.to_string()))
 }
 
 /// An answer a lease call does not expect: 507 (the KV writers filled the
@@ -256,6 +378,170 @@ mod tests {
     use crate::names;
     use crate::names::MAX_ID_BYTES;
     use crate::vocab::RESERVED_PREFIX;
+
+    use std::cell::{Cell, RefCell};
+
+    use protocol::claim::procedure::ready;
+    use protocol::claim::{Fence, LeaseRefused, WorkerId};
+
+    /// One claim's record in memory, with Handoff's conditions; each write
+    /// gets a new ETag. `lose_before` loses the record before that call.
+    #[derive(Default)]
+    struct Kv {
+        record: RefCell<Option<Stored>>,
+        writes: Cell<u32>,
+        calls: RefCell<Vec<&'static str>>,
+        lose_before: Cell<Option<usize>>,
+    }
+
+    impl Kv {
+        fn holding(lease: Lease) -> Kv {
+            let kv = Kv::default();
+            kv.put(lease);
+            kv
+        }
+
+        fn put(&self, lease: Lease) {
+            self.writes.set(self.writes.get() + 1);
+            *self.record.borrow_mut() = Some(Stored { lease, etag: format!("\"{}\"", self.writes.get()) });
+        }
+
+        fn enter(&self, call: &'static str) {
+            let mut calls = self.calls.borrow_mut();
+            if self.lose_before.get() == Some(calls.len()) {
+                *self.record.borrow_mut() = None;
+            }
+            calls.push(call);
+        }
+
+        fn etag(&self) -> Option<String> {
+            self.record.borrow().as_ref().map(|s| s.etag.clone())
+        }
+    }
+
+    impl LeaseKv for Kv {
+        async fn create(&self, _: &ClaimId, lease: &Lease) -> Result<bool, LeaseStoreError> {
+            self.enter("create");
+            let absent = self.record.borrow().is_none();
+            if absent {
+                self.put(lease.clone());
+            }
+            Ok(absent)
+        }
+
+        async fn read(&self, _: &ClaimId) -> Result<Option<Stored>, LeaseStoreError> {
+            self.enter("read");
+            Ok(self.record.borrow().clone())
+        }
+
+        async fn replace(
+            &self,
+            _: &ClaimId,
+            read: Option<&Stored>,
+            lease: Option<&Lease>,
+        ) -> Result<bool, LeaseStoreError> {
+            self.enter("replace");
+            if self.etag() != read.map(|s| s.etag.clone()) {
+                return Ok(false);
+            }
+            match lease {
+                Some(lease) => self.put(lease.clone()),
+                None => *self.record.borrow_mut() = None,
+            }
+            Ok(true)
+        }
+    }
+
+    const NOW: Millis = 100;
+
+    fn c1() -> ClaimId {
+        ClaimId::from("c1")
+    }
+
+    fn lease(fence: u64, worker: &str, expires_at: Millis) -> Lease {
+        Lease { fence: Fence(fence), worker: WorkerId::from(worker), expires_at }
+    }
+
+    fn create(fence: u64, worker: &str) -> LeaseRequest {
+        LeaseRequest::Create {
+            claim: c1(),
+            fence: Fence(fence),
+            worker: WorkerId::from(worker),
+            expires_at: 200,
+            not_after: 400,
+        }
+    }
+
+    /// Serves `request` on `kv`, the claim authorized for attempt 1 of w1.
+    fn serve_on(kv: &Kv, request: &LeaseRequest) -> LeaseReply {
+        let row = ClaimRow::authorize(c1(), Fence(1), WorkerId::from("w1"), 400);
+        let served = ready(serve(kv, request, |_| Ok(Some(row.clone())), || NOW));
+        match served {
+            Some(Ok(reply)) => reply,
+            other => panic!("not served at once: {other:?}"),
+        }
+    }
+
+    fn granted(lease: Lease) -> LeaseReply {
+        LeaseReply::Granted { lease }
+    }
+
+    #[test]
+    fn a_lease_on_an_absent_record_is_created_in_one_call() {
+        let kv = Kv::default();
+        assert_eq!(serve_on(&kv, &create(1, "w1")), granted(lease(1, "w1", 200)));
+        assert_eq!(*kv.calls.borrow(), ["create"]);
+        assert_eq!(kv.record.borrow().as_ref().map(|s| s.lease.clone()), Some(lease(1, "w1", 200)));
+    }
+
+    #[test]
+    fn a_refused_create_falls_back_to_read_update_write() {
+        // An older attempt's record: replaced, on condition it is the one read.
+        let kv = Kv::holding(lease(0, "w9", 500));
+        assert_eq!(serve_on(&kv, &create(1, "w1")), granted(lease(1, "w1", 200)));
+        assert_eq!(*kv.calls.borrow(), ["create", "read", "replace"]);
+        assert_eq!(kv.record.borrow().as_ref().map(|s| s.lease.clone()), Some(lease(1, "w1", 200)));
+        // The attempt's own live lease (a second activation): shared as it
+        // is, not the one the blind create would have written.
+        let kv = Kv::holding(lease(1, "w1", 150));
+        assert_eq!(serve_on(&kv, &create(1, "w1")), granted(lease(1, "w1", 150)));
+        assert_eq!(*kv.calls.borrow(), ["create", "read"]);
+        // Another worker's: refused, nothing written.
+        let kv = Kv::holding(lease(1, "w2", 150));
+        assert_eq!(serve_on(&kv, &create(1, "w1")), LeaseReply::Refused { refused: LeaseRefused::HeldByOther });
+        assert_eq!((kv.writes.get(), kv.calls.borrow().len()), (1, 2));
+    }
+
+    #[test]
+    fn requests_that_write_nothing_on_an_absent_record_read_first() {
+        let kv = Kv::default();
+        assert_eq!(serve_on(&kv, &LeaseRequest::Holder { claim: c1() }), LeaseReply::Holder { lease: None });
+        let delete = LeaseRequest::Delete { claim: c1(), fence: Fence(1), worker: WorkerId::from("w1") };
+        assert_eq!(serve_on(&kv, &delete), LeaseReply::Deleted);
+        assert_eq!(*kv.calls.borrow(), ["read", "read"]);
+        let kv = Kv::holding(lease(1, "w1", 150));
+        assert_eq!(serve_on(&kv, &delete), LeaseReply::Deleted);
+        assert_eq!(*kv.calls.borrow(), ["read", "replace"]);
+        assert!(kv.record.borrow().is_none());
+    }
+
+    #[test]
+    fn a_record_that_changed_since_the_read_is_read_again() {
+        // Lost between the read and the write: the renewal is refused on
+        // what is there now (no record), not written over it.
+        let kv = Kv::holding(lease(1, "w1", 150));
+        kv.lose_before.set(Some(1));
+        let renew = LeaseRequest::Renew { claim: c1(), fence: Fence(1), worker: WorkerId::from("w1"), expires_at: 300 };
+        assert_eq!(serve_on(&kv, &renew), LeaseReply::Refused { refused: LeaseRefused::NotHeld });
+        assert_eq!(*kv.calls.borrow(), ["read", "replace", "read"]);
+        assert!(kv.record.borrow().is_none());
+        // An older attempt's record lost after the refused create: created
+        // on condition the record is still absent.
+        let kv = Kv::holding(lease(0, "w9", 500));
+        kv.lose_before.set(Some(1));
+        assert_eq!(serve_on(&kv, &create(1, "w1")), granted(lease(1, "w1", 200)));
+        assert_eq!(*kv.calls.borrow(), ["create", "read", "replace"]);
+    }
 
     #[test]
     fn every_lease_key_is_a_valid_key_under_the_reserved_prefix() {
