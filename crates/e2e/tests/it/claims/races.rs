@@ -46,10 +46,13 @@ async fn the_activation_first_then_the_reaper_leaves_it_executing() {
 
 /// The activation is creating its lease when the reservation expires and
 /// the alarm reaps the claim: it must not commit and must leave no lease.
-/// With linearizable reads the stall comes at the lease read (no peer can
-/// confirm the coordinator's epoch while both are paused), so when the read
-/// completes the durable row is already reaped: the lease is refused
-/// (`not awaiting activation`) and the activation answers `lease_lost`.
+/// The lease is one conditional create, decided while the reservation
+/// holds; the stall comes at its write (no peer can ack it while both are
+/// paused), so when it is acknowledged the durable row is already reaped:
+/// the lock is refused (`reaped`), the activation removes the lease it
+/// created (compensation) and answers `reservation_expired`. (With a read
+/// before the write, as before, the stall came at the read, the decision
+/// after it found the row reaped, and the answer was `lease_lost`.)
 #[tokio::test]
 async fn the_reaper_wins_while_the_activation_waits_for_the_lease_store() {
     let c = Claims::fresh("claims-race-reaper").await;
@@ -61,13 +64,13 @@ async fn the_reaper_wins_while_the_activation_waits_for_the_lease_store() {
         c.store.pause(&c.ns, r, 8_000).await;
     }
     let resp = c.activate_settled("j", "k", 1, "w1", LONG, SETTLE).await;
-    rejected(&resp, "lease_lost");
+    rejected(&resp, "reservation_expired");
     let view = c.get("j").await;
     assert_eq!(view["state"], "reaped", "{view}");
     assert_eq!((view["activations"].as_u64(), &view["lease"]), (Some(0), &Value::Null), "{view}");
     c.store.get(&c.ns, "_remora/lease/j").await.expect_error(404, "key_not_found");
     // A retry of the same operation replays the recorded answer.
-    rejected(&c.activate("j", "k", 1, "w1", LONG).await, "lease_lost");
+    rejected(&c.activate("j", "k", 1, "w1", LONG).await, "reservation_expired");
 }
 
 /// The same pause, but the reservation outlives it: the activation commits

@@ -136,3 +136,33 @@ async fn an_executing_claim_whose_lease_record_was_lost_is_restored_by_its_heart
     completed(&c.complete("j", "done", 1, "w1", "succeeded", json!({ "ok": true })).await, "succeeded");
     assert_eq!(c.get("j").await["state"], "succeeded");
 }
+
+/// A lease is created on condition its record is absent; where a record is
+/// there (here: the last attempt's, expired, left by a worker that
+/// stopped), the create is refused and the lease store falls back to a read,
+/// `lease::update` and a write on condition the record is the one read: the
+/// new attempt's activation is accepted, and its lease replaces the old.
+#[tokio::test]
+async fn a_new_attempts_lease_replaces_the_last_attempts_record() {
+    let c = Claims::fresh("claims-replace").await;
+    let s = &c.store;
+    const TTL: u64 = 1_000;
+    assert_eq!(c.create("j", 1, "w1", LONG).await.status, 201);
+    accepted(&c.activate("j", "first", 1, "w1", TTL).await);
+    // Its worker stops: the claim is reaped once the lease's deadline passed,
+    // and the expired record stays.
+    c.wait_state("j", "reaped", Duration::from_millis(TTL) + REAPER_PERIOD + SLACK).await;
+    let old = s.get(&c.ns, "_remora/lease/j").await;
+    assert_eq!(old.status, 200, "{}", old.text());
+    assert_eq!((old.json()["fence"].as_u64(), old.json()["worker"].as_str()), (Some(1), Some("w1")));
+
+    assert_eq!(c.create("j", 2, "w2", LONG).await.status, 201);
+    accepted(&c.activate("j", "second", 2, "w2", LONG).await);
+    let new = s.get(&c.ns, "_remora/lease/j").await;
+    assert_eq!((new.json()["fence"].as_u64(), new.json()["worker"].as_str()), (Some(2), Some("w2")), "{}", new.text());
+    assert_ne!(new.headers.get("etag"), old.headers.get("etag"));
+    // A replay of the attempt reads that lease and writes nothing.
+    accepted(&c.activate("j", "again", 2, "w2", LONG).await);
+    assert_eq!(s.get(&c.ns, "_remora/lease/j").await.headers.get("etag"), new.headers.get("etag"), "not rewritten");
+    assert_eq!(c.get("j").await["activations"], 1);
+}
