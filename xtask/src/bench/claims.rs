@@ -3,8 +3,9 @@
 //!
 //! - `service`: `POST /v1/{ns}/claims/{claim}/activate`: the durable store
 //!   (SQLite, one transaction per protocol step) and the lease in the
-//!   namespace's Handoff KV (three round trips to the coordinator `{ns}:r0`,
-//!   one of them a replicated write);
+//!   namespace's Handoff KV (two round trips to the coordinator `{ns}:r0`:
+//!   the lease's conditional create, a replicated write, and the lease check
+//!   after the commit, a read);
 //! - `sqlite-only`: `/_bench/claims/{ns}/claims/{claim}/activate` (test
 //!   hooks only): the same activator with the lease kept in memory for the
 //!   call, so the whole activation is one SQLite transaction in the claim
