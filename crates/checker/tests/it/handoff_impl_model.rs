@@ -61,6 +61,32 @@ fn the_old_pruning_rule_fails_unreduced() {
     assert!(trace.contains("Deliver(reseed r2 -> r0"), "the dead instance's request was delivered:\n{trace}");
 }
 
+/// The rule as it stood until the unreduced run of `large/HandoffImpl.cfg`
+/// (the mutation `PruneDeclinedReseeds`: a late reseed request to a
+/// coordinator that has heard from its sender counts as inert even while
+/// the coordinator collects) is unsound: r2 and then r0 evicted, r2's
+/// reseed request delivered again to the collecting r0, whose decline then
+/// fences the still recovering r2 (`ReductionSound`; here, breadth-first,
+/// r1 is the peer). That run took 37
+/// minutes to find it depth-first; without writes breadth-first finds it
+/// in a fraction of a second.
+#[test]
+fn a_declined_reseed_is_not_inert() {
+    let text = std::fs::read_to_string(models("large/HandoffImpl.cfg")).unwrap();
+    let mut cfg = TlcConfig::parse(&text.replace("MaxWrites = 2", "MaxWrites = 0")).unwrap();
+    cfg.reduction = checker::cfg::Reduction::Off;
+    let model = HandoffImpl::from_cfg(&cfg, Some("PruneDeclinedReseeds")).unwrap();
+    let opts = RunOptions { threads: 1, search: Search::Bfs, ..Default::default() };
+    let report = run::check(model, "HandoffImpl", "large/HandoffImpl.cfg", Some("PruneDeclinedReseeds"), &opts);
+    let trace = run::format_trace(&report);
+    assert_eq!(report.violated.as_deref(), Some("ReductionSound"), "{trace}");
+    let last = trace.lines().rev().find(|l| l.starts_with("State ")).unwrap_or_default();
+    assert!(
+        last.contains("Deliver(reseed r") && last.contains(" -> r0:"),
+        "a late reseed request reached r0 last:\n{trace}"
+    );
+}
+
 /// Slow (3 to 50 s each on 2 cores): `cargo xtask check --slow` and
 /// `cargo xtask test` run them; the default check skips `::slow::`.
 mod slow {

@@ -20,7 +20,7 @@ use super::{
     MINT_ONLY_AFTER_TOTAL_DEATH, NO_PROTOCOL_ERROR, REDUCTION_SOUND,
 };
 use crate::cfg::Reduction;
-use crate::model::handoff::{msg_key, useless};
+use crate::model::handoff::{PruneRule, msg_key, useless};
 
 impl HandoffGenerations {
     pub(super) fn next_actions(&self, s: &GenState, out: &mut Vec<GenAction>) {
@@ -232,7 +232,7 @@ impl HandoffGenerations {
 /// replica; the unreduced run of HandoffGenerationsFirstBoot.cfg showed
 /// that it then did not drop a decline its own dropped collect caused.
 fn prunable(t: &GenState, m: &Message) -> bool {
-    useless(&t.replicas, &[], m, false, false)
+    useless(&t.replicas, &[], m, false, PruneRule::Sound)
         && t.replicas.get(usize::from(m.to.0)).is_some_and(|r| r.generation() >= m.generation)
 }
 

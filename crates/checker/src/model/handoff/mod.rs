@@ -69,7 +69,7 @@ use crate::spec::{self, Mirror, check_mutation};
 
 pub use model::HandoffImpl;
 use model::READS_LINEARIZABLE;
-pub(crate) use prune::useless;
+pub(crate) use prune::{PruneRule, useless};
 pub(crate) use state::msg_key;
 pub use state::{ImplAction, ImplState};
 
@@ -86,10 +86,15 @@ pub enum ImplMutation {
     /// receiver (docs/verification.md 1.8). Reduced, the model passes;
     /// unreduced, `ReductionSound` catches it.
     PruneAnsweredRequests,
+    /// The rule before the unreduced run of `large/HandoffImpl.cfg`: a
+    /// late reseed request counts as inert while the coordinator collects,
+    /// though its decline fences a recovering peer. Reduced, the model
+    /// passes; unreduced, `ReductionSound` catches it.
+    PruneDeclinedReseeds,
 }
 
 /// The mutations the model runs, by name (`--mutation NAME`).
-const MUTATIONS: [(&str, ImplMutation); 13] = [
+const MUTATIONS: [(&str, ImplMutation); 14] = [
     ("CommitBeforeAck", ImplMutation::Code(Mutation::CommitBeforeAck)),
     ("AcceptStalePush", ImplMutation::Code(Mutation::AcceptStalePush)),
     ("ServeBeforeAnnounce", ImplMutation::Code(Mutation::ServeBeforeAnnounce)),
@@ -103,6 +108,7 @@ const MUTATIONS: [(&str, ImplMutation); 13] = [
     ("ServeExpired", ImplMutation::Code(Mutation::ServeExpired)),
     ("CountStaleAck", ImplMutation::Code(Mutation::CountStaleAck)),
     ("PruneAnsweredRequests", ImplMutation::PruneAnsweredRequests),
+    ("PruneDeclinedReseeds", ImplMutation::PruneDeclinedReseeds),
 ];
 /// Constants of the model, not of the spec: see `gossip_when_done`,
 /// `max_lists` and `rolling`.
@@ -246,7 +252,11 @@ impl HandoffImpl {
             gossip_when_done,
             rolling,
             max_lists: if has(MAX_LISTS) { nat(MAX_LISTS)? } else { 0 },
-            prune_answered: mutation == Some(ImplMutation::PruneAnsweredRequests),
+            prune_rule: match mutation {
+                Some(ImplMutation::PruneAnsweredRequests) => PruneRule::AnsweredIsEnough,
+                Some(ImplMutation::PruneDeclinedReseeds) => PruneRule::DeclinedIsInert,
+                _ => PruneRule::Sound,
+            },
             deletes,
             reduction: cfg.reduction,
             instances: Vec::new(),

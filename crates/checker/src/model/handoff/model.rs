@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use protocol::handoff::{Config, Key, ReplicaId};
 
+use super::prune::PruneRule;
 use super::state::ImplState;
 use crate::cfg::Reduction;
 use crate::mirror::handoff_roll::HandoffRoll;
@@ -36,8 +37,8 @@ pub struct HandoffImpl {
     /// The model's own `RollingRestart` (FALSE when absent): evictions only
     /// as a rolling restart takes them ([`roll`](super::roll)); HandoffRoll's `Rolling`.
     pub(super) rolling: bool,
-    /// The mutation `PruneAnsweredRequests`: the reduction's old rule.
-    pub(super) prune_answered: bool,
+    /// The reduction's rule ([`PruneRule::Sound`] unless a mutation).
+    pub(super) prune_rule: PruneRule,
     /// `Deletes`: the write ids that are deletes.
     pub(super) deletes: BTreeSet<u8>,
     /// `instances[r][n]`: the instance id of replica r's n-th boot.

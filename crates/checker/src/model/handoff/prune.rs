@@ -11,19 +11,34 @@ use protocol::handoff::{Body, Instance, Message, Replica, ReplicaId, RoleView};
 
 use super::view::{is_ready, is_recovering, live, takes_chunk, waits_for};
 
+/// The rule the model prunes by: the sound one, or one of the unsound rules
+/// it once had, kept as mutations so that the unreduced runs' catch stays
+/// demonstrated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PruneRule {
+    Sound,
+    /// `PruneAnsweredRequests`: a collect or reseed request is dropped as
+    /// soon as its sender is gone or answered.
+    AnsweredIsEnough,
+    /// `PruneDeclinedReseeds`: a late reseed request is dropped once the
+    /// coordinator has heard from its sender, even while the coordinator
+    /// collects and so declines it.
+    DeclinedIsInert,
+}
+
 /// Whether delivering `m` can change nothing, ever, given the current
 /// instances and the zombies: a reply to an instance that is gone (except
 /// acks, which the spec keeps) or that no longer waits for it, or a
 /// request whose reply would be such and which changes nothing else.
 /// `settled`: no replica can boot any more (the model's eviction budget is
 /// spent), so the receivers are the last instances there will be.
-/// `answered_is_enough`: the old rule, a mutation (`PruneAnsweredRequests`).
+/// `rule`: [`PruneRule::Sound`], or a mutation.
 pub(crate) fn useless(
     replicas: &[Arc<Replica>],
     zombies: &[Arc<Replica>],
     m: &Message,
     settled: bool,
-    answered_is_enough: bool,
+    rule: PruneRule,
 ) -> bool {
     let live = |r: ReplicaId, i| live(replicas, zombies, r, i);
     let current = |r: ReplicaId| replicas.get(usize::from(r.0)).map(|x| &**x);
@@ -87,9 +102,14 @@ pub(crate) fn useless(
         // instance of it (a peer's `newest` only grows); a reseed request
         // makes the coordinator hear from its sender (`reg`; LateReseedR),
         // so it is dropped only once the coordinator, the last instance of
-        // it, has heard from that instance or a newer one. (The rule once
-        // dropped both as soon as their sender was gone or done; the model
-        // run without its reductions showed what that hid, issue 30.)
+        // it, has heard from that instance or a newer one, and can seed:
+        // a collecting coordinator answers with a decline, which fences a
+        // recovering peer (the unreduced run of large/HandoffImpl.cfg found
+        // that: r2 and then r0 evicted, r2's reseed request delivered a
+        // second time to the collecting r0 while r2 still recovers). (The
+        // rule once dropped both as soon as their sender was gone or done;
+        // the model run without its reductions showed what that hid, issue
+        // 30.)
         Body::Collect { instance, after, .. } | Body::Reseed { instance, after } => {
             let answered = current(m.from)
                 .is_none_or(|x| x.instance() != *instance || !waits_for(x, m.to) || cursor_of(x, m.to) != *after);
@@ -97,10 +117,15 @@ pub(crate) fn useless(
                 (Body::Collect { .. }, RoleView::Peer(p)) => {
                     settled && is_ready(x) && p.fence_newest().is_some_and(|n| n >= *instance)
                 }
-                (_, RoleView::Coordinator(c)) => settled && c.registered(m.from).is_some_and(|r| r >= *instance),
+                (_, RoleView::Coordinator(c)) => {
+                    let seeds = matches!(c.phase(), Phase::Ready | Phase::Announce { .. });
+                    settled
+                        && c.registered(m.from).is_some_and(|r| r >= *instance)
+                        && (seeds || rule == PruneRule::DeclinedIsInert)
+                }
                 (_, RoleView::Peer(_)) => true,
             });
-            answered && (inert || answered_is_enough)
+            answered && (inert || rule == PruneRule::AnsweredIsEnough)
         }
         Body::Push { .. } | Body::Announce { .. } | Body::Digest { .. } | Body::Records { .. } | Body::Heartbeat => false,
     }

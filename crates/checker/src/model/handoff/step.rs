@@ -144,7 +144,7 @@ impl HandoffImpl {
                 let target = self.route(&t, m)?;
                 dropped = self.reduction == Reduction::Off
                     && (m.body == Body::Heartbeat
-                        || useless(&s.replicas, &s.zombies, m, self.settled(s), self.prune_answered)
+                        || useless(&s.replicas, &s.zombies, m, self.settled(s), self.prune_rule)
                         || matches!(target, Target::Zombie(z) if self.fenced_zombie(s, z)));
                 self.input(&mut t, target, Input::Message((**m).clone()));
             }
@@ -223,7 +223,7 @@ impl HandoffImpl {
             .net
             .iter()
             .filter(|(_, m)| {
-                m.body == Body::Heartbeat || useless(&t.replicas, &t.zombies, m, self.settled(t), self.prune_answered)
+                m.body == Body::Heartbeat || useless(&t.replicas, &t.zombies, m, self.settled(t), self.prune_rule)
             })
             .map(|(k, _)| *k)
             .collect();
@@ -239,7 +239,7 @@ impl HandoffImpl {
     /// model is a step or a stutter of the reduced one.
     fn still_dropped(&self, s: &ImplState, t: &ImplState) -> bool {
         let dropped = |x: &ImplState, m: &Message| {
-            m.body == Body::Heartbeat || useless(&x.replicas, &x.zombies, m, self.settled(x), self.prune_answered)
+            m.body == Body::Heartbeat || useless(&x.replicas, &x.zombies, m, self.settled(x), self.prune_rule)
         };
         let fenced = |z: &Arc<Replica>| matches!(z.role(), RoleView::Coordinator(c) if *c.phase() == Phase::Fenced);
         s.net.iter().all(|(k, m)| !dropped(s, m) || !t.net.contains_key(k) || dropped(t, m))
