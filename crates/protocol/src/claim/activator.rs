@@ -284,7 +284,8 @@ mod tests {
     use crate::claim::durable::DurableLock;
     use crate::claim::error::DurableError;
     use crate::claim::testing::{R, Stores, key, op, run, step};
-    use crate::claim::types::ClaimId;
+    use crate::claim::durable;
+    use crate::claim::types::{ClaimId, Fence, WorkerId};
 
     const NOW: Millis = 100;
     const CONFIG: ActivatorConfig = ActivatorConfig { lease_ttl: 500, lock_ttl: 50 };
@@ -411,6 +412,32 @@ mod tests {
         assert_eq!(run(&mut stores, &mut a, R), rejected(Rejection::ReservationExpired));
         assert!(stores.leases.leases.is_empty(), "compensated");
         assert_eq!(stores.durable.claims[&c1()].activations, 0);
+    }
+
+    /// Found by the implementation model checked against RemoraJobs
+    /// (crates/checker/models/ClaimJobsImpl.cfg): a new attempt authorized
+    /// while an activation of the reaped one was still on its way must not
+    /// be committed by that activation, on the old attempt's lease.
+    #[test]
+    fn an_activation_of_an_earlier_attempt_never_commits_the_new_one() {
+        let mut stores = Stores::new();
+        let mut a = activator("o1", 1, "w1");
+        while a.stage != ActivationStage::LeaseCreated {
+            assert_eq!(step(&mut stores, &mut a, NOW), Progress::Advanced);
+        }
+        reap(&mut stores);
+        let retry = DurableRequest::Authorize {
+            claim: c1(),
+            fence: Fence(2),
+            worker: WorkerId::from("w1"),
+            reservation_expires_at: R + 500,
+            max_attempts: 3,
+        };
+        assert!(matches!(durable::apply(&mut stores.durable, &retry, R), DurableReply::Authorized { .. }));
+        assert_eq!(run(&mut stores, &mut a, R + 1), rejected(Rejection::ReservationExpired));
+        let row = &stores.durable.claims[&c1()];
+        assert_eq!((row.state, row.fence, row.activations, &row.lock), (ClaimState::Authorized, Fence(2), 0, &None));
+        assert!(stores.leases.leases.is_empty(), "compensated");
     }
 
     #[test]
