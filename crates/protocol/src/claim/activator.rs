@@ -238,7 +238,8 @@ impl Procedure for Activator {
 
             // The answer is decided here, where the spec's ReplayActivation
             // happens; recording the lease's deadline afterwards changes no
-            // answer (it only lets a later loss of the lease be restored).
+            // answer (it only lets a later loss of the lease be restored),
+            // unless the attempt no longer executes by then (below).
             (S::CheckLease, Reply::Lease(LeaseReply::Holder { lease })) => match lease {
                 Some(lease) if lease.fence == self.request.fence && lease.worker == self.request.worker => {
                     self.stage = Finished;
@@ -247,6 +248,12 @@ impl Procedure for Activator {
                 _ => S::RecordRejection { reason: Rejection::LeaseLost },
             },
             (S::RecordLease { .. }, Reply::Durable(DurableReply::LeaseRecorded)) => done(Answer::Accepted),
+            // The attempt stopped executing after its commit (it completed,
+            // or a newer attempt took the claim) while the lease it held was
+            // still on record: no acceptance goes out for it.
+            (S::RecordLease { .. }, Reply::Durable(DurableReply::NotExecuting { .. })) => {
+                S::RecordRejection { reason: Rejection::LeaseLost }
+            }
 
             (S::RecordRejection { .. }, Reply::Durable(DurableReply::Rejected { reason })) => {
                 done(Answer::Rejected { reason })
@@ -438,6 +445,23 @@ mod tests {
         let row = &stores.durable.claims[&c1()];
         assert_eq!((row.state, row.fence, row.activations, &row.lock), (ClaimState::Authorized, Fence(2), 0, &None));
         assert!(stores.leases.leases.is_empty(), "compensated");
+    }
+
+    /// Found by the implementation model checked against RemoraJobs: the
+    /// attempt completed after a replay read its (not yet released) lease;
+    /// the recording is refused, and the replay rejects instead of failing.
+    #[test]
+    fn a_replay_whose_attempt_completed_meanwhile_is_rejected() {
+        let mut stores = Stores::new();
+        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), NOW), Answer::Accepted);
+        let mut replay = activator("o2", 1, "w1");
+        while !matches!(replay.step, ActivatorStep::RecordLease { .. }) {
+            assert_eq!(step(&mut stores, &mut replay, NOW), Progress::Advanced);
+        }
+        if let Some(row) = stores.durable.claims.get_mut(&c1()) {
+            row.state = ClaimState::Succeeded;
+        }
+        assert_eq!(run(&mut stores, &mut replay, NOW), rejected(Rejection::LeaseLost));
     }
 
     #[test]
