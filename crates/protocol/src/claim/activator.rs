@@ -288,10 +288,10 @@ fn await_recovery(failure: Rejection) -> ActivatorStep {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::claim::durable;
     use crate::claim::durable::DurableLock;
     use crate::claim::error::DurableError;
     use crate::claim::testing::{R, Stores, key, op, run, step};
-    use crate::claim::durable;
     use crate::claim::types::{ClaimId, Fence, WorkerId};
 
     const NOW: Millis = 100;
