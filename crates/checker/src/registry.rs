@@ -50,6 +50,7 @@ models! {
     crate::mirror::remora_loss::RemoraClaimLeaseLoss,
     crate::mirror::remora_jobs::RemoraJobs,
     crate::model::claim::ClaimImpl,
+    crate::model::claim::ClaimJobsImpl,
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ fn an_activation_runs_to_an_accepted_answer() {
     let model = build(&shipped_text()).unwrap();
     let (o1, c1, f1, w1) = (Op(0), Claim(0), Fence(0), Worker(0));
     let mut s = model.init_states().remove(0);
-    let k = s.spec.base.k;
+    let k = s.spec.loss.base.k;
     let path = [
         Action::Activate(o1, c1, f1, w1),
         Action::Activator(o1, "validate"),
@@ -76,15 +76,15 @@ fn an_activation_runs_to_an_accepted_answer() {
         s = model.next_state(&s, action).unwrap();
         assert!(s.step_violations.is_empty(), "{action:?}: {s:?}");
     }
-    assert_eq!(s.spec.base.durable_state[c1], DurableState::Executing);
-    assert_eq!(s.spec.base.activation_stage[c1], ActivationStage::Finished);
-    assert_eq!(s.spec.base.operation_response[o1], k.accepted);
-    assert_eq!(s.spec.base.activation_effect_count[c1], 1);
+    assert_eq!(s.spec.loss.base.durable_state[c1], DurableState::Executing);
+    assert_eq!(s.spec.loss.base.activation_stage[c1], ActivationStage::Finished);
+    assert_eq!(s.spec.loss.base.operation_response[o1], k.accepted);
+    assert_eq!(s.spec.loss.base.activation_effect_count[c1], 1);
 
     // The lease lapses: the acceptance is withdrawn with it (ExpireLease),
     // and a replay is rejected.
     s = model.next_state(&s, Action::Elapse(Deadline::Lease(c1))).unwrap();
-    assert_eq!(s.spec.base.operation_response[o1], k.no_response);
+    assert_eq!(s.spec.loss.base.operation_response[o1], k.no_response);
     for action in [
         Action::Activate(o1, c1, f1, w1),
         Action::Activator(o1, "validate"),
@@ -94,7 +94,7 @@ fn an_activation_runs_to_an_accepted_answer() {
         s = model.next_state(&s, action).unwrap();
         assert!(s.step_violations.is_empty(), "{action:?}: {s:?}");
     }
-    assert_eq!(s.spec.base.operation_response[o1], k.rejected);
+    assert_eq!(s.spec.loss.base.operation_response[o1], k.rejected);
 }
 
 /// After the coordination store lost the lease of an executing claim, the
@@ -127,12 +127,12 @@ fn a_lost_lease_is_restored_by_the_executing_workers_heartbeat_only() {
             Action::LoseLease(c1),
         ],
     );
-    let k = accepted.spec.base.k;
-    assert!(accepted.spec.lease_lost[c1], "restorable");
-    assert_eq!(accepted.spec.base.operation_response[o1], k.no_response, "the acceptance is withdrawn");
+    let k = accepted.spec.loss.base.k;
+    assert!(accepted.spec.loss.lease_lost[c1], "restorable");
+    assert_eq!(accepted.spec.loss.base.operation_response[o1], k.no_response, "the acceptance is withdrawn");
     let stranger = run(accepted.clone(), &[Action::Heartbeat(c1, f1, w2)]);
     assert!(stranger.heartbeats.iter().all(Option::is_none), "refused at once: wrong worker");
-    assert_eq!(stranger.spec.base.lease[c1], NO_WORKER);
+    assert_eq!(stranger.spec.loss.base.lease[c1], NO_WORKER);
     let restored = run(
         accepted,
         &[
@@ -142,9 +142,9 @@ fn a_lost_lease_is_restored_by_the_executing_workers_heartbeat_only() {
             Action::HeartbeatStep(c1, "record"),
         ],
     );
-    assert_eq!(restored.spec.base.lease[c1], w1);
-    assert!(!restored.spec.lease_lost[c1]);
-    assert_eq!(restored.spec.base.operation_response[o1], k.no_response, "a restoration answers nothing");
+    assert_eq!(restored.spec.loss.base.lease[c1], w1);
+    assert!(!restored.spec.loss.lease_lost[c1]);
+    assert_eq!(restored.spec.loss.base.operation_response[o1], k.no_response, "a restoration answers nothing");
 }
 
 #[test]
@@ -233,11 +233,11 @@ mod slow {
                 };
                 if next.spec != s.spec {
                     let mut spec_actions = Vec::new();
-                    mirror.actions(&s.spec, &mut spec_actions);
+                    mirror.actions(&s.spec.loss, &mut spec_actions);
                     let matched = spec_actions.into_iter().find(|&a| {
-                        mirror.next_state(&s.spec, a).is_some_and(|mut t| {
+                        mirror.next_state(&s.spec.loss, a).is_some_and(|mut t| {
                             t.step_violations.clear();
-                            t == *next.spec
+                            t == next.spec.loss
                         })
                     });
                     taken.insert(matched.map_or("", |a| LossAction::NAMES[a.kind()]).to_string());

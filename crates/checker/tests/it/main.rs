@@ -1,6 +1,7 @@
 //! The checker's integration tests, one binary (`cargo test -p checker --test it`),
 //! a module per subject.
 
+mod claim_jobs;
 mod claim_model;
 mod claim_mutations;
 mod cli;

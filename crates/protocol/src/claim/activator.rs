@@ -238,7 +238,8 @@ impl Procedure for Activator {
 
             // The answer is decided here, where the spec's ReplayActivation
             // happens; recording the lease's deadline afterwards changes no
-            // answer (it only lets a later loss of the lease be restored).
+            // answer (it only lets a later loss of the lease be restored),
+            // unless the attempt no longer executes by then (below).
             (S::CheckLease, Reply::Lease(LeaseReply::Holder { lease })) => match lease {
                 Some(lease) if lease.fence == self.request.fence && lease.worker == self.request.worker => {
                     self.stage = Finished;
@@ -247,6 +248,12 @@ impl Procedure for Activator {
                 _ => S::RecordRejection { reason: Rejection::LeaseLost },
             },
             (S::RecordLease { .. }, Reply::Durable(DurableReply::LeaseRecorded)) => done(Answer::Accepted),
+            // The attempt stopped executing after its commit (it completed,
+            // or a newer attempt took the claim) while the lease it held was
+            // still on record: no acceptance goes out for it.
+            (S::RecordLease { .. }, Reply::Durable(DurableReply::NotExecuting { .. })) => {
+                S::RecordRejection { reason: Rejection::LeaseLost }
+            }
 
             (S::RecordRejection { .. }, Reply::Durable(DurableReply::Rejected { reason })) => {
                 done(Answer::Rejected { reason })
@@ -281,10 +288,11 @@ fn await_recovery(failure: Rejection) -> ActivatorStep {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::claim::durable;
     use crate::claim::durable::DurableLock;
     use crate::claim::error::DurableError;
     use crate::claim::testing::{R, Stores, key, op, run, step};
-    use crate::claim::types::ClaimId;
+    use crate::claim::types::{ClaimId, Fence, WorkerId};
 
     const NOW: Millis = 100;
     const CONFIG: ActivatorConfig = ActivatorConfig { lease_ttl: 500, lock_ttl: 50 };
@@ -411,6 +419,49 @@ mod tests {
         assert_eq!(run(&mut stores, &mut a, R), rejected(Rejection::ReservationExpired));
         assert!(stores.leases.leases.is_empty(), "compensated");
         assert_eq!(stores.durable.claims[&c1()].activations, 0);
+    }
+
+    /// Found by the implementation model checked against RemoraJobs
+    /// (crates/checker/models/ClaimJobsImpl.cfg): a new attempt authorized
+    /// while an activation of the reaped one was still on its way must not
+    /// be committed by that activation, on the old attempt's lease.
+    #[test]
+    fn an_activation_of_an_earlier_attempt_never_commits_the_new_one() {
+        let mut stores = Stores::new();
+        let mut a = activator("o1", 1, "w1");
+        while a.stage != ActivationStage::LeaseCreated {
+            assert_eq!(step(&mut stores, &mut a, NOW), Progress::Advanced);
+        }
+        reap(&mut stores);
+        let retry = DurableRequest::Authorize {
+            claim: c1(),
+            fence: Fence(2),
+            worker: WorkerId::from("w1"),
+            reservation_expires_at: R + 500,
+            max_attempts: 3,
+        };
+        assert!(matches!(durable::apply(&mut stores.durable, &retry, R), DurableReply::Authorized { .. }));
+        assert_eq!(run(&mut stores, &mut a, R + 1), rejected(Rejection::ReservationExpired));
+        let row = &stores.durable.claims[&c1()];
+        assert_eq!((row.state, row.fence, row.activations, &row.lock), (ClaimState::Authorized, Fence(2), 0, &None));
+        assert!(stores.leases.leases.is_empty(), "compensated");
+    }
+
+    /// Found by the implementation model checked against RemoraJobs: the
+    /// attempt completed after a replay read its (not yet released) lease;
+    /// the recording is refused, and the replay rejects instead of failing.
+    #[test]
+    fn a_replay_whose_attempt_completed_meanwhile_is_rejected() {
+        let mut stores = Stores::new();
+        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), NOW), Answer::Accepted);
+        let mut replay = activator("o2", 1, "w1");
+        while !matches!(replay.step, ActivatorStep::RecordLease { .. }) {
+            assert_eq!(step(&mut stores, &mut replay, NOW), Progress::Advanced);
+        }
+        if let Some(row) = stores.durable.claims.get_mut(&c1()) {
+            row.state = ClaimState::Succeeded;
+        }
+        assert_eq!(run(&mut stores, &mut replay, NOW), rejected(Rejection::LeaseLost));
     }
 
     #[test]

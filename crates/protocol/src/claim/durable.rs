@@ -790,7 +790,11 @@ fn serve(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis) -> 
             }
         }
         DurableRequest::AcquireActivationLock { claim, operation, expires_at } => {
-            match claim_row(rows, claim)?.acquire_activation_lock(operation, *expires_at, now) {
+            let row = claim_row(rows, claim)?;
+            if !of_current_attempt(rows, &row, operation)? {
+                return Ok(DurableReply::LockRefused { refused: LockRefused::Reaped });
+            }
+            match row.acquire_activation_lock(operation, *expires_at, now) {
                 Ok(row) => {
                     rows.put_claim(row);
                     DurableReply::LockAcquired
@@ -799,7 +803,11 @@ fn serve(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis) -> 
             }
         }
         DurableRequest::CommitActivation { claim, operation, lease_expires_at } => {
-            match claim_row(rows, claim)?.commit_activation(operation, *lease_expires_at, now) {
+            let row = claim_row(rows, claim)?;
+            if !of_current_attempt(rows, &row, operation)? {
+                return Ok(DurableReply::CommitRefused { refused: CommitRefused::Reaped });
+            }
+            match row.commit_activation(operation, *lease_expires_at, now) {
                 Ok(row) => {
                     rows.put_claim(row);
                     DurableReply::Committed
@@ -879,6 +887,18 @@ fn serve(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis) -> 
 
 fn claim_row(rows: &impl DurableRows, claim: &ClaimId) -> Result<ClaimRow, DurableError> {
     rows.claim(claim).ok_or_else(|| DurableError::UnknownClaim(claim.clone()))
+}
+
+/// Whether `operation` is an activation of `row`'s current attempt. One of
+/// an earlier attempt (reaped or failed, and a new attempt authorized while
+/// it was still on its way) may neither take the lock nor commit: it would
+/// make the new attempt execute on the old attempt's lease, and answer its
+/// own client Accepted (`AuthorizeRetry` in `tla/RemoraJobs.tla` starts the
+/// new attempt with no activation). It is refused as for a reaped claim:
+/// its activation compensates and is rejected.
+fn of_current_attempt(rows: &impl DurableRows, row: &ClaimRow, operation: &OperationId) -> Result<bool, DurableError> {
+    let bound = bound_operation(rows, &row.claim, operation)?;
+    Ok(row.check_attempt(&bound.request).is_ok())
 }
 
 fn bound_operation(

@@ -53,6 +53,19 @@ impl RemoraJobs {
         self.instances.iter().filter_map(|&a| self.next_state(s, a)).collect()
     }
 
+    /// The names of the checked invariants and action properties, in the
+    /// order of `properties()`.
+    pub fn property_names(&self) -> Vec<&'static str> {
+        self.names.clone()
+    }
+
+    /// `t` marked with the action properties (this module's and the
+    /// modules' below) that the step `s` → `t` violates.
+    pub fn marked(&self, s: &JobsState, t: JobsState) -> JobsState {
+        let loss = LossState { step_violations: self.loss.step_violations(&s.loss, &t.loss), ..t.loss };
+        JobsState { step_violations: self.own_step_violations(s, &t), loss, ..t }
+    }
+
     /// This module's action properties the step `s` → `t` violates, as
     /// [`JobsState::step_violations`] bits.
     fn own_step_violations(&self, s: &JobsState, t: &JobsState) -> u8 {
@@ -179,12 +192,9 @@ impl Model for RemoraJobs {
     }
 
     fn next_state(&self, s: &JobsState, action: JobsAction) -> Option<JobsState> {
-        let mut n = self.next(s, action)?;
         // The modules' below action properties, on their variables (each
         // holds on a step that leaves them unchanged), then this module's.
-        n.loss.step_violations = self.loss.step_violations(&s.loss, &n.loss);
-        n.step_violations = self.own_step_violations(s, &n);
-        Some(n)
+        Some(self.marked(s, self.next(s, action)?))
     }
 
     fn format_action(&self, action: &JobsAction) -> String {

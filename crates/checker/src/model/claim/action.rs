@@ -2,6 +2,8 @@
 //! client sending a new request, a deadline passing, or the coordination
 //! store losing a lease.
 
+use protocol::claim::Outcome;
+
 use super::names::Names;
 use crate::mirror::remora::{Claim, Fence, Op, Worker};
 
@@ -18,6 +20,11 @@ pub enum Deadline {
     CarriedBy(Op),
     /// Only in the heartbeat in flight for this claim.
     CarriedByHeartbeat(Claim),
+    /// Only in the completion in flight for this claim (the lease deadline
+    /// its commit proves).
+    CarriedByCompletion(Claim),
+    /// Only in the executing reaper's pass (the lease it read).
+    CarriedByExecutingReaper,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -43,11 +50,24 @@ pub enum Action {
     /// The coordination store loses the claim's lease record (a deploy, the
     /// loss of the replicas that held it).
     LoseLease(Claim),
+    /// RemoraJobs only. The worker of (c, f, w) sends complete with an
+    /// outcome: a new completion, whose first request (binding its id) is
+    /// served in the same step.
+    Complete(Claim, Fence, Worker, Outcome),
+    /// The completion in flight for a claim sends the request of its step.
+    Completion(Claim, &'static str),
+    /// The reaper's pass over executing claims sends its next request.
+    ExecutingReaper(&'static str),
+    /// A client creates attempt (c, f, w): the durable store's `Authorize`
+    /// (a retry of a failed or reaped claim; refused otherwise).
+    Authorize(Claim, Fence, Worker),
 }
 
 impl Action {
-    /// The kinds of step, for the coverage counts (a deadline per place).
-    pub const NAMES: [&'static str; 13] = [
+    /// The kinds of step, for the coverage counts (a deadline per place):
+    /// the first [`Action::LOSS_KINDS`] are those of a model checked against
+    /// RemoraClaimLeaseLoss, the rest RemoraJobs' additions.
+    pub const NAMES: [&'static str; 19] = [
         "Activate",
         "Reuse",
         "Activator",
@@ -61,7 +81,16 @@ impl Action {
         "Elapse(carried)",
         "Elapse(carried by heartbeat)",
         "LoseLease",
+        "Complete",
+        "Completion",
+        "ExecutingReaper",
+        "Authorize",
+        "Elapse(carried by completion)",
+        "Elapse(carried by executing reaper)",
     ];
+
+    /// How many kinds a model checked against RemoraClaimLeaseLoss takes.
+    pub const LOSS_KINDS: usize = 13;
 
     /// The position of this step's kind in [`Action::NAMES`].
     pub fn kind(&self) -> usize {
@@ -79,6 +108,12 @@ impl Action {
             Action::Elapse(Deadline::CarriedBy(_)) => 10,
             Action::Elapse(Deadline::CarriedByHeartbeat(_)) => 11,
             Action::LoseLease(_) => 12,
+            Action::Complete(..) => 13,
+            Action::Completion(..) => 14,
+            Action::ExecutingReaper(_) => 15,
+            Action::Authorize(..) => 16,
+            Action::Elapse(Deadline::CarriedByCompletion(_)) => 17,
+            Action::Elapse(Deadline::CarriedByExecutingReaper) => 18,
         }
     }
 
@@ -102,6 +137,18 @@ impl Action {
                 format!("Elapse(deadline carried by the heartbeat of {})", claim(c))
             }
             Action::Elapse(Deadline::CarriedBy(o)) => format!("Elapse(deadline carried by {})", op(o)),
+            Action::Elapse(Deadline::CarriedByCompletion(c)) => {
+                format!("Elapse(deadline carried by the completion of {})", claim(c))
+            }
+            Action::Elapse(Deadline::CarriedByExecutingReaper) => {
+                "Elapse(deadline carried by the executing reaper)".to_string()
+            }
+            Action::Complete(c, f, w, o) => {
+                format!("Complete({}, {}, {}, {})", claim(c), fence(f), worker(w), o.name())
+            }
+            Action::Completion(c, step) => format!("Completion({}).{step}", claim(c)),
+            Action::ExecutingReaper(step) => format!("ExecutingReaper.{step}"),
+            Action::Authorize(c, f, w) => format!("Authorize({}, {}, {})", claim(c), fence(f), worker(w)),
         }
     }
 }

@@ -5,7 +5,7 @@
 
 use protocol::claim::procedure::{self, Host};
 use protocol::claim::{
-    ClaimRow, ClaimState, DurableLock, DurableReply, DurableRequest, Lease, LeaseReply, LeaseRequest, Millis,
+    ClaimId, ClaimRow, ClaimState, DurableLock, DurableReply, DurableRequest, Lease, LeaseReply, LeaseRequest, Millis,
     Procedure, ProcedureError, Reply, Request, RequestKey, durable, lease,
 };
 
@@ -21,6 +21,11 @@ pub enum Origin<'a> {
     Activator(&'a RequestKey),
     Reaper,
     Heartbeat,
+    /// The completion serving this request key.
+    Completion(&'a RequestKey),
+    ExecutingReaper,
+    /// A client's create (`Authorize`).
+    Client,
 }
 
 /// The stores of one model state, serving the requests of one procedure.
@@ -60,7 +65,7 @@ impl ClaimImpl {
         }
     }
 
-    fn serve(&self, s: &mut ImplState, request: &Request, origin: Origin<'_>) -> Reply {
+    pub(super) fn serve(&self, s: &mut ImplState, request: &Request, origin: Origin<'_>) -> Reply {
         use Mutation::*;
         match (self.mutation, origin, request) {
             (
@@ -116,6 +121,20 @@ impl ClaimImpl {
             (Some(ReaperIgnoresReservation), Origin::Reaper, Request::Durable(r)) => {
                 Reply::Durable(durable::apply(&mut s.durable, r, Millis::MAX))
             }
+            (Some(ReaperReapsCompleted), Origin::ExecutingReaper, Request::Durable(r)) => {
+                Reply::Durable(as_if_executing(s, r))
+            }
+            (Some(RetryBeyondLimit), Origin::Client, Request::Durable(create @ DurableRequest::Authorize { .. })) => {
+                Reply::Durable(with_one_more_attempt(s, create))
+            }
+            (Some(CompleteWithoutLeaseCheck), Origin::Completion(key), Request::Lease(LeaseRequest::Holder { .. })) => {
+                Reply::Lease(LeaseReply::Holder {
+                    lease: Some(Lease { fence: key.fence, worker: key.worker.clone(), expires_at: Millis::MAX }),
+                })
+            }
+            (Some(CompletionKeepsLease), Origin::Completion(_), Request::Lease(LeaseRequest::Delete { .. })) => {
+                Reply::Lease(LeaseReply::Deleted)
+            }
             (_, _, Request::Durable(r)) => Reply::Durable(durable::apply(&mut s.durable, r, NOW)),
             (_, _, Request::Lease(r)) => Reply::Lease(serve_lease(s, r, NOW)),
         }
@@ -145,6 +164,56 @@ fn commit_as_if_locked(s: &mut ImplState, commit: &DurableRequest) -> DurableRep
         && let Some(row) = s.durable.claims.get_mut(claim)
     {
         row.lock = real;
+    }
+    reply
+}
+
+/// Serves `request` as if every completed attempt still executed: the
+/// completed rows are shown Executing, and keep that state only if the
+/// request reaped them.
+fn as_if_executing(s: &mut ImplState, request: &DurableRequest) -> DurableReply {
+    let completed: Vec<(ClaimId, ClaimState)> = s
+        .durable
+        .claims
+        .values()
+        .filter(|row| row.outcome.is_some())
+        .map(|row| (row.claim.clone(), row.state))
+        .collect();
+    for (claim, _) in &completed {
+        if let Some(row) = s.durable.claims.get_mut(claim) {
+            row.state = ClaimState::Executing;
+        }
+    }
+    let reply = durable::apply(&mut s.durable, request, NOW);
+    for (claim, state) in completed {
+        if let Some(row) = s.durable.claims.get_mut(&claim)
+            && row.state == ClaimState::Executing
+        {
+            row.state = state;
+        }
+    }
+    reply
+}
+
+/// Serves a create as if the claim allowed one attempt more than it does
+/// (a dead claim is shown failed, or reaped); the row is left as it was
+/// unless the create goes through.
+fn with_one_more_attempt(s: &mut ImplState, create: &DurableRequest) -> DurableReply {
+    let DurableRequest::Authorize { claim, .. } = create else {
+        return durable::apply(&mut s.durable, create, NOW);
+    };
+    let Some(real) = s.durable.claims.get(claim).cloned() else {
+        return durable::apply(&mut s.durable, create, NOW);
+    };
+    let state = match (real.state, real.outcome) {
+        (ClaimState::Dead, Some(_)) => ClaimState::Failed,
+        (ClaimState::Dead, None) => ClaimState::Reaped,
+        (state, _) => state,
+    };
+    s.durable.claims.insert(claim.clone(), ClaimRow { state, max_attempts: real.max_attempts + 1, ..real.clone() });
+    let reply = durable::apply(&mut s.durable, create, NOW);
+    if !matches!(reply, DurableReply::Authorized { .. }) {
+        s.durable.claims.insert(claim.clone(), real);
     }
     reply
 }

@@ -27,6 +27,7 @@
 
 mod action;
 mod host;
+mod jobs;
 mod mapping;
 mod model;
 mod mutation;
@@ -36,12 +37,14 @@ mod state;
 mod time;
 
 use protocol::claim::{
-    ActivationStage, Activator, ActivatorConfig, ActivatorStep, ClaimRow, DurableLock, Heartbeat, HeartbeatStep,
-    MemoryDurable, MemoryLeases, Procedure, Reaper,
+    ActivationStage, Activator, ActivatorConfig, ActivatorStep, Completion, CompletionStep, DurableLock,
+    ExecutingReaper, ExecutingReaperStep, Heartbeat, HeartbeatStep, MemoryDurable, MemoryLeases, Procedure, Reaper,
+    durable,
 };
 use stateright::{Model, Property};
 
 pub use action::{Action, Deadline};
+pub use jobs::ClaimJobsImpl;
 pub use model::ClaimImpl;
 use model::PROCEDURES_TAKE_EVERY_REPLY;
 pub use mutation::Mutation;
@@ -49,11 +52,13 @@ pub use state::{Client, ImplState};
 
 use crate::cfg::{CfgError, TlcConfig};
 use crate::mirror::remora::{Claim, Fence, Op, Worker};
+use crate::mirror::remora_jobs::{FenceSet, JOBS_SPEC, RemoraJobs};
 use crate::mirror::remora_loss::{LOSS_SPEC, RemoraClaimLeaseLoss};
 use crate::spec::{Mirror, check_mutation};
 use host::Origin;
 use names::Names;
-use refinement::Refinement;
+use refinement::{Interned, Refinement, Refines};
+use state::View;
 use time::{NOW, TTL};
 
 impl Mirror for ClaimImpl {
@@ -62,51 +67,11 @@ impl Mirror for ClaimImpl {
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         check_mutation(Self::MODULE, mutation::NAMES, mutation)?;
-        cfg.expect_constants(Self::MODULE, crate::mirror::remora::CONSTANTS)?;
-        if cfg.specification.is_some() || cfg.init.is_some() || cfg.next.is_some() {
-            return Err(CfgError::Unsupported(
-                "ClaimImpl is the implementation, not a spec: its cfg names no SPECIFICATION, INIT or NEXT".into(),
-            ));
-        }
-        if cfg.check_deadlock {
-            return Err(CfgError::Unsupported(
-                "the model does not look for deadlocks: the cfg must say CHECK_DEADLOCK FALSE".into(),
-            ));
-        }
-        // The spec's invariants and properties are the mirror's: it checks
-        // that the cfg names only ones it has.
-        let mirror_cfg = TlcConfig {
-            module: None,
-            specification: Some(LOSS_SPEC.into()),
-            init: None,
-            next: None,
-            constants: cfg.constants.clone(),
-            invariants: cfg.invariants.clone(),
-            properties: cfg.properties.iter().filter(|p| *p != LOSS_SPEC).cloned().collect(),
-            check_deadlock: false,
-            ..TlcConfig::default()
-        };
-        let refinement = Refinement::new(RemoraClaimLeaseLoss::from_cfg(&mirror_cfg, None)?);
-        let mut checked = refinement.property_names();
-        let check_refinement = cfg.properties.iter().any(|p| p == LOSS_SPEC);
-        if check_refinement {
-            checked.push(LOSS_SPEC);
-        }
-        checked.push(PROCEDURES_TAKE_EVERY_REPLY);
-        if checked.len() > SLOTS.len() {
-            return Err(CfgError::Unsupported(format!("ClaimImpl checks at most {} properties", SLOTS.len())));
-        }
-        Ok(ClaimImpl {
-            names: Names { k: refinement.constants() },
-            refinement,
-            checked,
-            check_refinement,
-            mutation: mutation.and_then(Mutation::from_name),
-        })
+        ClaimImpl::build(Self::MODULE, cfg, mutation, false)
     }
 
     fn action_names(&self) -> Vec<&'static str> {
-        Action::NAMES.to_vec()
+        Action::NAMES[..Action::LOSS_KINDS].to_vec()
     }
 
     fn action_kind(&self, action: &Action) -> usize {
@@ -114,9 +79,74 @@ impl Mirror for ClaimImpl {
     }
 }
 
+impl AsRef<ClaimImpl> for ClaimImpl {
+    fn as_ref(&self) -> &ClaimImpl {
+        self
+    }
+}
+
 const ACTIVATOR: ActivatorConfig = ActivatorConfig { lease_ttl: TTL, lock_ttl: TTL };
 
+/// RemoraJobs' constant.
+const MAX_ATTEMPTS: &str = "MaxAttempts";
+
 impl ClaimImpl {
+    /// The model of `cfg`, checked against RemoraJobs (`jobs`, the cfg
+    /// setting `MaxAttempts`) or RemoraClaimLeaseLoss.
+    pub(super) fn build(module: &str, cfg: &TlcConfig, mutation: Option<&str>, jobs: bool) -> Result<Self, CfgError> {
+        let mut constants = crate::mirror::remora::CONSTANTS.to_vec();
+        if jobs {
+            constants.push(MAX_ATTEMPTS);
+        }
+        cfg.expect_constants(module, &constants)?;
+        if cfg.specification.is_some() || cfg.init.is_some() || cfg.next.is_some() {
+            return Err(CfgError::Unsupported(format!(
+                "{module} is the implementation, not a spec: its cfg names no SPECIFICATION, INIT or NEXT"
+            )));
+        }
+        if cfg.check_deadlock {
+            return Err(CfgError::Unsupported(
+                "the model does not look for deadlocks: the cfg must say CHECK_DEADLOCK FALSE".into(),
+            ));
+        }
+        let spec_name = if jobs { JOBS_SPEC } else { LOSS_SPEC };
+        // The spec's invariants and properties are the mirror's: it checks
+        // that the cfg names only ones it has.
+        let mirror_cfg = TlcConfig {
+            module: None,
+            specification: Some(spec_name.into()),
+            init: None,
+            next: None,
+            constants: cfg.constants.clone(),
+            invariants: cfg.invariants.clone(),
+            properties: cfg.properties.iter().filter(|p| *p != spec_name).cloned().collect(),
+            check_deadlock: false,
+            ..TlcConfig::default()
+        };
+        let (refinement, max_attempts): (Box<dyn Refines>, _) = if jobs {
+            let max_attempts = cfg.nat(MAX_ATTEMPTS)?;
+            (Box::new(Refinement::new(RemoraJobs::from_cfg(&mirror_cfg, None)?)), Some(max_attempts))
+        } else {
+            (Box::new(Refinement::new(RemoraClaimLeaseLoss::from_cfg(&mirror_cfg, None)?)), None)
+        };
+        let mut checked = refinement.property_names();
+        let refinement_property = cfg.properties.iter().any(|p| p == spec_name).then_some(spec_name);
+        checked.extend(refinement_property);
+        checked.push(PROCEDURES_TAKE_EVERY_REPLY);
+        if checked.len() > SLOTS {
+            return Err(CfgError::Unsupported(format!("{module} checks at most {SLOTS} properties")));
+        }
+        Ok(ClaimImpl {
+            names: Names { k: refinement.constants() },
+            refinement,
+            interned: Interned::default(),
+            checked,
+            refinement_property,
+            jobs: max_attempts,
+            mutation: mutation.and_then(Mutation::from_name),
+        })
+    }
+
     /// Each (fence, worker) assignment to the claims, in the cfg's order.
     fn attempts(&self) -> Vec<Vec<(Fence, Worker)>> {
         let n = &self.names;
@@ -140,7 +170,7 @@ impl ClaimImpl {
         self.names.k.operations.iter().position(|o| *o == op)
     }
 
-    fn claim_index(&self, c: Claim) -> Option<usize> {
+    pub(super) fn claim_index(&self, c: Claim) -> Option<usize> {
         self.names.k.claims.iter().position(|x| *x == c)
     }
 
@@ -149,7 +179,7 @@ impl ClaimImpl {
     fn check(&self, prev: Option<&ImplState>, mut s: ImplState, renewal: Option<(Claim, Worker)>) -> ImplState {
         time::canonicalize(&mut s);
         self.withdraw_lapsed_acceptances(&mut s);
-        let spec = self.refinement.intern(self.map(&s));
+        let spec = self.interned.intern(self.map(&s));
         let mut violated = std::mem::take(&mut s.step_violations);
         let is_step = match prev {
             None => self.refinement.is_initial(&spec),
@@ -159,14 +189,13 @@ impl ClaimImpl {
                 None => self.refinement.is_step(&p.spec, &spec),
             },
         };
-        if !is_step && self.check_refinement {
-            violated.push(LOSS_SPEC);
+        if let Some(name) = self.refinement_property.filter(|_| !is_step) {
+            violated.push(name);
         }
-        let action_violations = prev.map(|p| self.refinement.step_violations(&p.spec, &spec)).unwrap_or_default();
         // A stutter leaves the spec state, and so every invariant's verdict,
         // as it was in the predecessor, which has been checked already.
         if prev.is_none_or(|p| p.spec != spec) {
-            violated.extend(self.refinement.failing(&spec, action_violations));
+            violated.extend(self.refinement.failing(prev.map(|p| &*p.spec), &spec));
         }
         violated.retain(|name| self.checked.contains(name));
         violated.sort_unstable();
@@ -175,9 +204,10 @@ impl ClaimImpl {
     }
 
     /// An acceptance stands while the lease it was given under is in force;
-    /// once that lease has lapsed or was lost, it is withdrawn for good (the
-    /// spec's ExpireLease and LoseLease), even if the lease is restored
-    /// later (RestoreLease answers nothing): the history forgets it.
+    /// once that lease has lapsed, was lost or released by a completion, it
+    /// is withdrawn for good (the spec's ExpireLease, LoseLease, Complete),
+    /// even if the lease is restored later (RestoreLease answers nothing):
+    /// the history forgets it.
     fn withdraw_lapsed_acceptances(&self, s: &mut ImplState) {
         let n = &self.names;
         for (&op, client) in n.operations.iter().zip(s.clients.iter_mut()) {
@@ -186,8 +216,7 @@ impl ClaimImpl {
             }
             let op = n.operation_id(op);
             let claim = s.durable.operations.keys().find(|(_, o)| *o == op).map(|(c, _)| c);
-            let in_force = claim.and_then(|c| s.leases.leases.get(c)).is_some_and(|l| time::is_live(l.expires_at));
-            if !in_force {
+            if !mapping::lease_in_force(claim.and_then(|c| s.durable.claims.get(c)), &s.leases) {
                 client.accepted = None;
             }
         }
@@ -200,17 +229,29 @@ impl ClaimImpl {
         };
         let key = run.request.clone();
         let checked_lease = run.step == ActivatorStep::CheckLease;
+        let recording = matches!(run.step, ActivatorStep::RecordLease { .. });
         self.step(s, &mut run, Origin::Activator(&key));
         // The model looks at the store when the answer is decided (the
         // lease check): an acceptance is right only while the lease is in
-        // force. Recording the lease afterwards changes no answer.
-        let accepted = checked_lease && matches!(run.step, ActivatorStep::RecordLease { .. });
-        let lease_in_force =
-            s.leases.leases.get(&run.request.claim).is_some_and(|lease| time::is_live(lease.expires_at));
+        // force. Recording the lease afterwards changes no answer, unless
+        // the attempt no longer executes (it completed, or a newer attempt
+        // was authorized, its lease still on record): then the recording is
+        // refused and the activation rejects.
+        let executing =
+            s.durable.claims.get(&run.request.claim).is_some_and(|row| row.check_executing(&run.request).is_ok());
+        let found_lease = checked_lease && matches!(run.step, ActivatorStep::RecordLease { .. });
+        let accepted = found_lease && executing;
+        // Such an activation does not finish in the spec's terms: it is
+        // rejected (RejectPrecondition), which leaves the stage as it was.
+        let rejects_after_all =
+            (found_lease && !executing) || (recording && matches!(run.step, ActivatorStep::RecordRejection { .. }));
+        let lease_in_force = mapping::lease_in_force(s.durable.claims.get(&run.request.claim), &s.leases);
         let Some(client) = s.clients.get_mut(i) else {
             return;
         };
-        client.progress = client.progress.max(run.stage);
+        if !rejects_after_all {
+            client.progress = client.progress.max(run.stage);
+        }
         if accepted {
             client.accepted = Some(lease_in_force);
         }
@@ -271,6 +312,14 @@ impl ClaimImpl {
                 HeartbeatStep::Record { expires_at } => expires_at,
                 _ => return None,
             },
+            Deadline::CarriedByCompletion(c) => match s.completions.get(self.claim_index(c)?)?.as_ref()?.step {
+                CompletionStep::Commit { lease_expires_at } => lease_expires_at,
+                _ => return None,
+            },
+            Deadline::CarriedByExecutingReaper => match &s.executing_reaper.step {
+                ExecutingReaperStep::Reap { lease: Some(lease), .. } => lease.expires_at,
+                _ => return None,
+            },
         };
         time::is_live(t).then_some(t)
     }
@@ -285,7 +334,9 @@ impl ClaimImpl {
             .operations
             .iter()
             .map(|&op| Deadline::CarriedBy(op))
-            .chain(n.claims.iter().map(|&c| Deadline::CarriedByHeartbeat(c)));
+            .chain(n.claims.iter().map(|&c| Deadline::CarriedByHeartbeat(c)))
+            .chain(n.claims.iter().map(|&c| Deadline::CarriedByCompletion(c)))
+            .chain([Deadline::CarriedByExecutingReaper]);
         let mut seen = Vec::new();
         stored
             .chain(carried)
@@ -313,9 +364,8 @@ impl Model for ClaimImpl {
                 // Each claim was authorized at its own time: its reservation
                 // is a deadline of its own.
                 for (i, (&c, &(f, w))) in n.claims.iter().zip(&attempts).enumerate() {
-                    let reservation_expires_at = NOW + TTL + i as u64;
-                    let row = ClaimRow::authorize(n.claim_id(c), n.fence(f), n.worker_id(w), reservation_expires_at);
-                    durable.claims.insert(row.claim.clone(), row);
+                    let create = self.authorize(c, f, w, NOW + TTL + i as u64);
+                    durable::apply(&mut durable, &create, NOW);
                 }
                 let leases = MemoryLeases::default();
                 let clients: Vec<Client> = n
@@ -324,13 +374,29 @@ impl Model for ClaimImpl {
                     .map(|_| Client { run: None, accepted: None, progress: ActivationStage::Idle })
                     .collect();
                 let heartbeats: Vec<Option<Heartbeat>> = n.claims.iter().map(|_| None).collect();
+                let completions: Vec<Option<Completion>> = n.claims.iter().map(|_| None).collect();
+                let executing_reaper = ExecutingReaper::default();
+                let attempts: Vec<FenceSet> = attempts.iter().map(|&(f, _)| FenceSet::of(f)).collect();
+                let view = View {
+                    durable: &durable,
+                    leases: &leases,
+                    clients: &clients,
+                    heartbeats: &heartbeats,
+                    completions: &completions,
+                    executing_reaper: &executing_reaper,
+                    attempts: &attempts,
+                };
+                let spec = self.interned.intern(self.map_view(&view));
                 let s = ImplState {
-                    spec: self.refinement.intern(self.map_stores(&durable, &leases, &clients, &heartbeats)),
+                    spec,
                     durable,
                     leases,
                     clients,
                     reaper: Reaper::default(),
                     heartbeats,
+                    completions,
+                    executing_reaper,
+                    attempts,
                     step_violations: Vec::new(),
                 };
                 self.check(None, s, None)
@@ -392,6 +458,9 @@ impl Model for ClaimImpl {
                 }
             }
         }
+        if self.jobs.is_some() {
+            self.jobs_actions(s, actions);
+        }
         actions.extend(self.deadlines(s).into_iter().map(Action::Elapse));
         actions.extend(
             n.claims.iter().filter(|&&c| s.leases.leases.contains_key(&n.claim_id(c))).map(|&c| Action::LoseLease(c)),
@@ -430,6 +499,14 @@ impl Model for ClaimImpl {
             Action::LoseLease(c) => {
                 s.leases.leases.remove(&n.claim_id(c))?;
             }
+            Action::Complete(c, f, w, o) => {
+                let i = self.claim_index(c)?;
+                *s.completions.get_mut(i)? = Some(self.completion(c, f, w, o));
+                self.step_completion(&mut s, i);
+            }
+            Action::Completion(c, _) => self.step_completion(&mut s, self.claim_index(c)?),
+            Action::ExecutingReaper(_) => self.step_executing_reaper(&mut s),
+            Action::Authorize(c, f, w) => self.create(&mut s, c, f, w),
         }
         Some(self.check(Some(prev), s, renewal))
     }
@@ -440,7 +517,7 @@ impl Model for ClaimImpl {
     }
 
     fn properties(&self) -> Vec<Property<Self>> {
-        self.checked.iter().zip(SLOTS).map(|(name, slot)| Property::always(name, slot)).collect()
+        properties(self)
     }
 }
 
@@ -449,14 +526,17 @@ impl Model for ClaimImpl {
 enum Holder<'a> {
     Activator(&'a protocol::claim::OperationId),
     Heartbeat(&'a protocol::claim::ClaimId),
+    Completion(&'a protocol::claim::ClaimId),
+    ExecutingReaper,
 }
 
 /// Whether `next`, a procedure's next request, is a lease request on a
 /// claim whose lease lock another procedure holds. A host holds a claim's
 /// lock from a lease request to the durable request that records what it
 /// found (`RecordLease`: the deadline granted or read; `RecordRejection`:
-/// the lease lost, or compensated), so a procedure at such a step holds it,
-/// and other lease requests on the claim wait.
+/// the lease lost, or compensated; `ReapExecuting`: the lease read;
+/// `RecordCompletionRefusal`), so a procedure at such a step holds it, and
+/// other lease requests on the claim wait.
 fn lease_lock_held_by_another(s: &ImplState, me: Holder<'_>, next: Option<protocol::claim::Request>) -> bool {
     let Some(protocol::claim::Request::Lease(request)) = next else {
         return false;
@@ -472,17 +552,52 @@ fn lease_lock_held_by_another(s: &ImplState, me: Holder<'_>, next: Option<protoc
             && matches!(h.step, HeartbeatStep::Record { .. })
             && me != Holder::Heartbeat(&h.request.claim)
     });
-    activators.count() + heartbeats.count() > 0
+    let completions = s.completions.iter().flatten().filter(|c| {
+        c.request.claim == *claim
+            && matches!(c.step, CompletionStep::RecordRefusal { .. })
+            && me != Holder::Completion(&c.request.claim)
+    });
+    let reaper = matches!(&s.executing_reaper.step, ExecutingReaperStep::Reap { claim: c, .. } if c == claim)
+        && me != Holder::ExecutingReaper;
+    activators.count() + heartbeats.count() + completions.count() + usize::from(reaper) > 0
 }
+
+/// How many properties a model checks at most.
+const SLOTS: usize = 24;
 
 /// `always` properties are plain function pointers, so each checked
 /// property gets a slot reading its name from `checked`.
-fn slot<const I: usize>(m: &ClaimImpl, s: &ImplState) -> bool {
-    m.checked.get(I).is_none_or(|name| !s.step_violations.contains(name))
+fn slot<M: AsRef<ClaimImpl> + Model<State = ImplState>, const I: usize>(m: &M, s: &ImplState) -> bool {
+    m.as_ref().checked.get(I).is_none_or(|name| !s.step_violations.contains(name))
 }
 
-const SLOTS: [fn(&ClaimImpl, &ImplState) -> bool; 24] = [
-    slot::<0>, slot::<1>, slot::<2>, slot::<3>, slot::<4>, slot::<5>, slot::<6>, slot::<7>, slot::<8>, slot::<9>,
-    slot::<10>, slot::<11>, slot::<12>, slot::<13>, slot::<14>, slot::<15>, slot::<16>, slot::<17>, slot::<18>,
-    slot::<19>, slot::<20>, slot::<21>, slot::<22>, slot::<23>,
-];
+/// The checked properties of `m`, one slot each.
+fn properties<M: AsRef<ClaimImpl> + Model<State = ImplState>>(m: &M) -> Vec<Property<M>> {
+    let slots: [fn(&M, &ImplState) -> bool; SLOTS] = [
+        slot::<M, 0>,
+        slot::<M, 1>,
+        slot::<M, 2>,
+        slot::<M, 3>,
+        slot::<M, 4>,
+        slot::<M, 5>,
+        slot::<M, 6>,
+        slot::<M, 7>,
+        slot::<M, 8>,
+        slot::<M, 9>,
+        slot::<M, 10>,
+        slot::<M, 11>,
+        slot::<M, 12>,
+        slot::<M, 13>,
+        slot::<M, 14>,
+        slot::<M, 15>,
+        slot::<M, 16>,
+        slot::<M, 17>,
+        slot::<M, 18>,
+        slot::<M, 19>,
+        slot::<M, 20>,
+        slot::<M, 21>,
+        slot::<M, 22>,
+        slot::<M, 23>,
+    ];
+    m.as_ref().checked.iter().zip(slots).map(|(name, slot)| Property::always(name, slot)).collect()
+}

@@ -2,16 +2,22 @@
 
 use super::mutation::Mutation;
 use super::names::Names;
-use super::refinement::Refinement;
+use super::refinement::{Interned, Refines};
 
 /// The implementation model with the constants of one cfg.
 pub struct ClaimImpl {
     pub(super) names: Names,
-    pub(super) refinement: Refinement,
+    /// The spec checked: RemoraClaimLeaseLoss, or RemoraJobs (`jobs`).
+    pub(super) refinement: Box<dyn Refines>,
+    pub(super) interned: Interned,
     /// The properties checked, in the order of `properties()`.
     pub(super) checked: Vec<&'static str>,
-    /// Whether the cfg asks for `LossSpec` (the refinement itself).
-    pub(super) check_refinement: bool,
+    /// The formula that names the refinement (`LossSpec`, `JobsSpec`), if
+    /// the cfg asks for it as a `PROPERTY`.
+    pub(super) refinement_property: Option<&'static str>,
+    /// RemoraJobs' `MaxAttempts` when the model checks RemoraJobs: then the
+    /// clients also complete, retry and the reaper takes executing claims.
+    pub(super) jobs: Option<u32>,
     pub(super) mutation: Option<Mutation>,
 }
 

@@ -29,6 +29,18 @@ pub enum Mutation {
     /// worker: after a loss, a stranger's heartbeat restores the lease for
     /// itself.
     RestoreForStranger,
+    /// RemoraJobs: the executing reaper's requests are served as if a
+    /// completed attempt still executed: it lists and reaps it.
+    ReaperReapsCompleted,
+    /// RemoraJobs: a create is served as if the claim allowed one attempt
+    /// more than it does (a dead claim looks failed or reaped).
+    RetryBeyondLimit,
+    /// RemoraJobs: a completion's lease check is answered "the attempt
+    /// holds the lease, for ever" without asking the coordination store.
+    CompleteWithoutLeaseCheck,
+    /// RemoraJobs: a completion's release is answered "deleted" and never
+    /// served: the completed attempt keeps its lease.
+    CompletionKeepsLease,
 }
 
 /// Every mutation by name (`--mutation NAME`): the one source of the
@@ -43,12 +55,25 @@ pub const TABLE: [(&str, Mutation); 7] = [
     ("restore-for-stranger", Mutation::RestoreForStranger),
 ];
 
+/// The mutations of what RemoraJobs adds (completion, retries, the reaping
+/// of executing claims), which only the model checked against RemoraJobs
+/// runs.
+pub const JOBS_TABLE: [(&str, Mutation); 4] = [
+    ("reaper-reaps-completed", Mutation::ReaperReapsCompleted),
+    ("retry-beyond-limit", Mutation::RetryBeyondLimit),
+    ("complete-without-lease-check", Mutation::CompleteWithoutLeaseCheck),
+    ("completion-keeps-lease", Mutation::CompletionKeepsLease),
+];
+
 /// The names, as `Mirror::MUTATIONS` lists them.
 pub const NAMES: &[&str] = &crate::spec::names(&TABLE);
 
+/// The names of [`JOBS_TABLE`].
+pub const JOBS_NAMES: &[&str] = &crate::spec::names(&JOBS_TABLE);
+
 impl Mutation {
-    /// The mutation called `name` in [`TABLE`].
+    /// The mutation called `name` in [`TABLE`] or [`JOBS_TABLE`].
     pub fn from_name(name: &str) -> Option<Mutation> {
-        crate::spec::named(&TABLE, name)
+        crate::spec::named(&TABLE, name).or_else(|| crate::spec::named(&JOBS_TABLE, name))
     }
 }

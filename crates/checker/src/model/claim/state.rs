@@ -5,11 +5,11 @@ use std::fmt;
 use std::sync::Arc;
 
 use protocol::claim::{
-    ActivationStage, Activator, ClaimRow, DurableLock, Heartbeat, HeartbeatStep, Lease, MemoryDurable, MemoryLeases,
-    Millis, OperationRow, Reaper, RequestKey,
+    ActivationStage, Activator, ClaimRow, Completion, DurableLock, ExecutingReaper, Heartbeat, HeartbeatStep, Lease,
+    MemoryDurable, MemoryLeases, Millis, OperationRow, Reaper, RequestKey,
 };
 
-use crate::mirror::remora_loss::LossState;
+use crate::mirror::remora_jobs::{FenceSet, JobsState};
 use crate::spec::{TlaState, fmt_variables};
 
 /// The model's clock, which never moves: deadlines move past it instead
@@ -25,14 +25,49 @@ pub struct ImplState {
     pub reaper: Reaper,
     /// The heartbeat in flight for each claim, in the cfg's order.
     pub heartbeats: Vec<Option<Heartbeat>>,
+    /// The completion in flight for each claim, in the cfg's order (only
+    /// when the model checks RemoraJobs).
+    pub completions: Vec<Option<Completion>>,
+    /// The reaper's pass over executing claims (RemoraJobs only; idle
+    /// otherwise).
+    pub executing_reaper: ExecutingReaper,
+    /// History: the fences of each claim's authorized attempts, in the
+    /// cfg's order (the durable row keeps only the current one and a count).
+    pub attempts: Vec<FenceSet>,
     /// The spec state this one maps to (a function of the fields above,
     /// kept to check the next step against). Interned: the spec has far
     /// fewer states than the implementation, so states share it.
-    pub spec: Arc<LossState>,
+    pub spec: Arc<JobsState>,
     /// The properties that the step into this state (or this initial
     /// state) violates. Empty on every state of a correct run, so it adds
     /// no states; a violating step gets a state of its own to report.
     pub step_violations: Vec<&'static str>,
+}
+
+/// What the refinement mapping reads of a state: everything but the spec
+/// state it yields.
+pub struct View<'a> {
+    pub durable: &'a MemoryDurable,
+    pub leases: &'a MemoryLeases,
+    pub clients: &'a [Client],
+    pub heartbeats: &'a [Option<Heartbeat>],
+    pub completions: &'a [Option<Completion>],
+    pub executing_reaper: &'a ExecutingReaper,
+    pub attempts: &'a [FenceSet],
+}
+
+impl ImplState {
+    pub fn view(&self) -> View<'_> {
+        View {
+            durable: &self.durable,
+            leases: &self.leases,
+            clients: &self.clients,
+            heartbeats: &self.heartbeats,
+            completions: &self.completions,
+            executing_reaper: &self.executing_reaper,
+            attempts: &self.attempts,
+        }
+    }
 }
 
 /// The client of one operation id: the activate request it has in flight,
@@ -72,6 +107,16 @@ impl TlaState for ImplState {
                 "heartbeats",
                 list(self.heartbeats.iter().flatten().map(|h| format!("{} {}", key(&h.request), heartbeat(&h.step)))),
             ),
+            (
+                "completions",
+                list(
+                    self.completions
+                        .iter()
+                        .flatten()
+                        .map(|c| format!("{} {} {:?} at {}", c.operation, key(&c.request), c.outcome, c.step.name())),
+                ),
+            ),
+            ("executingReaper", self.executing_reaper.step.name().to_string()),
         ]);
         vars
     }
@@ -109,9 +154,10 @@ fn claim_row(row: &ClaimRow) -> String {
         Some(DurableLock::Recovery) => "recovery".into(),
     };
     let recorded = row.lease_until.map_or("none".into(), time);
+    let outcome = row.outcome.map_or(String::new(), |o| format!(" outcome {o:?}"));
     format!(
-        "{} {:?} attempt ({}, {}) reservation {reservation} lock {lock} activations {} lease recorded until {recorded}",
-        row.claim, row.state, row.fence, row.worker, row.activations
+        "{} {:?}{outcome} attempt {} of {} ({}, {}) reservation {reservation} lock {lock} activations {} lease recorded until {recorded}",
+        row.claim, row.state, row.attempt, row.max_attempts, row.fence, row.worker, row.activations
     )
 }
 

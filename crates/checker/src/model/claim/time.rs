@@ -12,7 +12,9 @@
 //! that states differing only in the values of equal-or-unequal instants
 //! are one state. New deadlines are `NOW + TTL`, above every canonical name.
 
-use protocol::claim::{ActivatorStep, ClaimId, DurableLock, HeartbeatStep, Millis};
+use protocol::claim::{
+    ActivatorStep, ClaimId, CompletionStep, DurableLock, ExecutingReaperStep, HeartbeatStep, Millis,
+};
 
 use super::state::ImplState;
 pub use super::state::NOW;
@@ -51,6 +53,14 @@ fn for_each_time(s: &mut ImplState, mut f: impl FnMut(&mut Millis)) {
             f(expires_at);
         }
     }
+    for completion in s.completions.iter_mut().flatten() {
+        if let CompletionStep::Commit { lease_expires_at } = &mut completion.step {
+            f(lease_expires_at);
+        }
+    }
+    if let ExecutingReaperStep::Reap { lease: Some(lease), .. } = &mut s.executing_reaper.step {
+        f(&mut lease.expires_at);
+    }
 }
 
 /// Renames the stored times canonically (see the module doc).
@@ -74,8 +84,9 @@ pub fn canonicalize(s: &mut ImplState) {
 /// recorded for a claim is a copy of an earlier deadline of the claim's
 /// lease, which only grows (renewals and restorations take the later one),
 /// taken under the claim's lease lock; so when the lease's deadline passes
-/// (the record's, or the copy on its way to the durable store while the
-/// record is lost), the recorded one has passed too.
+/// (the record's, or a copy on its way to the durable store while the
+/// record is lost: a heartbeat's, an activator's, the executing reaper's),
+/// the recorded one has passed too.
 pub fn elapse(s: &mut ImplState, instant: Millis) {
     let lease_of = |s: &ImplState, claim: &ClaimId| -> Vec<Millis> {
         let record = s.leases.leases.get(claim).map(|l| l.expires_at);
@@ -91,7 +102,8 @@ pub fn elapse(s: &mut ImplState, instant: Millis) {
                     _ => None,
                 }
             });
-        record.into_iter().chain(carried).chain(recording).collect()
+        let read = s.durable.claims.get(claim).and_then(|row| super::mapping::reaper_carries(&s.executing_reaper, row));
+        record.into_iter().chain(carried).chain(recording).chain(read).collect()
     };
     let passing: Vec<ClaimId> =
         s.durable.claims.keys().filter(|c| lease_of(s, c).contains(&instant)).cloned().collect();
