@@ -21,11 +21,12 @@ use stateright::{Model, Property};
 
 use super::action::Action;
 use super::host::Origin;
+use super::lease_lock::{Holder, lease_lock_held_by_another};
 use super::model::ClaimImpl;
 use super::mutation;
+use super::slots::properties;
 use super::state::ImplState;
 use super::time::{NOW, TTL};
-use super::{Holder, lease_lock_held_by_another, properties};
 use crate::cfg::{CfgError, TlcConfig};
 use crate::mirror::remora::{Claim, Fence, Worker};
 use crate::spec::{Mirror, check_mutation};

@@ -47,13 +47,13 @@
 //!   heartbeat may restore the lease.
 
 use protocol::claim::{
-    ActivationStage, ActivatorStep, ClaimRow, ClaimState, CompletionStep, DurableLock, ExecutingReaper,
-    ExecutingReaperStep, HeartbeatStep, Lease, MemoryLeases, Millis, Outcome, lease::holder,
+    ActivationStage, ActivatorStep, ClaimRow, ClaimState, CompletionStep, DurableLock, HeartbeatStep, Lease,
+    MemoryLeases, Outcome, lease::holder,
 };
 
 use super::model::ClaimImpl;
 use super::state::{ImplState, View};
-use super::time::{NOW, is_live};
+use super::time::{NOW, is_live, reaper_carries};
 use crate::compact::Ctx;
 use crate::mirror::remora::{self, ClaimFunc, Fence, LockOwner, NO_WORKER, OpFunc, Request, Worker};
 use crate::mirror::remora_jobs::{self, JobsState};
@@ -209,20 +209,6 @@ impl ClaimImpl {
             }
         }
         m
-    }
-}
-
-/// The deadline of the claim's lease that the executing reaper read and
-/// carries to the durable store (where a refused reap records it), if it
-/// is the attempt's.
-pub(super) fn reaper_carries(reaper: &ExecutingReaper, row: &ClaimRow) -> Option<Millis> {
-    match &reaper.step {
-        ExecutingReaperStep::Reap { claim, lease: Some(l), .. }
-            if *claim == row.claim && l.fence == row.fence && l.worker == row.worker =>
-        {
-            Some(l.expires_at)
-        }
-        _ => None,
     }
 }
 

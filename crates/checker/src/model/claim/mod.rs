@@ -28,11 +28,13 @@
 mod action;
 mod host;
 mod jobs;
+mod lease_lock;
 mod mapping;
 mod model;
 mod mutation;
 mod names;
 mod refinement;
+mod slots;
 mod state;
 mod time;
 
@@ -45,6 +47,7 @@ use stateright::{Model, Property};
 
 pub use action::{Action, Deadline};
 pub use jobs::ClaimJobsImpl;
+use lease_lock::{Holder, lease_lock_held_by_another};
 pub use model::ClaimImpl;
 use model::PROCEDURES_TAKE_EVERY_REPLY;
 pub use mutation::Mutation;
@@ -58,6 +61,7 @@ use crate::spec::{Mirror, check_mutation};
 use host::Origin;
 use names::Names;
 use refinement::{Interned, Refinement, Refines};
+use slots::{SLOTS, properties};
 use state::View;
 use time::{NOW, TTL};
 
@@ -519,85 +523,4 @@ impl Model for ClaimImpl {
     fn properties(&self) -> Vec<Property<Self>> {
         properties(self)
     }
-}
-
-/// A procedure, as the holder of a claim's lease lock.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Holder<'a> {
-    Activator(&'a protocol::claim::OperationId),
-    Heartbeat(&'a protocol::claim::ClaimId),
-    Completion(&'a protocol::claim::ClaimId),
-    ExecutingReaper,
-}
-
-/// Whether `next`, a procedure's next request, is a lease request on a
-/// claim whose lease lock another procedure holds. A host holds a claim's
-/// lock from a lease request to the durable request that records what it
-/// found (`RecordLease`: the deadline granted or read; `RecordRejection`:
-/// the lease lost, or compensated; `ReapExecuting`: the lease read;
-/// `RecordCompletionRefusal`), so a procedure at such a step holds it, and
-/// other lease requests on the claim wait.
-fn lease_lock_held_by_another(s: &ImplState, me: Holder<'_>, next: Option<protocol::claim::Request>) -> bool {
-    let Some(protocol::claim::Request::Lease(request)) = next else {
-        return false;
-    };
-    let claim = request.claim();
-    let activators = s.clients.iter().filter_map(|c| c.run.as_ref()).filter(|run| {
-        run.request.claim == *claim
-            && matches!(run.step, ActivatorStep::RecordLease { .. } | ActivatorStep::RecordRejection { .. })
-            && me != Holder::Activator(&run.operation)
-    });
-    let heartbeats = s.heartbeats.iter().flatten().filter(|h| {
-        h.request.claim == *claim
-            && matches!(h.step, HeartbeatStep::Record { .. })
-            && me != Holder::Heartbeat(&h.request.claim)
-    });
-    let completions = s.completions.iter().flatten().filter(|c| {
-        c.request.claim == *claim
-            && matches!(c.step, CompletionStep::RecordRefusal { .. })
-            && me != Holder::Completion(&c.request.claim)
-    });
-    let reaper = matches!(&s.executing_reaper.step, ExecutingReaperStep::Reap { claim: c, .. } if c == claim)
-        && me != Holder::ExecutingReaper;
-    activators.count() + heartbeats.count() + completions.count() + usize::from(reaper) > 0
-}
-
-/// How many properties a model checks at most.
-const SLOTS: usize = 24;
-
-/// `always` properties are plain function pointers, so each checked
-/// property gets a slot reading its name from `checked`.
-fn slot<M: AsRef<ClaimImpl> + Model<State = ImplState>, const I: usize>(m: &M, s: &ImplState) -> bool {
-    m.as_ref().checked.get(I).is_none_or(|name| !s.step_violations.contains(name))
-}
-
-/// The checked properties of `m`, one slot each.
-fn properties<M: AsRef<ClaimImpl> + Model<State = ImplState>>(m: &M) -> Vec<Property<M>> {
-    let slots: [fn(&M, &ImplState) -> bool; SLOTS] = [
-        slot::<M, 0>,
-        slot::<M, 1>,
-        slot::<M, 2>,
-        slot::<M, 3>,
-        slot::<M, 4>,
-        slot::<M, 5>,
-        slot::<M, 6>,
-        slot::<M, 7>,
-        slot::<M, 8>,
-        slot::<M, 9>,
-        slot::<M, 10>,
-        slot::<M, 11>,
-        slot::<M, 12>,
-        slot::<M, 13>,
-        slot::<M, 14>,
-        slot::<M, 15>,
-        slot::<M, 16>,
-        slot::<M, 17>,
-        slot::<M, 18>,
-        slot::<M, 19>,
-        slot::<M, 20>,
-        slot::<M, 21>,
-        slot::<M, 22>,
-        slot::<M, 23>,
-    ];
-    m.as_ref().checked.iter().zip(slots).map(|(name, slot)| Property::always(name, slot)).collect()
 }

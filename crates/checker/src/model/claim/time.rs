@@ -13,7 +13,8 @@
 //! are one state. New deadlines are `NOW + TTL`, above every canonical name.
 
 use protocol::claim::{
-    ActivatorStep, ClaimId, CompletionStep, DurableLock, ExecutingReaperStep, HeartbeatStep, Millis,
+    ActivatorStep, ClaimId, ClaimRow, CompletionStep, DurableLock, ExecutingReaper, ExecutingReaperStep, HeartbeatStep,
+    Millis,
 };
 
 use super::state::ImplState;
@@ -102,7 +103,7 @@ pub fn elapse(s: &mut ImplState, instant: Millis) {
                     _ => None,
                 }
             });
-        let read = s.durable.claims.get(claim).and_then(|row| super::mapping::reaper_carries(&s.executing_reaper, row));
+        let read = s.durable.claims.get(claim).and_then(|row| reaper_carries(&s.executing_reaper, row));
         record.into_iter().chain(carried).chain(recording).chain(read).collect()
     };
     let passing: Vec<ClaimId> =
@@ -122,4 +123,18 @@ pub fn elapse(s: &mut ImplState, instant: Millis) {
 /// Whether a stored time is a deadline still ahead.
 pub fn is_live(t: Millis) -> bool {
     protocol::claim::types::is_live(t, NOW)
+}
+
+/// The deadline of the claim's lease that the executing reaper read and
+/// carries to the durable store (where a refused reap records it), if it
+/// is the attempt's.
+pub(super) fn reaper_carries(reaper: &ExecutingReaper, row: &ClaimRow) -> Option<Millis> {
+    match &reaper.step {
+        ExecutingReaperStep::Reap { claim, lease: Some(l), .. }
+            if *claim == row.claim && l.fence == row.fence && l.worker == row.worker =>
+        {
+            Some(l.expires_at)
+        }
+        _ => None,
+    }
 }
