@@ -93,15 +93,22 @@ impl Claims {
         lease_ttl_ms: u64,
         within: Duration,
     ) -> Resp {
-        let deadline = Instant::now() + within;
-        loop {
-            let resp = self.activate(claim, key, fence, worker, lease_ttl_ms).await;
-            if resp.status != 503 || Instant::now() > deadline {
-                return resp;
-            }
-            assert!(resp.header("retry-after").is_some(), "503 without Retry-After: {}", resp.text());
-            tokio::time::sleep(Duration::from_millis(500)).await;
-        }
+        settled(within, || self.activate(claim, key, fence, worker, lease_ttl_ms)).await
+    }
+
+    /// [`Claims::complete`] again while the answer is a 503 (bounded).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn complete_settled(
+        &self,
+        claim: &str,
+        key: &str,
+        fence: u64,
+        worker: &str,
+        outcome: &str,
+        result: Value,
+        within: Duration,
+    ) -> Resp {
+        settled(within, || self.complete(claim, key, fence, worker, outcome, result.clone())).await
     }
 
     /// `POST .../heartbeat`.
@@ -136,6 +143,20 @@ impl Claims {
             assert!(Instant::now() < deadline, "claim {claim} not {state} after {within:?}: {view}");
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
+    }
+}
+
+/// `request()` again while it answers 503, which must carry Retry-After,
+/// for at most `within`: the last answer.
+async fn settled<F: Future<Output = Resp>>(within: Duration, mut request: impl FnMut() -> F) -> Resp {
+    let deadline = Instant::now() + within;
+    loop {
+        let resp = request().await;
+        if resp.status != 503 || Instant::now() > deadline {
+            return resp;
+        }
+        assert!(resp.header("retry-after").is_some(), "503 without Retry-After: {}", resp.text());
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 

@@ -3,7 +3,7 @@
 //! never applied twice, and a rejection once given stands. Completions
 //! racing the same evictions end each claim once.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use e2e::claims::{Claims, outcome};
 use serde_json::json;
@@ -157,15 +157,8 @@ async fn completions_racing_evictions_of_every_lease_store_replica_end_each_clai
 /// A completion request: key, fence, outcome (worker `w1`).
 type Completion = (&'static str, u64, &'static str);
 
-/// Completes `claim` as `key` says, again while the answer is a 503
-/// (bounded): its status and body.
+/// Completes `claim` as `key` says (503s retried): its status and body.
 async fn complete(c: &Claims, claim: &str, (key, fence, result): Completion) -> (u16, serde_json::Value) {
-    let deadline = Instant::now() + SETTLE;
-    loop {
-        let resp = c.complete(claim, key, fence, "w1", result, json!({ "by": key })).await;
-        if resp.status != 503 || Instant::now() > deadline {
-            return (resp.status, resp.json());
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    let resp = c.complete_settled(claim, key, fence, "w1", result, json!({ "by": key }), SETTLE).await;
+    (resp.status, resp.json())
 }
