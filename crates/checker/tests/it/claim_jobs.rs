@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use checker::cfg::TlcConfig;
-use checker::mirror::remora::{Claim, DurableState, Fence, NO_WORKER, Op, Worker};
+use checker::mirror::remora::{DurableState, NO_WORKER};
 use checker::mirror::remora_jobs::Outcome;
 use checker::model::claim::{Action, ClaimJobsImpl, Deadline, ImplState};
 use checker::run::{self, RunOptions};
@@ -17,11 +17,7 @@ use checker::spec::Mirror;
 use protocol::claim::Outcome::{Failed, Succeeded};
 use stateright::Model;
 
-const O1: Op = Op(0);
-const C1: Claim = Claim(0);
-const F1: Fence = Fence(0);
-const F2: Fence = Fence(1);
-const W1: Worker = Worker(0);
+use crate::claim_paths::{ACTIVATE, C1, F1, F2, W1};
 
 fn cfg_text() -> String {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/counterexamples/ClaimJobsImpl.cfg");
@@ -46,17 +42,6 @@ fn walk(model: &ClaimJobsImpl, path: &[Action]) -> (ImplState, Vec<&'static str>
     }
     (s, violated)
 }
-
-/// The first activation of (c1, f1, w1), accepted.
-const ACTIVATE: [Action; 7] = [
-    Action::Activate(O1, C1, F1, W1),
-    Action::Activator(O1, "validate"),
-    Action::Activator(O1, "create_lease"),
-    Action::Activator(O1, "acquire_lock"),
-    Action::Activator(O1, "commit"),
-    Action::Activator(O1, "check_lease"),
-    Action::Activator(O1, "record_lease"),
-];
 
 /// The worker completes its attempt with `o`, through to the release.
 fn complete(o: protocol::claim::Outcome) -> [Action; 5] {

@@ -14,6 +14,8 @@ use checker::run::{self, RunOptions};
 use checker::spec::Mirror;
 use stateright::Model;
 
+use crate::claim_paths::ACTIVATE;
+
 /// Distinct states of the shipped cfg with one fence.
 const ONE_FENCE_STATES: usize = 112_402;
 
@@ -60,16 +62,7 @@ fn an_activation_runs_to_an_accepted_answer() {
     let (o1, c1, f1, w1) = (Op(0), Claim(0), Fence(0), Worker(0));
     let mut s = model.init_states().remove(0);
     let k = s.spec.loss.base.k;
-    let path = [
-        Action::Activate(o1, c1, f1, w1),
-        Action::Activator(o1, "validate"),
-        Action::Activator(o1, "create_lease"),
-        Action::Activator(o1, "acquire_lock"),
-        Action::Activator(o1, "commit"),
-        Action::Activator(o1, "check_lease"),
-        Action::Activator(o1, "record_lease"),
-    ];
-    for action in path {
+    for action in ACTIVATE {
         let mut enabled = Vec::new();
         model.actions(&s, &mut enabled);
         assert!(enabled.contains(&action), "{action:?} is not enabled in\n{s:?}");

@@ -4,6 +4,7 @@
 mod claim_jobs;
 mod claim_model;
 mod claim_mutations;
+mod claim_paths;
 mod cli;
 mod handoff_bounds;
 mod handoff_cond;
