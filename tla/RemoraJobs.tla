@@ -16,6 +16,19 @@
 \*     lapsed, or the store lost it past restoring, or the commit went
 \*     ahead without it (CommitActivationWithLostLease). A completed
 \*     attempt is never reaped.
+\*   - CompleteWithLostLease(c, w, o): the completion read the lease in
+\*     force, and the store lost the record before the commit. The commit
+\*     checks the deadline the completion read (as the activation's commit
+\*     does, CommitActivationWithLostLease), so it goes ahead while that
+\*     deadline has not passed: the lost lease is still restorable
+\*     (leaseLost[c]). The completed claim holds no lease, lost or not.
+\*   - CompensateEndedAttempt(c): an activation of an attempt that
+\*     committed and has ended since (reaped, or completed) compensates and
+\*     finishes. A second activation of the same attempt whose lease create
+\*     was refused (the first one's lease stood) awaits recovery; once the
+\*     attempt is reaped or dead it removes the attempt's lease record, if
+\*     any, and is rejected. The modules below compensate only before a
+\*     commit (their executing claims never end).
 \*   - AuthorizeRetry(c, f, w): after a failed or reaped attempt, a new
 \*     attempt with a fence no earlier attempt of the claim had (the
 \*     implementation's "higher fence") and any worker, while fewer than
@@ -27,8 +40,12 @@
 \* A claim is Dead once its last allowed attempt failed or was reaped; no
 \* attempt is authorized beyond that (the implementation answers
 \* claim_dead). The activation of the new attempt is the modules' below,
-\* unchanged: an in-flight activation of the old attempt must have finished
-\* (compensated, if it had created a lease) before the retry.
+\* unchanged. An activation of the old attempt may still be in flight when
+\* the retry is authorized (the durable store cannot see an activation that
+\* validated and has not locked): it leaves this module's view, its stage
+\* starting again at Idle, because the durable store refuses its lock and
+\* its commit (it is not the current attempt), so all it can still do is
+\* compensate, removing a lease of a fence that is no longer the claim's.
 \*
 \* Restated: the base module counts one activation effect per claim and
 \* says it never goes back (ActivationAppliesAtMostOnce); a retry starts a
@@ -91,6 +108,19 @@ Complete(c, w, o) ==
                    conflictRequest, activationEffectCount, leaseLost,
                    usedFences>>
 
+CompleteWithLostLease(c, w, o) ==
+    /\ durableState[c] = Executing
+    /\ outcome[c] = Pending
+    /\ w = attemptWorker[c]
+    /\ lease[c] = NoWorker
+    /\ leaseLost[c]
+    /\ outcome' = [outcome EXCEPT ![c] = o]
+    /\ leaseLost' = [leaseLost EXCEPT ![c] = FALSE]
+    /\ UNCHANGED <<durableState, attemptFence, attemptWorker, reservation,
+                   lease, activationStage, durableLock, operationRequest,
+                   operationResponse, conflictRequest, activationEffectCount,
+                   usedFences>>
+
 ReapExecuting(c) ==
     /\ durableState[c] = Executing
     /\ outcome[c] = Pending
@@ -102,12 +132,22 @@ ReapExecuting(c) ==
                    operationResponse, conflictRequest,
                    activationEffectCount, leaseLost, outcome, usedFences>>
 
+CompensateEndedAttempt(c) ==
+    /\ \/ durableState[c] = Reaped
+       \/ outcome[c] # Pending
+    /\ activationStage[c] = Committed
+    /\ lease[c] = NoWorker
+    /\ activationStage' = [activationStage EXCEPT ![c] = Finished]
+    /\ UNCHANGED <<durableState, attemptFence, attemptWorker, reservation,
+                   lease, durableLock, operationRequest, operationResponse,
+                   conflictRequest, activationEffectCount, leaseLost, outcome,
+                   usedFences>>
+
 AuthorizeRetry(c, f, w) ==
     /\ \/ outcome[c] = Failed
        \/ durableState[c] = Reaped
     /\ Attempts(c) < MaxAttempts
     /\ f \notin usedFences[c]
-    /\ activationStage[c] \notin {Validated, LeaseCreated}
     /\ lease[c] = NoWorker
     /\ durableLock[c] = NoOwner
     /\ durableState' = [durableState EXCEPT ![c] = Authorized]
@@ -125,7 +165,10 @@ JobsNext ==
     \/ LossNext /\ UNCHANGED <<outcome, usedFences>>
     \/ \E c \in Claims, w \in Workers, o \in {Succeeded, Failed} :
            Complete(c, w, o)
+    \/ \E c \in Claims, w \in Workers, o \in {Succeeded, Failed} :
+           CompleteWithLostLease(c, w, o)
     \/ \E c \in Claims : ReapExecuting(c)
+    \/ \E c \in Claims : CompensateEndedAttempt(c)
     \/ \E c \in Claims, f \in Fences, w \in Workers : AuthorizeRetry(c, f, w)
 
 JobsSpec == JobsInit /\ [][JobsNext]_jobVars

@@ -43,10 +43,13 @@ LiveSpecNoLostLeaseExpiry ==
 
 \* No claim executing without a live or restorable lease: once it has
 \* neither, it is reaped; while its lease is restorable, the heartbeat
-\* restores it or the claim is reaped.
+\* restores it, the worker completes on it (CompleteWithLostLease), or the
+\* claim is reaped.
 NoClaimExecutingWithoutLease ==
     \A c \in Claims :
         ExecutingWithoutLease(c)
-            ~> (lease[c] # NoWorker \/ durableState[c] = Reaped)
+            ~> \/ lease[c] # NoWorker
+               \/ durableState[c] = Reaped
+               \/ outcome[c] # Pending
 
 =============================================================================

@@ -1,5 +1,5 @@
 //! The disjuncts of `JobsNext`: RemoraClaimLeaseLoss's `LossNext` (that
-//! mirror's [`LossAction`]) and the three actions of the module.
+//! mirror's [`LossAction`]) and the five actions of the module.
 
 use crate::mirror::remora::{Claim, Constants, Fence, Worker};
 use crate::mirror::remora_loss::LossAction;
@@ -12,7 +12,10 @@ pub enum JobsAction {
     Loss(LossAction),
     /// `Complete(c, w, o)`, `o \in {Succeeded, Failed}`.
     Complete(Claim, Worker, Outcome),
+    /// `CompleteWithLostLease(c, w, o)`, `o \in {Succeeded, Failed}`.
+    CompleteWithLostLease(Claim, Worker, Outcome),
     ReapExecuting(Claim),
+    CompensateEndedAttempt(Claim),
     AuthorizeRetry(Claim, Fence, Worker),
 }
 
@@ -20,16 +23,18 @@ const LOSS: usize = LossAction::NAMES.len();
 
 impl JobsAction {
     /// The module's actions, in `JobsNext` order.
-    pub const NAMES: [&'static str; LOSS + 3] = {
-        let mut names = [""; LOSS + 3];
+    pub const NAMES: [&'static str; LOSS + 5] = {
+        let mut names = [""; LOSS + 5];
         let mut i = 0;
         while i < LOSS {
             names[i] = LossAction::NAMES[i];
             i += 1;
         }
         names[LOSS] = "Complete";
-        names[LOSS + 1] = "ReapExecuting";
-        names[LOSS + 2] = "AuthorizeRetry";
+        names[LOSS + 1] = "CompleteWithLostLease";
+        names[LOSS + 2] = "ReapExecuting";
+        names[LOSS + 3] = "CompensateEndedAttempt";
+        names[LOSS + 4] = "AuthorizeRetry";
         names
     };
 
@@ -38,8 +43,10 @@ impl JobsAction {
         match self {
             JobsAction::Loss(a) => a.kind(),
             JobsAction::Complete(..) => LOSS,
-            JobsAction::ReapExecuting(_) => LOSS + 1,
-            JobsAction::AuthorizeRetry(..) => LOSS + 2,
+            JobsAction::CompleteWithLostLease(..) => LOSS + 1,
+            JobsAction::ReapExecuting(_) => LOSS + 2,
+            JobsAction::CompensateEndedAttempt(_) => LOSS + 3,
+            JobsAction::AuthorizeRetry(..) => LOSS + 4,
         }
     }
 
@@ -48,10 +55,10 @@ impl JobsAction {
         let name = JobsAction::NAMES[self.kind()];
         match *self {
             JobsAction::Loss(a) => a.show(k),
-            JobsAction::Complete(c, w, o) => {
+            JobsAction::Complete(c, w, o) | JobsAction::CompleteWithLostLease(c, w, o) => {
                 format!("{name}({}, {}, {})", k.name(c), k.name(w), crate::mirror::remora::string_of(o))
             }
-            JobsAction::ReapExecuting(c) => format!("{name}({})", k.name(c)),
+            JobsAction::ReapExecuting(c) | JobsAction::CompensateEndedAttempt(c) => format!("{name}({})", k.name(c)),
             JobsAction::AuthorizeRetry(c, f, w) => format!("{name}({}, {}, {})", k.name(c), k.name(f), k.name(w)),
         }
     }

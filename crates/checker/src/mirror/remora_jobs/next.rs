@@ -5,7 +5,7 @@ use super::action::JobsAction::{self, *};
 use super::model::RemoraJobs;
 use super::mutation::Mutation;
 use super::state::{FenceSet, JobsState, Outcome};
-use crate::mirror::remora::ActivationStage::{Idle, LeaseCreated, Validated};
+use crate::mirror::remora::ActivationStage::{Committed, Finished, Idle};
 use crate::mirror::remora::DurableState::{Authorized, Executing, Reaped};
 use crate::mirror::remora::{Claim, ClaimFunc, Fence, LockOwner, NO_WORKER, Worker};
 use crate::mirror::remora_loss::LossAction;
@@ -41,7 +41,13 @@ impl RemoraJobs {
                 actions.extend([Outcome::Succeeded, Outcome::Failed].map(|o| Complete(c, w, o)));
             }
         }
+        for &c in &k.claims {
+            for &w in &k.workers {
+                actions.extend([Outcome::Succeeded, Outcome::Failed].map(|o| CompleteWithLostLease(c, w, o)));
+            }
+        }
         actions.extend(k.claims.iter().map(|&c| ReapExecuting(c)));
+        actions.extend(k.claims.iter().map(|&c| CompensateEndedAttempt(c)));
         // \E c \in Claims, f \in Fences, w \in Workers
         for &c in &k.claims {
             for &f in &k.fences {
@@ -55,7 +61,9 @@ impl RemoraJobs {
         match action {
             Loss(a) => self.loss_step(s, a),
             Complete(c, w, o) => self.complete(s, c, w, o),
+            CompleteWithLostLease(c, w, o) => self.complete_with_lost_lease(s, c, w, o),
             ReapExecuting(c) => self.reap_executing(s, c),
+            CompensateEndedAttempt(c) => self.compensate_ended_attempt(s, c),
             AuthorizeRetry(c, f, w) => self.authorize_retry(s, c, f, w),
         }
     }
@@ -110,6 +118,21 @@ impl RemoraJobs {
         Some(n)
     }
 
+    fn complete_with_lost_lease(&self, s: &JobsState, c: Claim, w: Worker, o: Outcome) -> Option<JobsState> {
+        let b = &s.loss.base;
+        let mut n = enabled(
+            s,
+            b.durable_state[c] == Executing
+                && s.outcome[c] == Outcome::Pending
+                && w == b.attempt_worker[c]
+                && b.lease[c] == NO_WORKER
+                && s.loss.lease_lost[c],
+        )?;
+        n.outcome[c] = o;
+        n.loss.lease_lost[c] = false;
+        Some(n)
+    }
+
     fn reap_executing(&self, s: &JobsState, c: Claim) -> Option<JobsState> {
         let b = &s.loss.base;
         let mut n = enabled(
@@ -123,6 +146,18 @@ impl RemoraJobs {
         Some(n)
     }
 
+    fn compensate_ended_attempt(&self, s: &JobsState, c: Claim) -> Option<JobsState> {
+        let b = &s.loss.base;
+        let mut n = enabled(
+            s,
+            (b.durable_state[c] == Reaped || s.outcome[c] != Outcome::Pending)
+                && b.activation_stage[c] == Committed
+                && b.lease[c] == NO_WORKER,
+        )?;
+        n.loss.base.activation_stage[c] = Finished;
+        Some(n)
+    }
+
     fn authorize_retry(&self, s: &JobsState, c: Claim, f: Fence, w: Worker) -> Option<JobsState> {
         let b = &s.loss.base;
         let fresh =
@@ -132,7 +167,6 @@ impl RemoraJobs {
             (s.outcome[c] == Outcome::Failed || b.durable_state[c] == Reaped)
                 && (self.attempts(s, c) < self.max_attempts || self.mutated(Mutation::RetryBeyondLimit))
                 && fresh
-                && !matches!(b.activation_stage[c], Validated | LeaseCreated)
                 && b.lease[c] == NO_WORKER
                 && b.durable_lock[c] == LockOwner::NoOwner,
         )?;
