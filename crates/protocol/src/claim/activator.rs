@@ -422,7 +422,7 @@ mod tests {
     }
 
     /// Found by the implementation model checked against RemoraJobs
-    /// (crates/checker/models/ClaimJobsImpl.cfg): a new attempt authorized
+    /// (crates/checker/models/large/ClaimJobsImpl.cfg): a new attempt authorized
     /// while an activation of the reaped one was still on its way must not
     /// be committed by that activation, on the old attempt's lease.
     #[test]

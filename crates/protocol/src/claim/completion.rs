@@ -187,8 +187,8 @@ impl Procedure for Completion {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::claim::activator::{Activator, ActivatorConfig};
-    use crate::claim::testing::{R, Stores, key, op, run};
+    use crate::claim::activator::{Activator, ActivatorConfig, ActivatorStep};
+    use crate::claim::testing::{R, Stores, key, op, run, step};
     use crate::claim::types::{Answer, ClaimId, ClaimState, Fence, WorkerId};
     use crate::claim::{DurableRows, Reaper, durable};
 
@@ -256,6 +256,52 @@ mod tests {
             run(&mut stores, &mut complete("k3", 1, "w1", Outcome::Succeeded), late),
             refused(CompletionRefused::LeaseLost)
         );
+        assert_eq!(stores.durable.claims[&c1()].state, ClaimState::Executing);
+    }
+
+    /// A completion that validated while another one committed and released
+    /// the lease finds no lease, and is refused as not executing (the
+    /// claim completed), not for the lease.
+    #[test]
+    fn a_completion_overtaken_by_another_is_refused_as_not_executing() {
+        let mut stores = activated();
+        let mut late = complete("k2", 1, "w1", Outcome::Failed);
+        while !matches!(late.step, CompletionStep::CheckLease) {
+            step(&mut stores, &mut late, NOW + 1);
+        }
+        let first = run(&mut stores, &mut complete("k1", 1, "w1", Outcome::Succeeded), NOW + 1);
+        assert_eq!(first, CompletionOutcome::Completed { outcome: Outcome::Succeeded });
+        assert_eq!(run(&mut stores, &mut late, NOW + 1), refused(CompletionRefused::NotExecuting));
+    }
+
+    /// RemoraJobs' CompleteWithLostLease: a completion that read the lease
+    /// commits after the store lost it only while the deadline recorded in
+    /// the durable store is ahead (the lease is restorable). Before the
+    /// activation recorded it (the worker was not told it executes), the
+    /// commit refuses: the durable store never completes on a deadline it
+    /// has not seen.
+    #[test]
+    fn a_completion_commits_on_a_lost_lease_only_while_it_is_restorable() {
+        let read_then_lose = |stores: &mut Stores| {
+            let mut completion = complete("k1", 1, "w1", Outcome::Succeeded);
+            while !matches!(completion.step, CompletionStep::Commit { .. }) {
+                step(stores, &mut completion, NOW + 1);
+            }
+            stores.leases.leases.clear();
+            run(stores, &mut completion, NOW + 1)
+        };
+        let mut stores = activated();
+        assert_eq!(read_then_lose(&mut stores), CompletionOutcome::Completed { outcome: Outcome::Succeeded });
+        assert_eq!(stores.durable.claims[&c1()].state, ClaimState::Succeeded);
+
+        // Committed, the lease read, its deadline not recorded yet.
+        let mut stores = Stores::new();
+        let mut activator = Activator::new(op("a1"), key(1, "w1"), CONFIG);
+        while !matches!(activator.step, ActivatorStep::RecordLease { .. }) {
+            step(&mut stores, &mut activator, NOW);
+        }
+        assert_eq!(stores.durable.claims[&c1()].lease_until, None);
+        assert_eq!(read_then_lose(&mut stores), refused(CompletionRefused::LeaseLost));
         assert_eq!(stores.durable.claims[&c1()].state, ClaimState::Executing);
     }
 

@@ -394,7 +394,12 @@ impl ClaimRow {
 
     /// The executing attempt `request` completes with `outcome` and
     /// `result`, proving its lease live until `lease_expires_at`: succeeded,
-    /// or failed (dead if it was the last allowed attempt). The recorded
+    /// or failed (dead if it was the last allowed attempt). The deadline
+    /// recorded here must be ahead too: if the coordination store lost the
+    /// lease after the completion read it, the commit goes ahead only while
+    /// the lease is restorable (RemoraJobs' CompleteWithLostLease), never on
+    /// a deadline the durable store has not seen (before the activation
+    /// recorded it, the worker was not told it executes). The recorded
     /// lease deadline goes: a completed attempt holds no lease. A completed
     /// claim is never reaped (the reaper takes only authorized claims).
     pub fn complete(
@@ -406,7 +411,7 @@ impl ClaimRow {
         now: Millis,
     ) -> Result<ClaimRow, CompletionRefused> {
         self.check_executing(request)?;
-        if !is_live(lease_expires_at, now) {
+        if !is_live(lease_expires_at, now) || !self.lease_until.is_some_and(|t| is_live(t, now)) {
             return Err(CompletionRefused::LeaseLost);
         }
         let state = match outcome {
@@ -770,8 +775,12 @@ fn serve(rows: &mut impl DurableRows, request: &DurableRequest, now: Millis) -> 
             DurableReply::Completion { answer }
         }
         DurableRequest::RecordCompletionRefusal { claim, operation, reason } => {
-            let op = bound_operation(rows, claim, operation)?
-                .answer_completion(CompletionAnswer::Refused { reason: *reason });
+            let op = bound_operation(rows, claim, operation)?;
+            // An attempt that stopped executing since the validation (another
+            // completion committed, or the reaper took it, and its lease went
+            // with it) is refused for that, not for the lease it no longer has.
+            let ended = claim_row(rows, &op.request.claim).ok().and_then(|row| row.check_executing(&op.request).err());
+            let op = op.answer_completion(CompletionAnswer::Refused { reason: ended.unwrap_or(*reason) });
             let answer = op.completion.clone();
             rows.put_operation(op);
             DurableReply::Completion { answer }
