@@ -109,7 +109,10 @@ impl LeaseBackend for MemoryLeases {
 /// procedure sends right after it: no other lease request of the claim runs
 /// in between, so the durable store never records a deadline behind the
 /// lease record's, nor a loss the record no longer shows
-/// (`tla/RemoraClaimLeaseLoss.tla`; the model holds the same lock). Any
+/// (`tla/RemoraClaimLeaseLoss.tla`; the model holds the same lock). A
+/// completion holds it from its lease read through its commit to the
+/// release of the lease (`CommitCompletion` keeps it): a heartbeat renews
+/// a completed attempt's lease record in no instant between the two. Any
 /// other durable request releases it first: a procedure waits only there.
 struct ObjectHost<'a, L> {
     durable: &'a DurableStore,
@@ -135,11 +138,14 @@ impl<L: LeaseBackend> Host for ObjectHost<'_, L> {
                         | DurableRequest::RecordRejection { .. }
                         | DurableRequest::RecordCompletionRefusal { .. }
                 );
-                if !records {
+                let completes = matches!(r, DurableRequest::CommitCompletion { .. });
+                if !records && !completes {
                     self.held = None;
                 }
                 let reply = self.durable.transition(&r, now_ms());
-                self.held = None;
+                if !completes {
+                    self.held = None;
+                }
                 Reply::Durable(reply?)
             }
             Request::Lease(r) => {

@@ -132,6 +132,11 @@ impl ClaimImpl {
                     lease: Some(Lease { fence: key.fence, worker: key.worker.clone(), expires_at: Millis::MAX }),
                 })
             }
+            (
+                Some(CompleteWithoutLeaseCheck | CommitIgnoresRecordedDeadline),
+                Origin::Completion(_),
+                Request::Durable(commit @ DurableRequest::CommitCompletion { .. }),
+            ) => Reply::Durable(commit_as_if_recorded(s, commit)),
             (Some(CompletionKeepsLease), Origin::Completion(_), Request::Lease(LeaseRequest::Delete { .. })) => {
                 Reply::Lease(LeaseReply::Deleted)
             }
@@ -164,6 +169,26 @@ fn commit_as_if_locked(s: &mut ImplState, commit: &DurableRequest) -> DurableRep
         && let Some(row) = s.durable.claims.get_mut(claim)
     {
         row.lock = real;
+    }
+    reply
+}
+
+/// Serves a completion's commit as if the durable store had recorded a
+/// lease deadline that never passes; the row is left as it was unless the
+/// commit goes through (which drops the record).
+fn commit_as_if_recorded(s: &mut ImplState, commit: &DurableRequest) -> DurableReply {
+    let DurableRequest::CommitCompletion { claim, .. } = commit else {
+        return durable::apply(&mut s.durable, commit, NOW);
+    };
+    let Some(row) = s.durable.claims.get_mut(claim) else {
+        return durable::apply(&mut s.durable, commit, NOW);
+    };
+    let real = row.lease_until.replace(Millis::MAX);
+    let reply = durable::apply(&mut s.durable, commit, NOW);
+    if let Some(row) = s.durable.claims.get_mut(claim)
+        && row.lease_until == Some(Millis::MAX)
+    {
+        row.lease_until = real;
     }
     reply
 }

@@ -1,7 +1,8 @@
 //! The implementation model checked against `tla/RemoraJobs.tla`
 //! (completion, retries up to `MaxAttempts`, dead claims, the reaping of
 //! executing claims): the model of a cfg whose first line is
-//! `\* MODULE ClaimJobsImpl` (crates/checker/models/ClaimJobsImpl.cfg).
+//! `\* MODULE ClaimJobsImpl` (crates/checker/models/slow/ClaimJobsImplOneAttempt.cfg,
+//! crates/checker/models/large/ClaimJobsImpl*.cfg).
 //!
 //! It is the same model ([`ClaimImpl`]) with three more kinds of step, each
 //! running protocol code one request at a time: the worker of an attempt

@@ -20,7 +20,8 @@ pub(super) enum Holder<'a> {
 /// found (`RecordLease`: the deadline granted or read; `RecordRejection`:
 /// the lease lost, or compensated; `ReapExecuting`: the lease read;
 /// `RecordCompletionRefusal`), so a procedure at such a step holds it, and
-/// other lease requests on the claim wait.
+/// other lease requests on the claim wait. A completion holds it from its
+/// lease read to the release of the lease (at `Commit` and `Release`).
 pub(super) fn lease_lock_held_by_another(
     s: &ImplState,
     me: Holder<'_>,
@@ -42,7 +43,10 @@ pub(super) fn lease_lock_held_by_another(
     });
     let completions = s.completions.iter().flatten().filter(|c| {
         c.request.claim == *claim
-            && matches!(c.step, CompletionStep::RecordRefusal { .. })
+            && matches!(
+                c.step,
+                CompletionStep::Commit { .. } | CompletionStep::RecordRefusal { .. } | CompletionStep::Release { .. }
+            )
             && me != Holder::Completion(&c.request.claim)
     });
     let reaper = matches!(&s.executing_reaper.step, ExecutingReaperStep::Reap { claim: c, .. } if c == claim)

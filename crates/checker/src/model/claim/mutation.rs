@@ -35,9 +35,18 @@ pub enum Mutation {
     /// RemoraJobs: a create is served as if the claim allowed one attempt
     /// more than it does (a dead claim looks failed or reaped).
     RetryBeyondLimit,
-    /// RemoraJobs: a completion's lease check is answered "the attempt
-    /// holds the lease, for ever" without asking the coordination store.
+    /// RemoraJobs: a completion checks no lease: its lease read is
+    /// answered "the attempt holds the lease, for ever" without asking the
+    /// coordination store, and its commit is served as if the durable
+    /// store's record of the lease's deadline were ahead.
     CompleteWithoutLeaseCheck,
+    /// RemoraJobs: a completion's commit is served as if the durable
+    /// store's record of the lease's deadline were ahead: it completes on
+    /// the deadline it read alone, after the store lost a lease nobody can
+    /// restore. (The lease read alone is no such mutation: the recorded
+    /// deadline never passes the store's, so the durable check catches
+    /// every lease the read would.)
+    CommitIgnoresRecordedDeadline,
     /// RemoraJobs: a completion's release is answered "deleted" and never
     /// served: the completed attempt keeps its lease.
     CompletionKeepsLease,
@@ -58,10 +67,11 @@ pub const TABLE: [(&str, Mutation); 7] = [
 /// The mutations of what RemoraJobs adds (completion, retries, the reaping
 /// of executing claims), which only the model checked against RemoraJobs
 /// runs.
-pub const JOBS_TABLE: [(&str, Mutation); 4] = [
+pub const JOBS_TABLE: [(&str, Mutation); 5] = [
     ("reaper-reaps-completed", Mutation::ReaperReapsCompleted),
     ("retry-beyond-limit", Mutation::RetryBeyondLimit),
     ("complete-without-lease-check", Mutation::CompleteWithoutLeaseCheck),
+    ("commit-ignores-recorded-deadline", Mutation::CommitIgnoresRecordedDeadline),
     ("completion-keeps-lease", Mutation::CompletionKeepsLease),
 ];
 
