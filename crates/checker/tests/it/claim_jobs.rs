@@ -12,7 +12,6 @@ use checker::cfg::TlcConfig;
 use checker::mirror::remora::{DurableState, NO_WORKER};
 use checker::mirror::remora_jobs::Outcome;
 use checker::model::claim::{Action, ClaimJobsImpl, Deadline, ImplState};
-use checker::run::{self, RunOptions};
 use checker::spec::Mirror;
 use protocol::claim::Outcome::{Failed, Succeeded};
 use stateright::Model;

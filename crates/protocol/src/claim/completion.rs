@@ -267,7 +267,7 @@ mod tests {
         let mut stores = activated();
         let mut late = complete("k2", 1, "w1", Outcome::Failed);
         while !matches!(late.step, CompletionStep::CheckLease) {
-            step(&mut stores, &mut late, NOW + 1);
+            assert_eq!(step(&mut stores, &mut late, NOW + 1), Progress::Advanced);
         }
         let first = run(&mut stores, &mut complete("k1", 1, "w1", Outcome::Succeeded), NOW + 1);
         assert_eq!(first, CompletionOutcome::Completed { outcome: Outcome::Succeeded });
@@ -285,7 +285,7 @@ mod tests {
         let read_then_lose = |stores: &mut Stores| {
             let mut completion = complete("k1", 1, "w1", Outcome::Succeeded);
             while !matches!(completion.step, CompletionStep::Commit { .. }) {
-                step(stores, &mut completion, NOW + 1);
+                assert_eq!(step(stores, &mut completion, NOW + 1), Progress::Advanced);
             }
             stores.leases.leases.clear();
             run(stores, &mut completion, NOW + 1)
@@ -298,7 +298,7 @@ mod tests {
         let mut stores = Stores::new();
         let mut activator = Activator::new(op("a1"), key(1, "w1"), CONFIG);
         while !matches!(activator.step, ActivatorStep::RecordLease { .. }) {
-            step(&mut stores, &mut activator, NOW);
+            assert_eq!(step(&mut stores, &mut activator, NOW), Progress::Advanced);
         }
         assert_eq!(stores.durable.claims[&c1()].lease_until, None);
         assert_eq!(read_then_lose(&mut stores), refused(CompletionRefused::LeaseLost));
