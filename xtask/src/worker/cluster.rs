@@ -312,7 +312,15 @@ fn write_generation(tools: &Tools, dir: &Path, generation: u32) -> Result<Vec<(S
     front.write_all(&dir.join("scripts").join(generation.to_string()), main, true)
 }
 
-/// Starts one script and waits until it answers `/health`.
+/// How often a script is started again when workerd could not bind a port.
+const BIND_ATTEMPTS: u32 = 3;
+
+/// Starts one script and waits until it answers `/health`. A port found
+/// free a moment before (ours, the inspector's, or one wrangler picks for
+/// workerd) can be taken by another process before workerd binds it: then
+/// workerd exits with "Address already in use", and the script is started
+/// again (wrangler and `Dev::start` pick their ports anew); any other
+/// failure is final.
 fn start_member(tools: &Tools, run: &RunFile, member: &MemberFile) -> Result<Dev> {
     let inspector = if run.inspector { Inspector::On } else { Inspector::Off };
     let launch = Launch {
@@ -324,9 +332,20 @@ fn start_member(tools: &Tools, run: &RunFile, member: &MemberFile) -> Result<Dev
         inspector,
         registry: &run.registry,
     };
-    let mut dev = Dev::start(tools, &launch)?;
-    dev.wait_ready(READY_TIMEOUT).with_context(|| format!("starting {}", member.label))?;
-    Ok(dev)
+    let mut attempt = 1;
+    loop {
+        let mut dev = Dev::start(tools, &launch)?;
+        match dev.wait_ready(READY_TIMEOUT).with_context(|| format!("starting {}", member.label)) {
+            Ok(()) => return Ok(dev),
+            Err(e) if attempt < BIND_ATTEMPTS && format!("{e:#}").contains("Address already in use") => {
+                eprintln!("worker: {} could not bind a port (attempt {attempt}); starting it again", member.label);
+                drop(dev);
+                attempt += 1;
+                sleep(Duration::from_secs(1));
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Marks every registry entry as written now: a reader that caught one
