@@ -111,6 +111,11 @@ pub enum Mutation {
     /// instance of that peer, which has not got the write (HandoffRoll's
     /// `AckedByLive` dropped: a rolling restart loses an acknowledged write).
     CountStaleAck,
+    /// A collecting coordinator never asks a collected peer again, so it
+    /// waits for good for the other peer's snapshot once both died
+    /// (docs/handoff.md 5.8; outside the spec's regime, so the harness
+    /// test catches it, not the implementation model).
+    WaitForDeadSnapshot,
 }
 
 impl Config {

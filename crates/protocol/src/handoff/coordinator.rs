@@ -57,7 +57,7 @@
 mod serve;
 mod writes;
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use super::cond::Cond;
 use super::error::HandleError;
@@ -72,12 +72,12 @@ use super::record::{Record, Stamp, Value};
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Phase {
     /// Collecting snapshots from ready peers; `collected` = the spec's
-    /// `seeded[Coordinator]`, `cursors` its `got[Coordinator]` (the key each
-    /// peer's next chunk starts after). `declined` holds this round's
-    /// declines (by peer instance) and `prev_declined` the last fully
-    /// declined round's.
+    /// `seeded[Coordinator]` (each with the instance whose snapshot it
+    /// took), `cursors` its `got[Coordinator]` (the key each peer's next
+    /// chunk starts after). `declined` holds this round's declines (by peer
+    /// instance) and `prev_declined` the last fully declined round's.
     Collect {
-        collected: BTreeSet<ReplicaId>,
+        collected: BTreeMap<ReplicaId, Instance>,
         cursors: BTreeMap<ReplicaId, Key>,
         round: u64,
         declined: BTreeMap<ReplicaId, Instance>,
@@ -91,6 +91,22 @@ pub enum Phase {
     Ready,
     /// Superseded: a peer refused this instance's epoch.
     Fenced,
+}
+
+impl Phase {
+    /// Whether a collect decline of `round` by instance `peer` of `from`
+    /// counts: one of this round, from a peer not collected or from a newer
+    /// instance than the one collected (that snapshot's holder is gone, and
+    /// its successor is recovering: `on_retry`'s total-loss rule).
+    pub fn takes_decline(&self, from: ReplicaId, round: u64, peer: Instance) -> bool {
+        matches!(self, Phase::Collect { collected, round: current, .. }
+            if round == *current && collected.get(&from).is_none_or(|&took| peer > took))
+    }
+}
+
+/// [`Coordinator::asks`] on the collecting phase's `collected` and `reg`.
+fn asks(collected: &BTreeMap<ReplicaId, Instance>, reg: &BTreeMap<ReplicaId, Instance>, p: ReplicaId) -> bool {
+    collected.get(&p).is_none_or(|took| reg.get(&p).is_some_and(|heard| heard > took))
 }
 
 /// A write pushed to the peers and not yet acked by either.
@@ -224,7 +240,7 @@ impl Coordinator {
     pub(super) fn boot(node: &Node, now: Millis) -> (Coordinator, Vec<Output>) {
         let c = Coordinator {
             phase: Phase::Collect {
-                collected: BTreeSet::new(),
+                collected: BTreeMap::new(),
                 cursors: BTreeMap::new(),
                 round: 0,
                 declined: BTreeMap::new(),
@@ -302,6 +318,13 @@ impl Coordinator {
     }
 
     /// `Heard(p, i)`: this coordinator heard from instance `i` of peer `p`.
+    /// Whether this instance, collecting, still asks peer `p`: for its
+    /// snapshot, or (collected from an instance it has since heard a newer
+    /// one of) for a decline of the successor.
+    pub fn asks(&self, p: ReplicaId) -> bool {
+        matches!(&self.phase, Phase::Collect { collected, .. } if asks(collected, &self.reg, p))
+    }
+
     pub(super) fn heard(&mut self, p: ReplicaId, i: Instance) {
         let newest = self.reg.get(&p).map_or(i, |&r| r.max(i));
         self.reg.insert(p, newest);
@@ -331,7 +354,7 @@ impl Coordinator {
             }
             Body::CollectReply { instance, peer, known, floor, chunk } if mine(instance) => {
                 let Phase::Collect { collected, cursors, round, .. } = &mut self.phase else { return Vec::new() };
-                if collected.contains(&msg.from) || chunk.after.as_ref() != cursors.get(&msg.from) {
+                if collected.contains_key(&msg.from) || chunk.after.as_ref() != cursors.get(&msg.from) {
                     return Vec::new();
                 }
                 let complete = chunk.last;
@@ -340,7 +363,7 @@ impl Coordinator {
                 let next = chunk.next_after();
                 if complete {
                     cursors.remove(&msg.from);
-                    collected.insert(msg.from);
+                    collected.insert(msg.from, peer);
                 } else if let Some(next) = next.clone() {
                     cursors.insert(msg.from, next);
                 }
@@ -359,9 +382,8 @@ impl Coordinator {
                 }
             }
             Body::CollectDecline { instance, round, peer } if mine(instance) => {
-                if let Phase::Collect { collected, round: current, declined, .. } = &mut self.phase
-                    && round == *current
-                    && !collected.contains(&msg.from)
+                if self.phase.takes_decline(msg.from, round, peer)
+                    && let Phase::Collect { declined, .. } = &mut self.phase
                 {
                     declined.insert(msg.from, peer);
                 }
@@ -485,11 +507,17 @@ impl Coordinator {
         let floor_due = self.phase == Phase::Ready && self.floor_due(node);
         let mut out: Vec<Output> = match &mut self.phase {
             Phase::Collect { collected, .. } if collected.len() == peers.len() => return self.choose_epoch(node, now),
-            Phase::Collect { round, declined, prev_declined, cursors, .. }
-                if node.generation.is_none() && declined.len() == peers.len() =>
-            {
+            // Every peer declined this round (a collected one by a newer
+            // instance than the one collected, when asked again below).
+            // Twice in a row by the same instances: each was recovering
+            // from its first answer to its second, so at the last first
+            // answer no replica was ready (docs/handoff.md 5.8). With no
+            // generation found, nothing exists: mint one. With one (a peer
+            // collected before it died), what this instance collected is
+            // all that any ready replica held: go on with it instead of
+            // waiting for a snapshot no replica can give any more.
+            Phase::Collect { round, declined, prev_declined, cursors, .. } if declined.len() == peers.len() => {
                 if declined == prev_declined {
-                    // Nobody was ready at some instant: a new namespace.
                     return self.choose_epoch(node, now);
                 }
                 *prev_declined = std::mem::take(declined);
@@ -515,12 +543,21 @@ impl Coordinator {
                 node.send_others(Body::Announce { instance, epoch, round }).collect()
             }
             // Ask again every peer not collected, from where its chunks
-            // stopped: one that declined may be ready by now.
+            // stopped: one that declined may be ready by now. And every
+            // collected peer of which a newer instance was heard from: the
+            // snapshot's holder is gone, and a decline of its successor is
+            // what the rule above needs to see that no replica is ready.
             Phase::Collect { collected, cursors, round, .. } => {
                 let round = *round;
+                let reg = &self.reg;
+                // The mutation hears of no collected peer's successor.
+                #[cfg(feature = "mutations")]
+                let none = BTreeMap::new();
+                #[cfg(feature = "mutations")]
+                let reg = if node.config.mutated(super::config::Mutation::WaitForDeadSnapshot) { &none } else { reg };
                 peers
                     .iter()
-                    .filter(|p| !collected.contains(p))
+                    .filter(|&&p| asks(collected, reg, p))
                     .map(|&p| node.send(p, Body::Collect { instance, round, after: cursors.get(&p).cloned() }))
                     .collect()
             }

@@ -232,7 +232,7 @@ impl HandoffImpl {
         let ids = |set: &BTreeSet<ReplicaId>| set.iter().map(|&r| spec_r(r)).collect::<Replicas>();
         let all_peers = || self.peers.iter().map(|&p| spec_r(p)).collect::<Replicas>();
         let (c_status, c_seeded) = match coord.phase() {
-            Phase::Collect { collected, .. } => (Status::Collect, ids(collected)),
+            Phase::Collect { collected, .. } => (Status::Collect, collected.keys().map(|&r| spec_r(r)).collect()),
             Phase::Announce { acked, .. } => (Status::Announce, acked.keys().map(|&r| spec_r(r)).collect()),
             // A fenced current instance is reported by `fenced_current`.
             Phase::Ready | Phase::Fenced if first_boot(c) => (Status::Ready, Replicas::default()),

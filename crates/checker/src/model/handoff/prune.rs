@@ -64,28 +64,28 @@ pub(crate) fn useless(
         Body::AnnounceAck { instance, .. } => !live(m.to, *instance),
         Body::CollectReply { instance, chunk, .. } | Body::ReseedReply { instance, chunk, .. } => {
             !live(m.to, *instance)
-                || current(m.to).is_some_and(|x| x.instance() == *instance && !takes_chunk(x, m.from, chunk.after.as_ref()))
+                || current(m.to)
+                    .is_some_and(|x| x.instance() == *instance && !takes_chunk(x, m.from, chunk.after.as_ref()))
         }
         // A coordinator's decline still fences a recovering peer that no
         // longer waits for it (the collect fence, HandoffReads).
         Body::ReseedDecline { instance, .. } => {
             !live(m.to, *instance)
                 || current(m.to).is_some_and(|x| {
-                    let from_coordinator = current(m.from).is_some_and(|f| matches!(f.role(), RoleView::Coordinator(_)));
+                    let from_coordinator =
+                        current(m.from).is_some_and(|f| matches!(f.role(), RoleView::Coordinator(_)));
                     x.instance() == *instance && !waits_for(x, m.from) && !(from_coordinator && is_recovering(x))
                 })
         }
-        Body::CollectDecline { instance, round, .. } => {
-            !live(m.to, *instance)
-                || current(m.to).is_some_and(|x| {
-                    x.instance() == *instance
-                        && !matches!(x.role(), RoleView::Coordinator(c)
-                            if matches!(c.phase(), Phase::Collect { round: now, collected, .. } if now == round && !collected.contains(&m.from)))
-                })
+        Body::CollectDecline { instance, round, peer } => {
+            !live(m.to, *instance) || current(m.to).is_some_and(|x| {
+                x.instance() == *instance
+                    && !matches!(x.role(), RoleView::Coordinator(c) if c.phase().takes_decline(m.from, *round, *peer))
+            })
         }
-        Body::PushRefused { instance, .. } | Body::AnnounceRefused { instance, .. } | Body::ConfirmRefused { instance, .. } => {
-            !live(m.to, *instance)
-        }
+        Body::PushRefused { instance, .. }
+        | Body::AnnounceRefused { instance, .. }
+        | Body::ConfirmRefused { instance, .. } => !live(m.to, *instance),
         // A confirm matters while its sender lives, whether or not it
         // still waits for the round: a peer that knows a newer epoch
         // answers it with a refusal, which fences a zombie sender (found by
@@ -127,6 +127,8 @@ pub(crate) fn useless(
             });
             answered && (inert || rule == PruneRule::AnsweredIsEnough)
         }
-        Body::Push { .. } | Body::Announce { .. } | Body::Digest { .. } | Body::Records { .. } | Body::Heartbeat => false,
+        Body::Push { .. } | Body::Announce { .. } | Body::Digest { .. } | Body::Records { .. } | Body::Heartbeat => {
+            false
+        }
     }
 }

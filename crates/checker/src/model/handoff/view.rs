@@ -22,12 +22,12 @@ pub(super) fn is_recovering(r: &Replica) -> bool {
     r.status().status == Status::Recovering
 }
 
-/// Whether replica instance `r` still takes a snapshot reply (or decline)
-/// from `src`: the coordinator while collecting and not yet collected from
-/// it; a peer while recovering and not yet seeded by it.
+/// Whether replica instance `r` still asks `src` (for a snapshot or a
+/// decline): the coordinator while collecting, as `Coordinator::asks` says;
+/// a peer while recovering and not yet seeded by it.
 pub(super) fn waits_for(r: &Replica, src: ReplicaId) -> bool {
     match r.role() {
-        RoleView::Coordinator(c) => matches!(c.phase(), Phase::Collect { collected, .. } if !collected.contains(&src)),
+        RoleView::Coordinator(c) => c.asks(src),
         RoleView::Peer(p) => matches!(p.peer_status(), PeerStatus::Recovering { seeded, .. } if !seeded.contains(&src)),
     }
 }
@@ -36,8 +36,9 @@ pub(super) fn waits_for(r: &Replica, src: ReplicaId) -> bool {
 /// for `src`, and its cursor for `src` stands there.
 pub(super) fn takes_chunk(r: &Replica, src: ReplicaId, after: Option<&Key>) -> bool {
     let cursors = match r.role() {
+        // A collected peer's successor is asked only for a decline.
         RoleView::Coordinator(c) => match c.phase() {
-            Phase::Collect { cursors, .. } => cursors,
+            Phase::Collect { cursors, collected, .. } if !collected.contains_key(&src) => cursors,
             _ => return false,
         },
         RoleView::Peer(p) => match p.peer_status() {

@@ -83,6 +83,43 @@ async fn all_three_evicted_the_namespace_restarts_and_serves() {
     s.save_trace(&ns).await;
 }
 
+/// All three evicted one after another while the coordinator collects: r2
+/// drops peer messages, so the new r0 takes r1's snapshot (and the
+/// generation) only; then r1 and r2 are evicted before r2 answered. Nobody
+/// is ready, and the coordinator goes on with what it collected, in the
+/// same generation (docs/handoff.md 5.8), instead of waiting for good for a
+/// snapshot that no replica can give (it did: collecting, both peers
+/// recovering, every request a 503).
+#[tokio::test]
+async fn all_three_evicted_in_turn_while_the_coordinator_collects_keeps_what_it_collected() {
+    let s = Store::from_env();
+    let ns = s.new_ns("evict-turn").await;
+    let written = write_all(&s, &ns, 0).await;
+    // Both peers hold every write (a write commits on the first ack).
+    let deadline = std::time::Instant::now() + RECOVER;
+    let before = loop {
+        let st = s.wait_ready(&ns, RECOVER).await;
+        if ["r1", "r2"].iter().all(|r| replica_field(&st, r, "keys") == written.len()) {
+            break st;
+        }
+        assert!(std::time::Instant::now() < deadline, "the peers never held every write: {st}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    s.pause(&ns, "r2", 20_000).await;
+    s.evict(&ns, "r0").await;
+    // A request starts the new r0 (and waits out its recovery: a 503).
+    s.get(&ns, "k0").await.expect_error(503, "recovering");
+    let st = s.status(&ns).await;
+    assert_eq!(replica_field(&st, "r0", "status"), "collect", "{st}");
+    assert_eq!(replica_field(&st, "r0", "generation"), replica_field(&before, "r0", "generation"), "{st}");
+    s.evict(&ns, "r1").await;
+    s.evict(&ns, "r2").await;
+    check_all(&s, &ns, &written).await;
+    let after = s.wait_ready(&ns, RECOVER).await;
+    assert_eq!(replica_field(&after, "r0", "generation"), replica_field(&before, "r0", "generation"), "{after}");
+    s.save_trace(&ns).await;
+}
+
 #[tokio::test]
 async fn recovering_coordinator_answers_503_with_retry_after() {
     let s = Store::from_env();

@@ -60,7 +60,12 @@ pub struct Net {
 impl Net {
     /// Boots all three replicas at time 0.
     pub fn new(seed: u64, weather: Weather) -> Net {
-        Net::with_config(seed, weather, Config::new(C, [P1, P2]).unwrap())
+        Net::with_config(seed, weather, Net::config())
+    }
+
+    /// The namespace's default config.
+    pub fn config() -> Config {
+        Config::new(C, [P1, P2]).unwrap()
     }
 
     /// Boots all three replicas at time 0, with `config`.
