@@ -12,6 +12,11 @@ import { chromium } from 'playwright-core';
 
 const plan = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 
+// How long a page may take to answer: generous, as the explorer's server
+// computes each state's successors on a machine CI may keep busy (10 s once
+// timed out on a loaded 2-core machine, the page complete when captured).
+const PATIENCE_MS = 30_000;
+
 // The closed network here refuses Chromium's background connections; a
 // fresh profile (--user-data-dir) comes with every launch().
 const browser = await chromium.launch({
@@ -50,7 +55,7 @@ try {
 process.exit(failed === 0 ? 0 : 1);
 
 async function explore(page, spec) {
-  page.setDefaultTimeout(10_000);
+  page.setDefaultTimeout(PATIENCE_MS);
   await page.goto(spec.url);
   const title = await page.title();
   check(title === 'Stateright Explorer', `the page title is ${JSON.stringify(title)}`);
@@ -122,7 +127,7 @@ function actionInstance(text, definitions) {
 // Polls an element's text until `predicate` holds (knockout renders after
 // each fetch from the explorer's server).
 async function waitForText(locator, predicate, what) {
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + PATIENCE_MS;
   for (;;) {
     const text = await locator.textContent();
     if (predicate(text)) return text;
