@@ -1,6 +1,6 @@
 //! HandoffGenerations: total death, first boot and the new-generation path
 //! on the real code (docs/handoff.md 5.9). The cfg with a write and a total
-//! death runs in `cargo xtask check` (147,055 states), the survivor case
+//! death runs in `cargo xtask check` (145,519 states), the survivor case
 //! exhaustively in `--deep` (`large/HandoffGenerationsSurvivor.cfg`, 11
 //! million states); here, first boot exhaustively, and both outcomes of
 //! the survivor case step by step, in the survivor cfg's model: so both
@@ -29,7 +29,7 @@ fn first_boot_every_interleaving() {
     let options = RunOptions { threads: 2, ..Default::default() };
     let report = run::check(model, "HandoffGenerations", "HandoffGenerationsFirstBoot.cfg", None, &options);
     assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
-    assert_eq!(report.unique_states, 18_215);
+    assert_eq!(report.unique_states, 18_023);
 }
 
 fn step(model: &HandoffGenerations, s: &GenState, action: GenAction) -> GenState {
@@ -94,21 +94,20 @@ fn the_survivor_cfg_evicts_only_before_the_death() {
 }
 
 fn model() -> HandoffGenerations {
-    let cfg = TlcConfig::load(&models("large/HandoffGenerationsSurvivor.cfg")).unwrap();
-    HandoffGenerations::from_cfg(&cfg, None).unwrap()
+    mutated(None)
 }
 
-/// Fair rounds after the death (every message delivered, every retry
-/// fired): the survivor hears the new r2 decline, finishes its recovery
-/// with the whole snapshot it holds, and the new coordinator collects it:
-/// the namespace lives on in its generation, the write with it.
-#[test]
-fn a_survivor_holding_a_whole_snapshot_carries_the_namespace_through_a_total_death() {
-    let model = model();
-    let mut s = survivor(&model);
-    let g1 = s.replicas[1].generation();
+/// The survivor cfg's model, with a protocol mutation.
+fn mutated(mutation: Option<&str>) -> HandoffGenerations {
+    let cfg = TlcConfig::load(&models("large/HandoffGenerationsSurvivor.cfg")).unwrap();
+    HandoffGenerations::from_cfg(&cfg, mutation).unwrap()
+}
+
+/// Fair rounds (every message delivered, every retry fired), at most 50,
+/// until `done` holds.
+fn fair(model: &HandoffGenerations, mut s: GenState, done: impl Fn(&GenState) -> bool) -> GenState {
     for _ in 0..50 {
-        if s.replicas[0].phase() == Status::Ready {
+        if done(&s) {
             break;
         }
         let actions: Vec<GenAction> = s
@@ -124,6 +123,19 @@ fn a_survivor_holding_a_whole_snapshot_carries_the_namespace_through_a_total_dea
             }
         }
     }
+    s
+}
+
+/// Fair rounds after the death (every message delivered, every retry
+/// fired): the survivor hears the new r2 decline, finishes its recovery
+/// with the whole snapshot it holds, and the new coordinator collects it:
+/// the namespace lives on in its generation, the write with it.
+#[test]
+fn a_survivor_holding_a_whole_snapshot_carries_the_namespace_through_a_total_death() {
+    let model = model();
+    let s = survivor(&model);
+    let g1 = s.replicas[1].generation();
+    let s = fair(&model, s, |s| s.replicas[0].phase() == Status::Ready);
     assert_eq!(s.replicas[0].phase(), Status::Ready, "{s:?}");
     assert_eq!(s.replicas[0].generation(), g1, "no new generation: the survivor was ready to be collected");
     assert!(s.replicas[0].memory().holds(&s.acked[0].key, s.acked[0].stamp), "the write is back at r0");
@@ -178,4 +190,68 @@ fn a_survivor_still_recovering_when_both_peers_decline_twice_reboots_into_the_ne
     );
     assert_eq!(s.replicas[1].generation(), g2, "the survivor joined the new generation:\n{s:?}");
     assert!(s.acked[0].doomed, "the write died with its generation");
+}
+
+/// Up to the case of docs/handoff.md 5.8: a write acknowledged (held by r0
+/// and r1), then r0 evicted; the new r0 takes r1's snapshot (and the
+/// generation) while r2 has not answered, and the total death takes r1 and
+/// r2 (both ready). The coordinator survives it, collecting.
+fn collecting_survivor(model: &HandoffGenerations) -> GenState {
+    let mut s = model.init_states().remove(0);
+    s = step(model, &s, GenAction::Put { key: 0 });
+    s = deliver(model, &s, "push", 0, 1);
+    s = deliver(model, &s, "push_ack_by", 1, 0);
+    assert_eq!(s.acked.len(), 1, "the write is acknowledged");
+    let g1 = s.replicas[0].generation();
+    s = step(model, &s, GenAction::Evict(ReplicaId(0)));
+    s = deliver(model, &s, "collect", 0, 1);
+    s = deliver(model, &s, "collect_reply", 1, 0);
+    assert_eq!((s.replicas[0].phase(), s.replicas[0].generation()), (Status::Collect, g1), "r1 collected:\n{s:?}");
+    let survivor = s.replicas[0].instance();
+    s = step(model, &s, GenAction::TotalDeath);
+    assert_eq!(s.replicas[0].instance(), survivor, "the collecting coordinator survives the death");
+    s
+}
+
+/// Fair rounds after the death: both peers' successors decline twice, and
+/// the coordinator goes on with what it collected, in its generation, the
+/// write with it (every check holding at every step).
+#[test]
+fn a_coordinator_collecting_through_a_total_death_goes_on_with_what_it_collected() {
+    let model = model();
+    let s = collecting_survivor(&model);
+    let g1 = s.replicas[0].generation();
+    let s = fair(&model, s, |s| s.replicas.iter().all(|r| r.phase() == Status::Ready));
+    assert!(s.replicas.iter().all(|r| r.phase() == Status::Ready), "{s:?}");
+    assert!(s.replicas.iter().all(|r| r.generation() == g1), "the same generation:\n{s:?}");
+    assert!(s.replicas[0].memory().holds(&s.acked[0].key, s.acked[0].stamp), "the write is kept");
+    assert!(!s.acked[0].doomed);
+}
+
+/// The mutation WaitForDeadSnapshot (never ask a collected peer again)
+/// waits for the dead r1's snapshot for good.
+#[test]
+fn waiting_for_a_dead_peers_snapshot_never_ends() {
+    let model = mutated(Some("WaitForDeadSnapshot"));
+    let s = collecting_survivor(&model);
+    let s = fair(&model, s, |_| false);
+    let statuses: Vec<Status> = s.replicas.iter().map(|r| r.phase()).collect();
+    assert_eq!(statuses, [Status::Collect, Status::Recovering, Status::Recovering], "{s:?}");
+}
+
+/// The mutation GoOnWhenUncollectedDeclined goes on once the peer it has
+/// not collected declined, though the collected one is still ready:
+/// `PartialCollectOnlyAfterTotalDeath` catches it; the code passes.
+#[test]
+fn going_on_while_a_collected_peer_is_ready_is_caught() {
+    let cfg = TlcConfig::load(&models("HandoffGenerationsTwoEvicts.cfg")).unwrap();
+    let options = RunOptions { threads: 2, ..Default::default() };
+    let run = |mutation| {
+        let model = HandoffGenerations::from_cfg(&cfg, mutation).unwrap();
+        run::check(model, "HandoffGenerations", "HandoffGenerationsTwoEvicts.cfg", None, &options)
+    };
+    let report = run(None);
+    assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
+    let report = run(Some("GoOnWhenUncollectedDeclined"));
+    assert_eq!(report.violated.as_deref(), Some("PartialCollectOnlyAfterTotalDeath"), "{}", run::format_trace(&report));
 }

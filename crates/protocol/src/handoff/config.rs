@@ -111,11 +111,17 @@ pub enum Mutation {
     /// instance of that peer, which has not got the write (HandoffRoll's
     /// `AckedByLive` dropped: a rolling restart loses an acknowledged write).
     CountStaleAck,
-    /// A collecting coordinator never asks a collected peer again, so it
-    /// waits for good for the other peer's snapshot once both died
-    /// (docs/handoff.md 5.8; outside the spec's regime, so the harness
-    /// test catches it, not the implementation model).
+    /// A collecting coordinator never asks a collected peer again, nor
+    /// counts a decline of its successor, so it waits for good for the other
+    /// peer's snapshot once both died (docs/handoff.md 5.8: the code before
+    /// that rule). Outside the spec's regime, so the implementation model
+    /// cannot see it; the harness and HandoffGenerations' step test do.
     WaitForDeadSnapshot,
+    /// A collecting coordinator that holds a generation goes on as soon as
+    /// every peer it has not collected declined once, though the collected
+    /// one may still be ready (HandoffGenerations'
+    /// `PartialCollectOnlyAfterTotalDeath`).
+    GoOnWhenUncollectedDeclined,
 }
 
 impl Config {

@@ -382,6 +382,14 @@ impl Coordinator {
                 }
             }
             Body::CollectDecline { instance, round, peer } if mine(instance) => {
+                // The mutation ignores a collected peer's successor too (a
+                // duplicate of an old collect would reach it).
+                #[cfg(feature = "mutations")]
+                if node.config.mutated(super::config::Mutation::WaitForDeadSnapshot)
+                    && matches!(&self.phase, Phase::Collect { collected, .. } if collected.contains_key(&msg.from))
+                {
+                    return Vec::new();
+                }
                 if self.phase.takes_decline(msg.from, round, peer)
                     && let Phase::Collect { declined, .. } = &mut self.phase
                 {
@@ -505,6 +513,15 @@ impl Coordinator {
         let peers = node.config.peers();
         let instance = node.instance;
         let floor_due = self.phase == Phase::Ready && self.floor_due(node);
+        #[cfg(feature = "mutations")]
+        if node.config.mutated(super::config::Mutation::GoOnWhenUncollectedDeclined)
+            && node.generation.is_some()
+            && let Phase::Collect { collected, declined, .. } = &self.phase
+            && collected.len() < peers.len()
+            && peers.iter().all(|p| collected.contains_key(p) || declined.contains_key(p))
+        {
+            return self.choose_epoch(node, now);
+        }
         let mut out: Vec<Output> = match &mut self.phase {
             Phase::Collect { collected, .. } if collected.len() == peers.len() => return self.choose_epoch(node, now),
             // Every peer declined this round (a collected one by a newer

@@ -28,6 +28,10 @@
 //!   replica was ready (the code's own claim: first boot, or every replica
 //!   that could serve was gone; a peer may have finished recovering since,
 //!   from sources that are now dead -- its copy dies with the generation);
+//! - `PartialCollectOnlyAfterTotalDeath`: a coordinator instance chooses
+//!   its epoch without the snapshot of every peer (a mint, or going on with
+//!   what it collected from a peer that died since: docs/handoff.md 5.8)
+//!   only if, at some instant since it booted, no other replica was ready;
 //! - `AckedImpliesHeldUnlessDoomed`: HandoffV2's loss model with one
 //!   addition for this regime: a write is doomed when an eviction drops
 //!   its last copy, or when its generation dies (a mint after a total
@@ -43,6 +47,7 @@ use std::fmt;
 use std::hash::Hash;
 use std::sync::Arc;
 
+use protocol::handoff::config::Mutation;
 use protocol::handoff::{Config, Generation, Key, Message, Millis, Replica, ReplicaId, Stamp, Timer, WriteId};
 use stateright::{Model, Property};
 
@@ -71,13 +76,25 @@ pub struct HandoffGenerations {
 pub const NO_PROTOCOL_ERROR: &str = "NoProtocolError";
 pub const GENERATIONS_ISOLATED: &str = "GenerationsIsolated";
 pub const MINT_ONLY_AFTER_TOTAL_DEATH: &str = "MintOnlyAfterTotalDeath";
+pub const PARTIAL_COLLECT_ONLY_AFTER_TOTAL_DEATH: &str = "PartialCollectOnlyAfterTotalDeath";
 pub const ACKED_IMPLIES_HELD: &str = "AckedImpliesHeldUnlessDoomed";
 pub const EPOCH_VER_UNIQUE: &str = "EpochVerUnique";
 /// What the model drops (a message it prunes, a heartbeat) changed
 /// something.
 pub const REDUCTION_SOUND: &str = "ReductionSound";
-const CHECKS: [&str; 5] =
-    [NO_PROTOCOL_ERROR, GENERATIONS_ISOLATED, MINT_ONLY_AFTER_TOTAL_DEATH, ACKED_IMPLIES_HELD, EPOCH_VER_UNIQUE];
+const CHECKS: [&str; 6] = [
+    NO_PROTOCOL_ERROR,
+    GENERATIONS_ISOLATED,
+    MINT_ONLY_AFTER_TOTAL_DEATH,
+    PARTIAL_COLLECT_ONLY_AFTER_TOTAL_DEATH,
+    ACKED_IMPLIES_HELD,
+    EPOCH_VER_UNIQUE,
+];
+/// The protocol mutations the model runs, by name (`--mutation NAME`).
+const MUTATIONS: [(&str, Mutation); 2] = [
+    ("WaitForDeadSnapshot", Mutation::WaitForDeadSnapshot),
+    ("GoOnWhenUncollectedDeclined", Mutation::GoOnWhenUncollectedDeclined),
+];
 
 /// An acknowledged write (ghost).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -163,7 +180,7 @@ const CONSTANTS: [&str; 6] = ["Keys", "MaxWrites", "MaxEvicts", "MaxDeaths", "Ma
 const OPTIONAL: [&str; 1] = ["EvictBeforeDeath"];
 
 impl HandoffGenerations {
-    pub fn new(cfg: &TlcConfig) -> Result<Self, CfgError> {
+    pub fn new(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         cfg.expect_constants_optional(Self::MODULE, &CONSTANTS, &OPTIONAL)?;
         cfg.expect_definitions(Self::MODULE, &CHECKS, &[])?;
         let nat = |name: &str| -> Result<u8, CfgError> {
@@ -179,6 +196,7 @@ impl HandoffGenerations {
             Config::new(coordinator, [ReplicaId(1), ReplicaId(2)]).map_err(|e| CfgError::Unsupported(e.to_string()))?;
         // One record a chunk: a snapshot of two keys takes two chunks.
         config.chunk_bytes = 1;
+        config.mutation = MUTATIONS.iter().find(|(name, _)| Some(*name) == mutation).map(|&(_, m)| m);
         let mut checks: Vec<&'static str> =
             CHECKS.iter().copied().filter(|c| cfg.invariants.iter().any(|i| i == c)).collect();
         if !checks.contains(&NO_PROTOCOL_ERROR) {
@@ -282,12 +300,12 @@ impl NumberedChecks for HandoffGenerations {
 
 impl Mirror for HandoffGenerations {
     const MODULE: &'static str = "HandoffGenerations";
-    const MUTATIONS: &'static [&'static str] = &[];
+    const MUTATIONS: &'static [&'static str] = &["WaitForDeadSnapshot", "GoOnWhenUncollectedDeclined"];
     const REDUCTIONS: bool = true;
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         check_mutation(Self::MODULE, Self::MUTATIONS, mutation)?;
-        HandoffGenerations::new(cfg)
+        HandoffGenerations::new(cfg, mutation)
     }
 
     fn action_names(&self) -> Vec<&'static str> {

@@ -10,14 +10,15 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use protocol::handoff::coordinator::Phase;
 use protocol::handoff::{
-    Body, ClientRequestId, Generation, HandleError, Input, Key, Message, Output, Replica, ReplicaId, Stamp, Status,
-    Timer, WriteId, WriteReply,
+    Body, ClientRequestId, Generation, HandleError, Input, Key, Message, Output, Replica, ReplicaId, RoleView, Stamp,
+    Status, Timer, WriteId, WriteReply,
 };
 
 use super::{
     ACKED_IMPLIES_HELD, Acked, EPOCH_VER_UNIQUE, GENERATIONS_ISOLATED, GenAction, GenState, HandoffGenerations,
-    MINT_ONLY_AFTER_TOTAL_DEATH, NO_PROTOCOL_ERROR, REDUCTION_SOUND,
+    MINT_ONLY_AFTER_TOTAL_DEATH, NO_PROTOCOL_ERROR, PARTIAL_COLLECT_ONLY_AFTER_TOTAL_DEATH, REDUCTION_SOUND,
 };
 use crate::cfg::Reduction;
 use crate::model::handoff::{PruneRule, msg_key, useless};
@@ -195,6 +196,19 @@ impl HandoffGenerations {
         if t.replicas.iter().all(|r| r.me() == self.coordinator || r.phase() != Status::Ready) {
             t.nobody_ready_since_boot = true;
         }
+        // The coordinator instance chose its epoch without every peer's
+        // snapshot (a mint, or going on with what it collected).
+        let partial = |r: &Replica| {
+            matches!(r.role(), RoleView::Coordinator(co)
+                if matches!(co.phase(), Phase::Collect { collected, .. } if collected.len() < self.config.peers().len()))
+        };
+        if t.replicas[c].instance() == s.replicas[c].instance()
+            && partial(&s.replicas[c])
+            && t.replicas[c].phase() == Status::Announce
+            && !t.nobody_ready_since_boot
+        {
+            violation = violation.or(Some(PARTIAL_COLLECT_ONLY_AFTER_TOTAL_DEATH));
+        }
         for g in new {
             if !t.nobody_ready_since_boot {
                 violation = violation.or(Some(MINT_ONLY_AFTER_TOTAL_DEATH));
@@ -232,8 +246,19 @@ impl HandoffGenerations {
 /// replica; the unreduced run of HandoffGenerationsFirstBoot.cfg showed
 /// that it then did not drop a decline its own dropped collect caused.
 fn prunable(t: &GenState, m: &Message) -> bool {
-    useless(&t.replicas, &[], m, false, PruneRule::Sound)
-        && t.replicas.get(usize::from(m.to.0)).is_some_and(|r| r.generation() >= m.generation)
+    useless(&t.replicas, &[], m, false, PruneRule::Sound) && !may_reboot(t, m.generation)
+}
+
+/// Whether a message of generation `theirs` may ever reboot its receiver
+/// (a replica of an older generation that hears of a newer one reboots):
+/// while some replica is of an older generation. A fresh instance holds
+/// none, and takes its generation from a replica that seeds it, so once
+/// every replica that holds one holds `theirs` or newer, no instance ever
+/// will be older again. (The rule once asked that of the receiver alone:
+/// evicted, it holds none, and a message it dropped then counted again;
+/// the unreduced run of HandoffGenerationsTwoEvicts.cfg found that.)
+fn may_reboot(t: &GenState, theirs: Option<Generation>) -> bool {
+    theirs.is_some_and(|theirs| t.replicas.iter().any(|r| r.generation().is_some_and(|mine| mine < theirs)))
 }
 
 /// The "ever" of the reductions' argument, checked on every step of an
