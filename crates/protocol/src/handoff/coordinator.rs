@@ -317,7 +317,6 @@ impl Coordinator {
         }
     }
 
-    /// `Heard(p, i)`: this coordinator heard from instance `i` of peer `p`.
     /// Whether this instance, collecting, still asks peer `p`: for its
     /// snapshot, or (collected from an instance it has since heard a newer
     /// one of) for a decline of the successor.
@@ -325,6 +324,7 @@ impl Coordinator {
         matches!(&self.phase, Phase::Collect { collected, .. } if asks(collected, &self.reg, p))
     }
 
+    /// `Heard(p, i)`: this coordinator heard from instance `i` of peer `p`.
     pub(super) fn heard(&mut self, p: ReplicaId, i: Instance) {
         let newest = self.reg.get(&p).map_or(i, |&r| r.max(i));
         self.reg.insert(p, newest);
