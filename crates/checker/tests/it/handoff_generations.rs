@@ -62,15 +62,21 @@ fn deliver_round(model: &HandoffGenerations, s: &GenState, round: u64, from: u8,
     step(model, s, GenAction::Deliver(Arc::clone(m)))
 }
 
-/// Up to the case: a write acknowledged (held by r0 and r1), then r1
-/// evicted and reseeded by r0 (it holds the write, still recovering: r2 has
-/// not answered), then every ready replica dies (r0, r2); r1 survives.
-fn survivor(model: &HandoffGenerations) -> GenState {
+/// A write acknowledged: held by r0 and r1 (r2 has not got it yet).
+fn acknowledged(model: &HandoffGenerations) -> GenState {
     let mut s = model.init_states().remove(0);
     s = step(model, &s, GenAction::Put { key: 0 });
     s = deliver(model, &s, "push", 0, 1);
     s = deliver(model, &s, "push_ack_by", 1, 0);
     assert_eq!(s.acked.len(), 1, "the write is acknowledged");
+    s
+}
+
+/// Up to the case: a write acknowledged (held by r0 and r1), then r1
+/// evicted and reseeded by r0 (it holds the write, still recovering: r2 has
+/// not answered), then every ready replica dies (r0, r2); r1 survives.
+fn survivor(model: &HandoffGenerations) -> GenState {
+    let mut s = acknowledged(model);
     s = step(model, &s, GenAction::Evict(ReplicaId(1)));
     s = deliver(model, &s, "reseed", 1, 0);
     s = deliver(model, &s, "reseed_reply", 0, 1);
@@ -197,11 +203,7 @@ fn a_survivor_still_recovering_when_both_peers_decline_twice_reboots_into_the_ne
 /// generation) while r2 has not answered, and the total death takes r1 and
 /// r2 (both ready). The coordinator survives it, collecting.
 fn collecting_survivor(model: &HandoffGenerations) -> GenState {
-    let mut s = model.init_states().remove(0);
-    s = step(model, &s, GenAction::Put { key: 0 });
-    s = deliver(model, &s, "push", 0, 1);
-    s = deliver(model, &s, "push_ack_by", 1, 0);
-    assert_eq!(s.acked.len(), 1, "the write is acknowledged");
+    let mut s = acknowledged(model);
     let g1 = s.replicas[0].generation();
     s = step(model, &s, GenAction::Evict(ReplicaId(0)));
     s = deliver(model, &s, "collect", 0, 1);
