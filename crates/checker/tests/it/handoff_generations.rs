@@ -257,3 +257,24 @@ fn going_on_while_a_collected_peer_is_ready_is_caught() {
     let report = run(Some("GoOnWhenUncollectedDeclined"));
     assert_eq!(report.violated.as_deref(), Some("PartialCollectOnlyAfterTotalDeath"), "{}", run::format_trace(&report));
 }
+
+/// `ServesAgain` on every behaviour of one eviction and one total death at
+/// any time, cycles included: the code passes; the mutation
+/// WaitForDeadSnapshot ends collecting for good, and TakeStaleDecline
+/// cycles on a dead instance's late decline and its successor's.
+#[test]
+fn every_behaviour_serves_again_once_the_evictions_stop() {
+    let cfg = TlcConfig::load(&models("HandoffGenerationsLiveness.cfg")).unwrap();
+    let options = RunOptions { threads: 2, ..Default::default() };
+    let run = |mutation| {
+        let model = HandoffGenerations::from_cfg(&cfg, mutation).unwrap();
+        run::check(model, "HandoffGenerations", "HandoffGenerationsLiveness.cfg", None, &options)
+    };
+    let report = run(None);
+    assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
+    assert_eq!(report.unique_states, 54_830);
+    for mutation in ["WaitForDeadSnapshot", "TakeStaleDecline"] {
+        let report = run(Some(mutation));
+        assert_eq!(report.violated.as_deref(), Some("ServesAgain"), "{mutation}: {}", run::format_trace(&report));
+    }
+}

@@ -122,6 +122,12 @@ pub enum Mutation {
     /// one may still be ready (HandoffGenerations'
     /// `PartialCollectOnlyAfterTotalDeath`).
     GoOnWhenUncollectedDeclined,
+    /// A collecting coordinator takes a decline of this round from any
+    /// instance of a peer, a dead one's late copy after its successor's
+    /// too (`Phase::takes_decline` without its newest-instance rule): the
+    /// two in turn keep a round from being declined twice by the same
+    /// instances (HandoffGenerations' `ServesAgain`).
+    TakeStaleDecline,
 }
 
 impl Config {

@@ -60,6 +60,7 @@ mod writes;
 use std::collections::BTreeMap;
 
 use super::cond::Cond;
+use super::config::Config;
 use super::error::HandleError;
 use super::ids::{ClientRequestId, Epoch, Fingerprint, Generation, Instance, Key, Millis, ReplicaId, Version, WriteId};
 use super::interface::{List, Output, Read, Status, Timer, WriteReply};
@@ -97,10 +98,21 @@ impl Phase {
     /// Whether a collect decline of `round` by instance `peer` of `from`
     /// counts: one of this round, from a peer not collected or from a newer
     /// instance than the one collected (that snapshot's holder is gone, and
-    /// its successor is recovering: `on_retry`'s total-loss rule).
-    pub fn takes_decline(&self, from: ReplicaId, round: u64, peer: Instance) -> bool {
-        matches!(self, Phase::Collect { collected, round: current, .. }
-            if round == *current && collected.get(&from).is_none_or(|&took| peer > took))
+    /// its successor is recovering: `on_retry`'s total-loss rule), and from
+    /// a newer instance than any that declined this round already. A late
+    /// copy of a dead instance's decline must not replace its successor's:
+    /// the two, delivered in turn again and again, would keep the round
+    /// from ever being declined by the same instances twice (found by
+    /// HandoffGenerations' `ServesAgain`).
+    #[cfg_attr(not(feature = "mutations"), allow(unused_variables))]
+    pub fn takes_decline(&self, config: &Config, from: ReplicaId, round: u64, peer: Instance) -> bool {
+        let Phase::Collect { collected, round: current, declined, .. } = self else { return false };
+        let newer = |than: &Instance| peer > *than;
+        #[cfg(feature = "mutations")]
+        if config.mutated(super::config::Mutation::TakeStaleDecline) {
+            return round == *current && collected.get(&from).is_none_or(newer);
+        }
+        round == *current && collected.get(&from).is_none_or(newer) && declined.get(&from).is_none_or(newer)
     }
 }
 
@@ -390,7 +402,7 @@ impl Coordinator {
                 {
                     return Vec::new();
                 }
-                if self.phase.takes_decline(msg.from, round, peer)
+                if self.phase.takes_decline(&node.config, msg.from, round, peer)
                     && let Phase::Collect { declined, .. } = &mut self.phase
                 {
                     declined.insert(msg.from, peer);

@@ -38,7 +38,16 @@
 //!   death: what a recovering peer held of it is not a copy anyone can
 //!   serve, docs/handoff.md 5.9);
 //! - `EpochVerUnique`: a (generation, key, ep, ver) names one write, over
-//!   memories, pushes and acknowledgements.
+//!   memories, pushes and acknowledgements;
+//! - `ServesAgain` (a property, `<>[]`): every behaviour ends with the
+//!   three replicas ready in one generation. The evictions and deaths are
+//!   bounded, so on every behaviour they stop; whatever they did before,
+//!   the namespace must then recover by the protocol's own messages and
+//!   timers. The engine checks it on every path, cycles included, without
+//!   fairness (`engine`, `liveness.rs`). The mutation
+//!   `WaitForDeadSnapshot` (a collecting coordinator waits for the
+//!   snapshot of a peer that died) violates it: the namespace stays
+//!   unavailable for good (docs/handoff.md 5.8).
 
 mod step;
 
@@ -48,10 +57,11 @@ use std::hash::Hash;
 use std::sync::Arc;
 
 use protocol::handoff::config::Mutation;
-use protocol::handoff::{Config, Generation, Key, Message, Millis, Replica, ReplicaId, Stamp, Timer, WriteId};
+use protocol::handoff::{Config, Generation, Key, Message, Millis, Replica, ReplicaId, Stamp, Status, Timer, WriteId};
 use stateright::{Model, Property};
 
 use crate::cfg::{CfgError, Reduction, TlcConfig};
+use crate::engine::Liveness;
 use crate::properties::{self, NumberedChecks};
 use crate::spec::{Mirror, TlaState, check_mutation, fmt_variables};
 
@@ -67,9 +77,14 @@ pub struct HandoffGenerations {
     /// `EvictBeforeDeath` (default FALSE): single evictions only before
     /// the total death, so that what survives it is a recovering replica.
     evict_before_death: bool,
+    /// `TimersWhenQuiet` (default FALSE): timers fire only where no
+    /// delivery changes anything (the liveness cfg's scheduler).
+    timers_when_quiet: bool,
     /// Whether the model drops what can change nothing (`step` says what).
     reduction: Reduction,
     checks: Vec<&'static str>,
+    /// Whether the cfg lists `ServesAgain`.
+    serves_again: bool,
     init: GenState,
 }
 
@@ -79,6 +94,8 @@ pub const MINT_ONLY_AFTER_TOTAL_DEATH: &str = "MintOnlyAfterTotalDeath";
 pub const PARTIAL_COLLECT_ONLY_AFTER_TOTAL_DEATH: &str = "PartialCollectOnlyAfterTotalDeath";
 pub const ACKED_IMPLIES_HELD: &str = "AckedImpliesHeldUnlessDoomed";
 pub const EPOCH_VER_UNIQUE: &str = "EpochVerUnique";
+/// The liveness property a cfg may list (module docs).
+pub const SERVES_AGAIN: &str = "ServesAgain";
 /// What the model drops (a message it prunes, a heartbeat) changed
 /// something.
 pub const REDUCTION_SOUND: &str = "ReductionSound";
@@ -91,9 +108,10 @@ const CHECKS: [&str; 6] = [
     EPOCH_VER_UNIQUE,
 ];
 /// The protocol mutations the model runs, by name (`--mutation NAME`).
-const MUTATIONS: [(&str, Mutation); 2] = [
+const MUTATIONS: [(&str, Mutation); 3] = [
     ("WaitForDeadSnapshot", Mutation::WaitForDeadSnapshot),
     ("GoOnWhenUncollectedDeclined", Mutation::GoOnWhenUncollectedDeclined),
+    ("TakeStaleDecline", Mutation::TakeStaleDecline),
 ];
 
 /// An acknowledged write (ghost).
@@ -177,12 +195,12 @@ impl fmt::Display for GenAction {
 
 const CONSTANTS: [&str; 6] = ["Keys", "MaxWrites", "MaxEvicts", "MaxDeaths", "MaxGossip", "FirstBoot"];
 /// The model's optional constant, which narrows the single evictions.
-const OPTIONAL: [&str; 1] = ["EvictBeforeDeath"];
+const OPTIONAL: [&str; 2] = ["EvictBeforeDeath", "TimersWhenQuiet"];
 
 impl HandoffGenerations {
     pub fn new(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
         cfg.expect_constants_optional(Self::MODULE, &CONSTANTS, &OPTIONAL)?;
-        cfg.expect_definitions(Self::MODULE, &CHECKS, &[])?;
+        cfg.expect_definitions(Self::MODULE, &CHECKS, &[SERVES_AGAIN])?;
         let nat = |name: &str| -> Result<u8, CfgError> {
             u8::try_from(cfg.nat(name)?).map_err(|_| CfgError::Unsupported(format!("{name} is too large")))
         };
@@ -212,8 +230,10 @@ impl HandoffGenerations {
             max_deaths: nat("MaxDeaths")?,
             max_gossip: nat("MaxGossip")?,
             evict_before_death: cfg.boolean_or("EvictBeforeDeath", false)?,
+            timers_when_quiet: cfg.boolean_or("TimersWhenQuiet", false)?,
             reduction: cfg.reduction,
             checks,
+            serves_again: cfg.properties.iter().any(|p| p == SERVES_AGAIN),
             init: GenState {
                 replicas: Vec::new(),
                 incarnation: vec![0; 3],
@@ -300,7 +320,8 @@ impl NumberedChecks for HandoffGenerations {
 
 impl Mirror for HandoffGenerations {
     const MODULE: &'static str = "HandoffGenerations";
-    const MUTATIONS: &'static [&'static str] = &["WaitForDeadSnapshot", "GoOnWhenUncollectedDeclined"];
+    const MUTATIONS: &'static [&'static str] =
+        &["WaitForDeadSnapshot", "GoOnWhenUncollectedDeclined", "TakeStaleDecline"];
     const REDUCTIONS: bool = true;
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {
@@ -315,6 +336,19 @@ impl Mirror for HandoffGenerations {
     fn action_kind(&self, action: &GenAction) -> usize {
         action.kind()
     }
+
+    fn liveness(&self) -> Vec<Liveness<Self>> {
+        if !self.serves_again {
+            return Vec::new();
+        }
+        vec![Liveness::eventually_always(SERVES_AGAIN, |_: &Self, s: &GenState| serving(s))]
+    }
+}
+
+/// All three replicas ready, in one generation.
+fn serving(s: &GenState) -> bool {
+    let generation = s.replicas.first().map(|r| r.generation());
+    s.replicas.len() == 3 && s.replicas.iter().all(|r| r.phase() == Status::Ready && Some(r.generation()) == generation)
 }
 
 impl TlaState for GenState {

@@ -29,8 +29,10 @@ impl HandoffGenerations {
             out.extend((0..self.keys.len()).map(|key| GenAction::Put { key }));
         }
         out.extend(s.net.values().map(|m| GenAction::Deliver(Arc::clone(m))));
-        for r in 0..3 {
-            out.extend([Timer::Retry, Timer::Gossip].map(|t| GenAction::Timer(ReplicaId(r), t)));
+        if !self.timers_when_quiet || self.quiet(s) {
+            for r in 0..3 {
+                out.extend([Timer::Retry, Timer::Gossip].map(|t| GenAction::Timer(ReplicaId(r), t)));
+            }
         }
         if self.may_evict(s) {
             out.extend((0..3).map(|r| GenAction::Evict(ReplicaId(r))));
@@ -38,6 +40,12 @@ impl HandoffGenerations {
         if s.deaths < self.max_deaths {
             out.push(GenAction::TotalDeath);
         }
+    }
+
+    /// No delivery of a message in the network changes anything: only
+    /// then do the timers fire where the cfg sets `TimersWhenQuiet`.
+    fn quiet(&self, s: &GenState) -> bool {
+        s.net.values().all(|m| self.step(s, &GenAction::Deliver(Arc::clone(m))).is_none())
     }
 
     /// The successor of `s` by `action`; `None` where it is not enabled

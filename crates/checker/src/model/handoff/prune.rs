@@ -80,7 +80,7 @@ pub(crate) fn useless(
         Body::CollectDecline { instance, round, peer } => {
             !live(m.to, *instance) || current(m.to).is_some_and(|x| {
                 x.instance() == *instance
-                    && !matches!(x.role(), RoleView::Coordinator(c) if c.phase().takes_decline(m.from, *round, *peer))
+                    && !matches!(x.role(), RoleView::Coordinator(c) if c.phase().takes_decline(x.config(), m.from, *round, *peer))
             })
         }
         Body::PushRefused { instance, .. }
