@@ -1,7 +1,7 @@
 //! HandoffGenerations: total death, first boot and the new-generation path
 //! on the real code (docs/handoff.md 5.9). The cfg with a write and a total
 //! death runs in `cargo xtask check` (145,519 states), the survivor case
-//! exhaustively in `--deep` (`large/HandoffGenerationsSurvivor.cfg`, 16.7
+//! exhaustively in `--deep` (`large/HandoffGenerationsSurvivor.cfg`, 16.6
 //! million states); here, first boot exhaustively, and both outcomes of
 //! the survivor case step by step, in the survivor cfg's model: so both
 //! are paths its exhaustive run goes through.
