@@ -20,14 +20,18 @@ fn models(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models").join(name)
 }
 
+/// The exhaustive run of cfg `name` (in `models/`), with `mutation`.
+fn check(name: &str, mutation: Option<&str>) -> run::Report {
+    let cfg = TlcConfig::load(&models(name)).unwrap();
+    let model = HandoffGenerations::from_cfg(&cfg, mutation).unwrap();
+    run::check(model, "HandoffGenerations", name, None, &RunOptions { threads: 2, ..Default::default() })
+}
+
 /// Every interleaving of first boot: one generation is minted, only while
 /// nobody is ready, and every message is accepted.
 #[test]
 fn first_boot_every_interleaving() {
-    let cfg = TlcConfig::load(&models("HandoffGenerationsFirstBoot.cfg")).unwrap();
-    let model = HandoffGenerations::from_cfg(&cfg, None).unwrap();
-    let options = RunOptions { threads: 2, ..Default::default() };
-    let report = run::check(model, "HandoffGenerations", "HandoffGenerationsFirstBoot.cfg", None, &options);
+    let report = check("HandoffGenerationsFirstBoot.cfg", None);
     assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
     assert_eq!(report.unique_states, 18_023);
 }
@@ -246,12 +250,7 @@ fn waiting_for_a_dead_peers_snapshot_never_ends() {
 /// `PartialCollectOnlyAfterTotalDeath` catches it; the code passes.
 #[test]
 fn going_on_while_a_collected_peer_is_ready_is_caught() {
-    let cfg = TlcConfig::load(&models("HandoffGenerationsTwoEvicts.cfg")).unwrap();
-    let options = RunOptions { threads: 2, ..Default::default() };
-    let run = |mutation| {
-        let model = HandoffGenerations::from_cfg(&cfg, mutation).unwrap();
-        run::check(model, "HandoffGenerations", "HandoffGenerationsTwoEvicts.cfg", None, &options)
-    };
+    let run = |mutation| check("HandoffGenerationsTwoEvicts.cfg", mutation);
     let report = run(None);
     assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
     let report = run(Some("GoOnWhenUncollectedDeclined"));
@@ -264,12 +263,7 @@ fn going_on_while_a_collected_peer_is_ready_is_caught() {
 /// cycles on a dead instance's late decline and its successor's.
 #[test]
 fn every_behaviour_serves_again_once_the_evictions_stop() {
-    let cfg = TlcConfig::load(&models("HandoffGenerationsLiveness.cfg")).unwrap();
-    let options = RunOptions { threads: 2, ..Default::default() };
-    let run = |mutation| {
-        let model = HandoffGenerations::from_cfg(&cfg, mutation).unwrap();
-        run::check(model, "HandoffGenerations", "HandoffGenerationsLiveness.cfg", None, &options)
-    };
+    let run = |mutation| check("HandoffGenerationsLiveness.cfg", mutation);
     let report = run(None);
     assert_eq!(report.verdict, "pass", "{:?}\n{}", report.violated, run::format_trace(&report));
     assert_eq!(report.unique_states, 54_830);
