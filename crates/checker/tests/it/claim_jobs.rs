@@ -153,10 +153,11 @@ fn an_activation_that_outlives_its_reaped_attempt_compensates() {
         Action::Activate(O2, C1, F1, W1),
         Action::Activator(O2, "validate"),
         Action::Activator(O1, "commit"),
+        Action::Activator(O1, "record_grant"),
         Action::Activator(O2, "create_lease"),
+        Action::Elapse(Deadline::Lease(C1)),
         Action::ExecutingReaper("scan"),
         Action::ExecutingReaper("read_lease"),
-        Action::Elapse(Deadline::Lease(C1)),
         Action::ExecutingReaper("reap"),
         Action::Activator(O2, "await_recovery"),
         Action::Activator(O2, "compensate"),
@@ -213,13 +214,22 @@ fn every_mutation_is_caught_by_the_property_it_breaks() {
         Action::Completion(C1, "check_lease"),
         Action::Completion(C1, "commit"),
     ];
-    // The lease lost after the commit, before the activation recorded its
-    // deadline: nobody can restore it.
+    // The lease lost after a commit, before any activation recorded its
+    // deadline: nobody can restore it. (An activation that commits on a
+    // fresh grant records it in the same instant: o2 waited for o1's lock,
+    // so it commits with no deadline recorded and reads the lease again.)
     let unrecorded = [
         Action::Activate(O1, C1, F1, W1),
         Action::Activator(O1, "validate"),
         Action::Activator(O1, "create_lease"),
         Action::Activator(O1, "acquire_lock"),
+        Action::Activate(O2, C1, F1, W1),
+        Action::Activator(O2, "validate"),
+        Action::Activator(O2, "create_lease"),
+        Action::Activator(O2, "acquire_lock"),
+        Action::Elapse(Deadline::ActivatorLock(C1)),
+        Action::Activator(O2, "acquire_lock"),
+        Action::Activator(O2, "commit"),
         Action::Activator(O1, "commit"),
         Action::Complete(C1, F1, W1, Succeeded),
         Action::Completion(C1, "validate"),

@@ -58,6 +58,7 @@ fn the_spec_properties_alone_catch_all_but_one() {
     cfg.properties.retain(|p| p != "LossSpec");
     for (mutation, property) in [
         ("replay-without-lease-check", "AcceptedResponseIsExactReplay"),
+        ("grant-survives-wait", "AcceptedResponseIsExactReplay"),
         ("reaper-ignores-reservation", "RecoveryOwnsInactiveClaim"),
         ("compensation-skipped", "ReapedCoordinationIsClean"),
         ("renewal-revives-lease", "ExpiredLeaseIsNeverRevived"),

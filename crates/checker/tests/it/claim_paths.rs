@@ -9,13 +9,13 @@ pub const F1: Fence = Fence(0);
 pub const F2: Fence = Fence(1);
 pub const W1: Worker = Worker(0);
 
-/// The first activation of (c1, f1, w1), accepted.
-pub const ACTIVATE: [Action; 7] = [
+/// The first activation of (c1, f1, w1), accepted from its grant: one lease
+/// request.
+pub const ACTIVATE: [Action; 6] = [
     Action::Activate(O1, C1, F1, W1),
     Action::Activator(O1, "validate"),
     Action::Activator(O1, "create_lease"),
     Action::Activator(O1, "acquire_lock"),
     Action::Activator(O1, "commit"),
-    Action::Activator(O1, "check_lease"),
-    Action::Activator(O1, "record_lease"),
+    Action::Activator(O1, "record_grant"),
 ];

@@ -106,7 +106,9 @@ impl LeaseBackend for MemoryLeases {
 /// The claim's lease lock is held from a lease request to the durable
 /// request that records what it found (`RecordLease`: a deadline granted or
 /// read; `RecordRejection`: the lease lost, or compensated), which a
-/// procedure sends right after it: no other lease request of the claim runs
+/// procedure sends right after it (an activation answering from its grant
+/// sends it after its lock and commit instead, with no await in between:
+/// docs/remora.md 6.6): no other lease request of the claim runs
 /// in between, so the durable store never records a deadline behind the
 /// lease record's, nor a loss the record no longer shows
 /// (`tla/RemoraClaimLeaseLoss.tla`; the model holds the same lock). A

@@ -11,7 +11,11 @@
 //! commit (→ Committed), then answer from the lease (→ Finished), recording
 //! the lease's deadline in the durable store before the acceptance goes out
 //! (so that the worker's heartbeat can restore the lease if the coordination
-//! store loses it: `tla/RemoraClaimLeaseLoss.tla`). A request
+//! store loses it: `tla/RemoraClaimLeaseLoss.tla`). The lease it answers
+//! from is the one the store granted, if the activator has not waited since
+//! the grant (one lease round trip: the host serves durable requests without
+//! an await, so nothing ran in between, docs/remora.md 6.6); after a wait it
+//! reads the lease again (`CheckLease`). A request
 //! for a claim that already executes goes straight to the lease check: that
 //! is the replay. An activation that finds its claim reaped removes the
 //! lease it may have created (compensation) before it rejects.
@@ -50,13 +54,17 @@ pub enum ActivatorStep {
     CreateLease {
         reservation_expires_at: Millis,
     },
-    /// Take the durable lock, holding `lease`.
+    /// Take the durable lock, holding `lease`. `waited`: the activator has
+    /// waited since the store granted `lease` (others ran meanwhile, and the
+    /// store may have lost it).
     AcquireLock {
         lease: Lease,
+        waited: bool,
     },
     /// Commit under the lock, proving `lease` is still live.
     Commit {
         lease: Lease,
+        waited: bool,
     },
     /// The activation cannot proceed (`failure` says why); wait until the
     /// claim is reaped (then compensate) or found executing (then replay).
@@ -71,6 +79,12 @@ pub enum ActivatorStep {
     CheckLease,
     /// Accepted: record `lease`'s deadline in the durable store, then answer.
     RecordLease {
+        lease: Lease,
+    },
+    /// Committed on `lease`, granted with no wait since: record its
+    /// deadline, and answer Accepted from the grant (the spec's
+    /// ReplayActivation, with no second read of the lease store).
+    RecordGrant {
         lease: Lease,
     },
     /// Store the rejection, so the operation is answered the same again.
@@ -95,6 +109,7 @@ impl ActivatorStep {
             ActivatorStep::Compensate { .. } => "compensate",
             ActivatorStep::CheckLease => "check_lease",
             ActivatorStep::RecordLease { .. } => "record_lease",
+            ActivatorStep::RecordGrant { .. } => "record_grant",
             ActivatorStep::RecordRejection { .. } => "record_rejection",
             ActivatorStep::Done { .. } => "done",
         }
@@ -148,7 +163,7 @@ impl Procedure for Activator {
                 operation,
                 expires_at: deadline(now, self.config.lock_ttl),
             }),
-            ActivatorStep::Commit { lease } => durable(DurableRequest::CommitActivation {
+            ActivatorStep::Commit { lease, .. } => durable(DurableRequest::CommitActivation {
                 claim: key.claim.clone(),
                 operation,
                 lease_expires_at: lease.expires_at,
@@ -158,7 +173,7 @@ impl Procedure for Activator {
                 lease(LeaseRequest::Delete { claim: key.claim.clone(), fence: key.fence, worker: key.worker.clone() })
             }
             ActivatorStep::CheckLease => lease(LeaseRequest::Holder { claim: key.claim.clone() }),
-            ActivatorStep::RecordLease { lease } => {
+            ActivatorStep::RecordLease { lease } | ActivatorStep::RecordGrant { lease } => {
                 durable(DurableRequest::RecordLease { request: key.clone(), expires_at: lease.expires_at })
             }
             ActivatorStep::RecordRejection { reason } => {
@@ -192,7 +207,7 @@ impl Procedure for Activator {
 
             (S::CreateLease { .. }, Reply::Lease(LeaseReply::Granted { lease })) => {
                 self.stage = LeaseCreated;
-                S::AcquireLock { lease }
+                S::AcquireLock { lease, waited: false }
             }
             (S::CreateLease { .. }, Reply::Lease(LeaseReply::Refused { refused })) => S::AwaitRecovery {
                 failure: match refused {
@@ -201,24 +216,29 @@ impl Procedure for Activator {
                 },
             },
 
-            (S::AcquireLock { lease }, Reply::Durable(DurableReply::LockAcquired)) => {
-                S::Commit { lease: lease.clone() }
+            (S::AcquireLock { lease, waited }, Reply::Durable(DurableReply::LockAcquired)) => {
+                S::Commit { lease: lease.clone(), waited: *waited }
             }
-            (S::AcquireLock { .. }, Reply::Durable(DurableReply::LockRefused { refused })) => match refused {
-                LockRefused::Held => return Ok(Progress::Waits),
+            (S::AcquireLock { lease, .. }, Reply::Durable(DurableReply::LockRefused { refused })) => match refused {
+                LockRefused::Held => {
+                    // Others run while this activator waits: the grant may
+                    // be lost by the time it commits.
+                    self.step = S::AcquireLock { lease: lease.clone(), waited: true };
+                    return Ok(Progress::Waits);
+                }
                 LockRefused::Executing => S::CheckLease,
                 LockRefused::Reaped => compensate(Rejection::ReservationExpired),
                 LockRefused::ReservationExpired => await_recovery(Rejection::ReservationExpired),
             },
 
-            (S::Commit { .. }, Reply::Durable(DurableReply::Committed)) => {
+            (S::Commit { lease, waited }, Reply::Durable(DurableReply::Committed)) => {
                 self.stage = ActivationStage::Committed;
-                S::CheckLease
+                if *waited { S::CheckLease } else { S::RecordGrant { lease: lease.clone() } }
             }
-            (S::Commit { lease }, Reply::Durable(DurableReply::CommitRefused { refused })) => match refused {
+            (S::Commit { lease, waited }, Reply::Durable(DurableReply::CommitRefused { refused })) => match refused {
                 CommitRefused::Executing => S::CheckLease,
                 CommitRefused::Reaped => compensate(Rejection::ReservationExpired),
-                CommitRefused::LockNotHeld => S::AcquireLock { lease: lease.clone() },
+                CommitRefused::LockNotHeld => S::AcquireLock { lease: lease.clone(), waited: *waited },
                 CommitRefused::ReservationExpired => await_recovery(Rejection::ReservationExpired),
                 CommitRefused::LeaseExpired => await_recovery(Rejection::LeaseLost),
             },
@@ -248,10 +268,15 @@ impl Procedure for Activator {
                 _ => S::RecordRejection { reason: Rejection::LeaseLost },
             },
             (S::RecordLease { .. }, Reply::Durable(DurableReply::LeaseRecorded)) => done(Answer::Accepted),
+            // The answer is decided here: the grant is the lease in force.
+            (S::RecordGrant { .. }, Reply::Durable(DurableReply::LeaseRecorded)) => {
+                self.stage = Finished;
+                done(Answer::Accepted)
+            }
             // The attempt stopped executing after its commit (it completed,
             // or a newer attempt took the claim) while the lease it held was
             // still on record: no acceptance goes out for it.
-            (S::RecordLease { .. }, Reply::Durable(DurableReply::NotExecuting { .. })) => {
+            (S::RecordLease { .. } | S::RecordGrant { .. }, Reply::Durable(DurableReply::NotExecuting { .. })) => {
                 S::RecordRejection { reason: Rejection::LeaseLost }
             }
 
@@ -333,6 +358,35 @@ mod tests {
         }
         use ActivationStage::*;
         assert_eq!(stages, [Idle, Validated, LeaseCreated, Committed, Finished]);
+    }
+
+    #[test]
+    fn a_first_activation_asks_the_lease_store_once() {
+        let mut stores = Stores::new();
+        assert_eq!(run(&mut stores, &mut activator("o1", 1, "w1"), NOW), Answer::Accepted);
+        let leases: Vec<&Request> = stores.sent.iter().filter(|r| matches!(r, Request::Lease(_))).collect();
+        assert!(matches!(leases[..], [Request::Lease(LeaseRequest::Create { .. })]), "{leases:?}");
+    }
+
+    #[test]
+    fn an_activation_that_waited_since_its_grant_reads_the_lease_again() {
+        let mut stores = Stores::new();
+        let (mut a, mut b) = (activator("o1", 1, "w1"), activator("o2", 1, "w1"));
+        while !matches!(a.step, ActivatorStep::Commit { .. }) {
+            assert_eq!(step(&mut stores, &mut a, NOW), Progress::Advanced);
+        }
+        while !matches!(b.step, ActivatorStep::AcquireLock { .. }) {
+            assert_eq!(step(&mut stores, &mut b, NOW), Progress::Advanced);
+        }
+        assert_eq!(step(&mut stores, &mut b, NOW), Progress::Waits, "a holds the lock");
+        assert!(matches!(b.step, ActivatorStep::AcquireLock { waited: true, .. }));
+        // a stops before its commit; while b waits, the store loses the lease.
+        stores.leases.leases.clear();
+        let later = NOW + CONFIG.lock_ttl;
+        assert_eq!(run(&mut stores, &mut b, later), rejected(Rejection::LeaseLost));
+        assert_eq!(stores.durable.claims[&c1()].activations, 1, "b committed, then found the lease lost");
+        assert!(matches!(stores.sent.last(), Some(Request::Durable(DurableRequest::RecordRejection { .. }))));
+        assert!(stores.sent.iter().any(|r| matches!(r, Request::Lease(LeaseRequest::Holder { .. }))));
     }
 
     #[test]

@@ -294,10 +294,10 @@ mod tests {
         assert_eq!(read_then_lose(&mut stores), CompletionOutcome::Completed { outcome: Outcome::Succeeded });
         assert_eq!(stores.durable.claims[&c1()].state, ClaimState::Succeeded);
 
-        // Committed, the lease read, its deadline not recorded yet.
+        // Committed on the grant, its deadline not recorded yet.
         let mut stores = Stores::new();
         let mut activator = Activator::new(op("a1"), key(1, "w1"), CONFIG);
-        while !matches!(activator.step, ActivatorStep::RecordLease { .. }) {
+        while !matches!(activator.step, ActivatorStep::RecordGrant { .. }) {
             assert_eq!(step(&mut stores, &mut activator, NOW), Progress::Advanced);
         }
         assert_eq!(stores.durable.claims[&c1()].lease_until, None);

@@ -6,7 +6,7 @@
 use protocol::claim::procedure::{self, Host};
 use protocol::claim::{
     ClaimId, ClaimRow, ClaimState, DurableLock, DurableReply, DurableRequest, Lease, LeaseReply, LeaseRequest, Millis,
-    Procedure, ProcedureError, Reply, Request, RequestKey, durable, lease,
+    Procedure, ProcedureError, Progress, Reply, Request, RequestKey, durable, lease,
 };
 
 use super::model::{ClaimImpl, PROCEDURES_TAKE_EVERY_REPLY};
@@ -55,13 +55,23 @@ impl Host for ModelHost<'_> {
 }
 
 impl ClaimImpl {
-    /// Serves the next request of `procedure`, sent as `origin`. A reply it
-    /// cannot take (or none to take) is a violation, never skipped.
-    pub(super) fn step<P: Procedure>(&self, s: &mut ImplState, procedure: &mut P, origin: Origin<'_>) {
+    /// Serves the next request of `procedure`, sent as `origin`: whether it
+    /// advanced or waits. A reply it cannot take (or none to take) is a
+    /// violation, never skipped.
+    pub(super) fn step<P: Procedure>(
+        &self,
+        s: &mut ImplState,
+        procedure: &mut P,
+        origin: Origin<'_>,
+    ) -> Option<Progress> {
         let mut host = ModelHost { model: self, state: s, origin };
-        let served = procedure::ready(procedure::step(procedure, &mut host));
-        if !matches!(served, Some(Ok(_))) {
-            s.step_violations.push(PROCEDURES_TAKE_EVERY_REPLY);
+        match procedure::ready(procedure::step(procedure, &mut host)) {
+            Some(Ok(procedure::Step::Served(progress))) => Some(progress),
+            Some(Ok(procedure::Step::Done)) => None,
+            _ => {
+                s.step_violations.push(PROCEDURES_TAKE_EVERY_REPLY);
+                None
+            }
         }
     }
 

@@ -95,7 +95,9 @@ impl ClaimImpl {
                 HeartbeatStep::Record { expires_at } => is_live(expires_at),
                 _ => false,
             }) || v.clients.iter().filter_map(|cl| cl.run.as_ref()).any(|run| match &run.step {
-                ActivatorStep::RecordLease { lease } => run.request.claim == id && is_live(lease.expires_at),
+                ActivatorStep::RecordLease { lease } | ActivatorStep::RecordGrant { lease } => {
+                    run.request.claim == id && is_live(lease.expires_at)
+                }
                 _ => false,
             }) || reaper_carries(v.executing_reaper, row).is_some_and(is_live);
             lease_lost[c] =

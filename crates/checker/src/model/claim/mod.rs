@@ -39,9 +39,9 @@ mod state;
 mod time;
 
 use protocol::claim::{
-    ActivationStage, Activator, ActivatorConfig, ActivatorStep, Completion, CompletionStep, DurableLock,
-    ExecutingReaper, ExecutingReaperStep, Heartbeat, HeartbeatStep, MemoryDurable, MemoryLeases, Procedure, Reaper,
-    durable,
+    ActivationStage, Activator, ActivatorConfig, ActivatorStep, Answer, Completion, CompletionStep, DurableLock,
+    ExecutingReaper, ExecutingReaperStep, Heartbeat, HeartbeatStep, MemoryDurable, MemoryLeases, Procedure, Progress,
+    Reaper, durable,
 };
 use stateright::{Model, Property};
 
@@ -233,18 +233,30 @@ impl ClaimImpl {
         };
         let key = run.request.clone();
         let checked_lease = run.step == ActivatorStep::CheckLease;
-        let recording = matches!(run.step, ActivatorStep::RecordLease { .. });
-        self.step(s, &mut run, Origin::Activator(&key));
+        let recording = matches!(run.step, ActivatorStep::RecordLease { .. } | ActivatorStep::RecordGrant { .. });
+        let creating = matches!(run.step, ActivatorStep::CreateLease { .. });
+        let recording_grant = matches!(run.step, ActivatorStep::RecordGrant { .. });
+        let progress = self.step(s, &mut run, Origin::Activator(&key));
+        let waits = progress == Some(Progress::Waits);
+        if waits
+            && self.mutation == Some(Mutation::GrantSurvivesWait)
+            && let ActivatorStep::AcquireLock { waited, .. } = &mut run.step
+        {
+            *waited = false;
+        }
+        let granted = creating && matches!(run.step, ActivatorStep::AcquireLock { .. });
         // The model looks at the store when the answer is decided (the
-        // lease check): an acceptance is right only while the lease is in
-        // force. Recording the lease afterwards changes no answer, unless
+        // lease check, or the recording of a grant): an acceptance is right
+        // only while the lease is in force. Recording a lease read changes
+        // no answer, unless
         // the attempt no longer executes (it completed, or a newer attempt
         // was authorized, its lease still on record): then the recording is
         // refused and the activation rejects.
         let executing =
             s.durable.claims.get(&run.request.claim).is_some_and(|row| row.check_executing(&run.request).is_ok());
         let found_lease = checked_lease && matches!(run.step, ActivatorStep::RecordLease { .. });
-        let accepted = found_lease && executing;
+        // Or at the recording of a grant, which answers from the grant.
+        let accepted = (found_lease && executing) || (recording_grant && run.outcome() == Some(&Answer::Accepted));
         // Such an activation does not finish in the spec's terms: it is
         // rejected (RejectPrecondition), which leaves the stage as it was.
         let rejects_after_all =
@@ -259,6 +271,10 @@ impl ClaimImpl {
         if accepted {
             client.accepted = Some(lease_in_force);
         }
+        // The segment with no await ends at the next lease request, pause
+        // or answer.
+        let durable_next = matches!(run.poll_request(time::NOW), Some(protocol::claim::Request::Durable(_)));
+        client.fresh_grant = (granted || client.fresh_grant) && !waits && durable_next;
         if run.outcome().is_none() {
             client.run = Some(run);
         }
@@ -307,9 +323,10 @@ impl ClaimImpl {
             Deadline::RecordedLease(c) => row(c)?.lease_until?,
             Deadline::CarriedBy(op) => match &s.clients.get(self.operation_index(op)?)?.run.as_ref()?.step {
                 ActivatorStep::CreateLease { reservation_expires_at } => *reservation_expires_at,
-                ActivatorStep::AcquireLock { lease }
-                | ActivatorStep::Commit { lease }
-                | ActivatorStep::RecordLease { lease } => lease.expires_at,
+                ActivatorStep::AcquireLock { lease, .. }
+                | ActivatorStep::Commit { lease, .. }
+                | ActivatorStep::RecordLease { lease }
+                | ActivatorStep::RecordGrant { lease } => lease.expires_at,
                 _ => return None,
             },
             Deadline::CarriedByHeartbeat(c) => match s.heartbeats.get(self.claim_index(c)?)?.as_ref()?.step {
@@ -375,7 +392,7 @@ impl Model for ClaimImpl {
                 let clients: Vec<Client> = n
                     .operations
                     .iter()
-                    .map(|_| Client { run: None, accepted: None, progress: ActivationStage::Idle })
+                    .map(|_| Client { run: None, accepted: None, progress: ActivationStage::Idle, fresh_grant: false })
                     .collect();
                 let heartbeats: Vec<Option<Heartbeat>> = n.claims.iter().map(|_| None).collect();
                 let completions: Vec<Option<Completion>> = n.claims.iter().map(|_| None).collect();
@@ -465,9 +482,22 @@ impl Model for ClaimImpl {
         if self.jobs.is_some() {
             self.jobs_actions(s, actions);
         }
-        actions.extend(self.deadlines(s).into_iter().map(Action::Elapse));
+        // An activator runs its durable requests with no await between, in
+        // one instant of the object: from its commit (which checks the
+        // lease's deadline) to the recording of its grant, no time passes.
+        // With a fresh grant (`Client::fresh_grant`) no other request sees
+        // the claim's lease record before its answer, so a loss of the
+        // record is observed only after it.
+        let runs = || s.clients.iter().filter_map(|cl| cl.run.as_ref().map(|run| (cl.fresh_grant, run)));
+        if !runs().any(|(_, run)| matches!(run.step, ActivatorStep::RecordGrant { .. })) {
+            actions.extend(self.deadlines(s).into_iter().map(Action::Elapse));
+        }
+        let fresh = |c: Claim| runs().any(|(fresh, run)| fresh && run.request.claim == n.claim_id(c));
         actions.extend(
-            n.claims.iter().filter(|&&c| s.leases.leases.contains_key(&n.claim_id(c))).map(|&c| Action::LoseLease(c)),
+            n.claims
+                .iter()
+                .filter(|&&c| s.leases.leases.contains_key(&n.claim_id(c)) && !fresh(c))
+                .map(|&c| Action::LoseLease(c)),
         );
     }
 

@@ -1,7 +1,9 @@
 //! Mutations of the implementation, each removing one check. They are
 //! injected where the model serves requests (the host), so the protocol
 //! code that runs is the code the Durable Object runs: the host answers a
-//! request as if a check had passed, or serves it as if it had not been made.
+//! request as if a check had passed, or serves it as if it had not been made
+//! (one, `GrantSurvivesWait`, edits what the activator remembers after a
+//! step instead).
 
 /// A named mutation, selected with `--mutation NAME`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -12,6 +14,10 @@ pub enum Mutation {
     /// A replay answers without asking the coordination store: the host
     /// answers "the worker holds the lease".
     ReplayWithoutLeaseCheck,
+    /// An activator forgets that it waited for the durable lock after the
+    /// store granted its lease: it answers from the grant, which the store
+    /// may have lost meanwhile, with no second read.
+    GrantSurvivesWait,
     /// The reaper's requests are served at the end of time: every
     /// reservation looks expired to it.
     ReaperIgnoresReservation,
@@ -54,9 +60,10 @@ pub enum Mutation {
 
 /// Every mutation by name (`--mutation NAME`): the one source of the
 /// names `Mirror::MUTATIONS` lists and of [`Mutation::from_name`].
-pub const TABLE: [(&str, Mutation); 7] = [
+pub const TABLE: [(&str, Mutation); 8] = [
     ("commit-without-lock", Mutation::CommitWithoutLock),
     ("replay-without-lease-check", Mutation::ReplayWithoutLeaseCheck),
+    ("grant-survives-wait", Mutation::GrantSurvivesWait),
     ("reaper-ignores-reservation", Mutation::ReaperIgnoresReservation),
     ("compensation-skipped", Mutation::CompensationSkipped),
     ("renewal-revives-lease", Mutation::RenewalRevivesLease),

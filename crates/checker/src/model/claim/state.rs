@@ -81,6 +81,14 @@ pub struct Client {
     pub accepted: Option<bool>,
     /// History: the furthest stage an activation of this id has reached.
     pub progress: ActivationStage,
+    /// The activator in flight holds the lease the store granted it and has
+    /// not waited since, up to its answer. The Durable Object serves its
+    /// durable requests with no await in between, so no other request of
+    /// the object runs there and its clock stands still: a loss of the
+    /// lease record meanwhile is seen by nobody before the answer, as if it
+    /// came right after it. The model's own record, not the activator's
+    /// (`waited`), so that an activator which forgets a wait is caught.
+    pub fresh_grant: bool,
 }
 
 impl TlaState for ImplState {

@@ -43,9 +43,10 @@ fn for_each_time(s: &mut ImplState, mut f: impl FnMut(&mut Millis)) {
     for run in s.clients.iter_mut().filter_map(|c| c.run.as_mut()) {
         match &mut run.step {
             ActivatorStep::CreateLease { reservation_expires_at } => f(reservation_expires_at),
-            ActivatorStep::AcquireLock { lease }
-            | ActivatorStep::Commit { lease }
-            | ActivatorStep::RecordLease { lease } => f(&mut lease.expires_at),
+            ActivatorStep::AcquireLock { lease, .. }
+            | ActivatorStep::Commit { lease, .. }
+            | ActivatorStep::RecordLease { lease }
+            | ActivatorStep::RecordGrant { lease } => f(&mut lease.expires_at),
             _ => {}
         }
     }
@@ -96,12 +97,14 @@ pub fn elapse(s: &mut ImplState, instant: Millis) {
                 HeartbeatStep::Record { expires_at } => Some(expires_at),
                 _ => None,
             });
-        let recording =
-            s.clients.iter().filter_map(|c| c.run.as_ref()).filter(|r| r.request.claim == *claim).filter_map(|r| {
-                match &r.step {
-                    ActivatorStep::RecordLease { lease } => Some(lease.expires_at),
-                    _ => None,
-                }
+        let recording = s
+            .clients
+            .iter()
+            .filter_map(|c| c.run.as_ref())
+            .filter(|r| r.request.claim == *claim)
+            .filter_map(|r| match &r.step {
+                ActivatorStep::RecordLease { lease } | ActivatorStep::RecordGrant { lease } => Some(lease.expires_at),
+                _ => None,
             });
         let read = s.durable.claims.get(claim).and_then(|row| reaper_carries(&s.executing_reaper, row));
         record.into_iter().chain(carried).chain(recording).chain(read).collect()
