@@ -127,6 +127,8 @@ codes! {
     /// The namespace's KV has no room for the claim's lease.
     LeaseStoreFull = 507 "lease_store_full",
     ClaimsFull = 507 "claims_full",
+    /// The claim has bound as many Idempotency-Keys as one claim may.
+    OperationsFull = 507 "operations_full",
 }
 
 #[derive(Debug)]

@@ -21,6 +21,10 @@ pub enum ClaimError {
     Authorize(#[from] AuthorizeRefused),
     #[error("the namespace holds {max} claims, its max_claims; a new claim needs one to be deleted first")]
     Full { max: u64 },
+    #[error(
+        "claim {claim} has bound {max} Idempotency-Keys, the most one claim binds; a retry with a key already bound is still answered"
+    )]
+    OperationsFull { claim: ClaimId, max: u64 },
     #[error(transparent)]
     LeaseStore(LeaseStoreError),
     /// The activation waits for something that has not happened within the
@@ -73,6 +77,7 @@ impl From<ClaimError> for HttpError {
             ClaimError::Authorize(AuthorizeRefused::StaleFence { .. }) => HttpError::new(Code::StaleFence, message),
             ClaimError::Authorize(AuthorizeRefused::Dead { .. }) => HttpError::new(Code::ClaimDead, message),
             ClaimError::Full { .. } => HttpError::new(Code::ClaimsFull, message),
+            ClaimError::OperationsFull { .. } => HttpError::new(Code::OperationsFull, message),
             ClaimError::LeaseStore(LeaseStoreError::Unavailable { .. }) => {
                 HttpError::unavailable(Code::LeaseStoreUnavailable, message, RETRY_AFTER_MS)
             }

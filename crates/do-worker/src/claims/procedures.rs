@@ -133,6 +133,12 @@ impl<L: LeaseBackend> Host for ObjectHost<'_, L> {
     async fn serve(&mut self, request: Request) -> Result<Reply, ClaimError> {
         Ok(match request {
             Request::Durable(r) => {
+                if let DurableRequest::Bind { operation, request, .. } = &r
+                    && !self.durable.operation_room(&request.claim, operation)?
+                {
+                    let max = super::store::MAX_OPERATIONS_PER_CLAIM;
+                    return Err(ClaimError::OperationsFull { claim: request.claim.clone(), max });
+                }
                 let records = matches!(
                     r,
                     DurableRequest::RecordLease { .. }

@@ -74,6 +74,14 @@ pub fn state_name(state: ClaimState) -> &'static str {
     state.name()
 }
 
+/// Most Idempotency-Keys one claim binds (507 `operations_full` for a new
+/// one beyond). An attempt needs two (its activation, its completion), so
+/// a claim of [`super::request::MAX_ATTEMPTS`] attempts fits with room for
+/// clients that retry with new keys; an operation row holds its request,
+/// so this bounds what one claim stores to about 256 times the largest
+/// request (a completion's 16 KiB result).
+pub const MAX_OPERATIONS_PER_CLAIM: u64 = 256;
+
 /// Why a create is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreateRefused {
@@ -168,6 +176,29 @@ impl DurableStore {
             None
         };
         Ok(ClaimPage { claims, next })
+    }
+
+    /// Whether `operation` may be bound to a request on `claim`: it is
+    /// bound already (a retry, answered as before), or the claim has bound
+    /// fewer than [`MAX_OPERATIONS_PER_CLAIM`] keys (two reads of the
+    /// operations' primary key). Checked right before the bind, in the
+    /// same synchronous run, so two requests cannot both take the last
+    /// place.
+    pub fn operation_room(&self, claim: &ClaimId, operation: &OperationId) -> Result<bool, StoreError> {
+        let bound_already = sqlite::integers(
+            &self.sql,
+            "SELECT 1 FROM operations WHERE claim = ? AND operation = ?",
+            vec![claim.0.as_str().into(), operation.0.as_str().into()],
+        )?;
+        if !bound_already.is_empty() {
+            return Ok(true);
+        }
+        let bound = sqlite::integers(
+            &self.sql,
+            "SELECT COUNT(*) FROM operations WHERE claim = ?",
+            vec![claim.0.as_str().into()],
+        )?;
+        Ok(bound.first().copied().unwrap_or(0) < MAX_OPERATIONS_PER_CLAIM)
     }
 
     /// One claim row (a read).

@@ -267,6 +267,25 @@ async fn a_namespace_holds_at_most_max_claims() {
     assert_eq!(listed["claims"].as_array().map(Vec::len), Some(2), "{listed}");
 }
 
+/// A claim binds at most 256 Idempotency-Keys (docs/remora-operating.md):
+/// a new key beyond is refused with nothing changed, a bound key is still
+/// answered (its retry).
+#[tokio::test]
+async fn a_claim_binds_at_most_256_keys() {
+    let c = Claims::fresh("claims-keys-full").await;
+    assert_eq!(c.create("a", 1, "w", LONG).await.status, 201);
+    for i in 0..256 {
+        accepted(&c.activate("a", &format!("k{i}"), 1, "w", LONG).await);
+    }
+    c.activate("a", "k256", 1, "w", LONG).await.expect_error(507, "operations_full");
+    c.complete("a", "done", 1, "w", "succeeded", Value::Null).await.expect_error(507, "operations_full");
+    accepted(&c.activate("a", "k7", 1, "w", LONG).await);
+    assert_eq!(c.get("a").await["state"], "executing");
+    // Other claims are not limited by this one's keys.
+    assert_eq!(c.create("b", 1, "w", LONG).await.status, 201);
+    accepted(&c.activate("b", "k0", 1, "w", LONG).await);
+}
+
 /// Completions racing each other, a stale fence, a replayed key and the
 /// reaper, on several claims at once: every claim ends in exactly one
 /// terminal state, the one its single `completed` answer names, and every
