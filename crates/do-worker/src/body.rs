@@ -17,8 +17,7 @@ use crate::error::{Code, HttpError, HttpResult};
 /// Reads `req`'s body, at most `max` bytes; beyond, `code` (a 413) and
 /// nothing more is read. A request without a body reads as empty.
 pub async fn read(req: &Request, max: usize, code: Code) -> HttpResult<Vec<u8>> {
-    let too_large =
-        |what: String| HttpError::new(code, format!("the body has {what} bytes; at most {max} are allowed"));
+    let too_large = |what: String| too_large(code, &what, max);
     let declared = req.headers().get("content-length").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
     if let Some(len) = declared.filter(|&len| len > max as u64) {
         return Err(too_large(len.to_string()));
@@ -48,4 +47,9 @@ pub async fn read(req: &Request, max: usize, code: Code) -> HttpResult<Vec<u8>> 
             bytes.copy_to(dst);
         }
     }
+}
+
+/// A body of `what` bytes is refused (`code`): at most `max` are allowed.
+pub fn too_large(code: Code, what: &str, max: usize) -> HttpError {
+    HttpError::new(code, format!("the body has {what} bytes; at most {max} are allowed"))
 }

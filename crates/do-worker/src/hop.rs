@@ -23,7 +23,7 @@ use worker::{Delay, Env, Result};
 use crate::http::BINARY;
 use crate::internal::{self, RawStub};
 use crate::names::ReplicaName;
-use crate::socket::{MAX_FRAME_BYTES, Outgoing, Waiting};
+use crate::socket::{MAX_FRAME_BYTES, MAX_WAITING_FRAMES, Outgoing, Waiting};
 use crate::wire::{Ops, Target};
 
 /// A route to one object: its stub and the URLs of its message and link
@@ -66,21 +66,36 @@ impl Link {
         on_answer: impl FnMut(Vec<u8>) + 'static,
         on_end: impl FnMut() + 'static,
     ) -> Result<Option<Outgoing>> {
-        let open = pin!(Outgoing::open(&self.stub, &self.link_url, key, on_answer, on_end));
-        match future::select(open, pin!(Delay::from(timeout))).await {
-            Either::Left((opened, _)) => opened,
-            Either::Right(_) => Err(worker::Error::RustError("the socket did not open in time".into())),
-        }
+        open_within(&self.stub, &self.link_url, key, timeout, on_answer, on_end).await
+    }
+}
+
+/// Opens a socket to the object behind `stub` (`url`: its link operation)
+/// within `timeout`; `None` if the object answered the upgrade with
+/// something else than a socket.
+pub async fn open_within(
+    stub: &RawStub,
+    url: &str,
+    key: &str,
+    timeout: Duration,
+    on_answer: impl FnMut(Vec<u8>) + 'static,
+    on_end: impl FnMut() + 'static,
+) -> Result<Option<Outgoing>> {
+    let open = pin!(Outgoing::open(stub, url, key, on_answer, on_end));
+    match future::select(open, pin!(Delay::from(timeout))).await {
+        Either::Left((opened, _)) => opened,
+        Either::Right(_) => Err(worker::Error::RustError("the socket did not open in time".into())),
     }
 }
 
 /// How one body travels, as a [`LinkState`] decided (`L`, `S`: the link
 /// and socket types, [`Link`] and [`Outgoing`] but in host tests).
 pub enum Via<L = Link, S = Outgoing> {
-    /// As a frame on the open socket: the owner's shell sends it at once
-    /// (frames are answered in the order they are sent), and its answer
-    /// frame arrives on `answer` (dropped unanswered if the socket closes).
-    Frame { socket: Rc<S>, answer: oneshot::Receiver<Vec<u8>>, id: u64 },
+    /// As a frame on the open socket (`id`): the owner's shell sends it at
+    /// once, and its answer frame arrives on `answer` (dropped unanswered if
+    /// the socket closes). `number` tells its answer apart on a socket that
+    /// answers in any order ([`LinkState::answered_to`]).
+    Frame { socket: Rc<S>, answer: oneshot::Receiver<Vec<u8>>, id: u64, number: u64 },
     /// As an HTTP request through the link.
     Http(Rc<L>),
     /// As an HTTP request through a new link, which the shell makes (the
@@ -124,8 +139,9 @@ impl<L, S> LinkState<L, S> {
     pub fn route(&mut self, len: usize, now: u64) -> (Via<L, S>, Option<u64>) {
         let http = Via::Http(self.link.clone());
         match &mut self.socket {
-            Socket::Open { id, socket, waiting } if len <= MAX_FRAME_BYTES => {
-                (Via::Frame { socket: socket.clone(), answer: waiting.wait(now), id: *id }, None)
+            Socket::Open { id, socket, waiting } if len <= MAX_FRAME_BYTES && waiting.len() < MAX_WAITING_FRAMES => {
+                let (number, answer) = waiting.wait(now);
+                (Via::Frame { socket: socket.clone(), answer, id: *id, number }, None)
             }
             Socket::Closed => {
                 self.next_id = self.next_id.wrapping_add(1);
@@ -152,6 +168,16 @@ impl<L, S> LinkState<L, S> {
             && *open == id
         {
             waiting.answer(frame);
+        }
+    }
+
+    /// The answer to frame `number` arrived on socket `id` (a socket that
+    /// answers in any order).
+    pub fn answered_to(&mut self, id: u64, number: u64, frame: Vec<u8>) {
+        if let Socket::Open { id: open, waiting, .. } = &mut self.socket
+            && *open == id
+        {
+            waiting.answer_to(number, frame);
         }
     }
 
@@ -204,6 +230,18 @@ mod tests {
         state.answered(7, b"stray".to_vec());
         assert_eq!(first.try_recv().ok().flatten(), Some(b"one".to_vec()));
         assert_eq!(second.try_recv().ok().flatten(), None, "a stray socket's answer is ignored");
+    }
+
+    #[test]
+    fn frames_beyond_the_waiting_bound_go_over_http() {
+        let mut state = State::new(Rc::new(()));
+        let (_, Some(id)) = state.route(1, 0) else { panic!("opens") };
+        state.opened(id, Some(()));
+        let waiting: Vec<_> = (0..MAX_WAITING_FRAMES).map(|_| state.route(1, 0).0).collect();
+        assert!(waiting.iter().all(|via| matches!(via, Via::Frame { .. })));
+        assert!(is_http(&state.route(1, 0).0), "one more waits over HTTP");
+        state.answered(id, Vec::new());
+        assert!(matches!(state.route(1, 0).0, Via::Frame { .. }), "an answer made room");
     }
 
     #[test]

@@ -65,6 +65,7 @@ mod socket;
 mod sqlite;
 mod test_hooks;
 pub mod tokens;
+mod tunnel;
 mod vars;
 pub mod vocab;
 pub mod wire;

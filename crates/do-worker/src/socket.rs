@@ -39,6 +39,10 @@ use crate::internal::{self, RawStub};
 /// platform receives up to 32 MiB; the local workerd took a 2 MB frame
 /// between objects when tried), so the one rule holds everywhere.
 pub const MAX_FRAME_BYTES: usize = 1_000_000;
+/// Most frames an opener keeps unanswered on one socket; more go over HTTP
+/// (`hop::LinkState::route`). A replica keeps one per lane; the claim
+/// object one per lease call in flight (`crate::tunnel`).
+pub const MAX_WAITING_FRAMES: usize = 256;
 /// The answer frame's status prefix.
 const STATUS_BYTES: usize = 2;
 /// Most bytes of an answer frame's body.
@@ -147,7 +151,7 @@ impl Outgoing {
 
 /// The answering side of one socket; closed when dropped.
 pub struct Incoming {
-    _listeners: Listeners,
+    listeners: Listeners,
 }
 
 impl Incoming {
@@ -170,7 +174,29 @@ impl Incoming {
         });
         let on_end = Closure::new(move |_: web_sys::Event| on_end());
         let listeners = Listeners::attach(socket, on_message, on_end)?;
-        Ok((Response::from_websocket(pair.client)?, Incoming { _listeners: listeners }))
+        Ok((Response::from_websocket(pair.client)?, Incoming { listeners }))
+    }
+
+    /// Accepts a socket whose frames go to `on_frame` as they arrive; the
+    /// owner answers each later with [`Incoming::send`], in the order the
+    /// frames came (the opener matches answers first in, first out).
+    pub fn accept_later(
+        mut on_frame: impl FnMut(Vec<u8>) + 'static,
+        mut on_end: impl FnMut() + 'static,
+    ) -> Result<(Response, Incoming)> {
+        let pair = WebSocketPair::new()?;
+        let socket: web_sys::WebSocket = pair.server.as_ref().clone();
+        accept(&socket)?;
+        let on_message = Closure::new(move |event: web_sys::MessageEvent| on_frame(frame_of(&event)));
+        let on_end = Closure::new(move |_: web_sys::Event| on_end());
+        let listeners = Listeners::attach(socket, on_message, on_end)?;
+        Ok((Response::from_websocket(pair.client)?, Incoming { listeners }))
+    }
+
+    /// Sends an answer frame (of a socket accepted with
+    /// [`Incoming::accept_later`]).
+    pub fn send(&self, frame: &[u8]) -> Result<()> {
+        send(&self.listeners.socket, frame)
     }
 }
 
@@ -204,33 +230,52 @@ impl Accepted {
     }
 }
 
-/// The opener's frames waiting for their answers, oldest first. Dropped
-/// with its socket, it fails every waiting frame (each receiver sees its
-/// sender gone). Pure bookkeeping, tested on the host.
+/// The opener's frames waiting for their answers, oldest first, each with
+/// its number. Dropped with its socket, it fails every waiting frame (each
+/// receiver sees its sender gone). Pure bookkeeping, tested on the host.
 #[derive(Default)]
 pub struct Waiting {
-    /// (sent at ms, where the answer goes).
-    queue: VecDeque<(u64, oneshot::Sender<Vec<u8>>)>,
+    /// (number, sent at ms, where the answer goes).
+    queue: VecDeque<(u64, u64, oneshot::Sender<Vec<u8>>)>,
+    next: u64,
 }
 
 impl Waiting {
-    /// A frame sent at `now` waits for its answer.
-    pub fn wait(&mut self, now: u64) -> oneshot::Receiver<Vec<u8>> {
+    /// A frame sent at `now` waits for its answer: its number, and where
+    /// the answer arrives.
+    pub fn wait(&mut self, now: u64) -> (u64, oneshot::Receiver<Vec<u8>>) {
         let (tx, rx) = oneshot::channel();
-        self.queue.push_back((now, tx));
-        rx
+        self.next = self.next.wrapping_add(1);
+        self.queue.push_back((self.next, now, tx));
+        (self.next, rx)
     }
 
-    /// The next answer arrived: it is the oldest waiting frame's.
+    /// How many frames wait.
+    pub fn len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// The next answer arrived on a socket that answers in order: it is the
+    /// oldest waiting frame's.
     pub fn answer(&mut self, frame: Vec<u8>) {
-        if let Some((_, tx)) = self.queue.pop_front() {
+        if let Some((_, _, tx)) = self.queue.pop_front() {
+            let _ = tx.send(frame);
+        }
+    }
+
+    /// The answer to frame `number` arrived (on a socket that answers in
+    /// any order, `crate::tunnel`); one that no frame waits for is dropped.
+    pub fn answer_to(&mut self, number: u64, frame: Vec<u8>) {
+        if let Some(at) = self.queue.iter().position(|(n, _, _)| *n == number)
+            && let Some((_, _, tx)) = self.queue.remove(at)
+        {
             let _ = tx.send(frame);
         }
     }
 
     /// Has the oldest frame waited longer than `timeout_ms`?
     pub fn overdue(&self, now: u64, timeout_ms: u64) -> bool {
-        self.queue.front().is_some_and(|(sent, _)| now.saturating_sub(*sent) > timeout_ms)
+        self.queue.front().is_some_and(|(_, sent, _)| now.saturating_sub(*sent) > timeout_ms)
     }
 }
 
@@ -249,8 +294,8 @@ mod tests {
     #[test]
     fn answers_go_to_the_oldest_waiting_frame() {
         let mut w = Waiting::default();
-        let mut first = w.wait(10);
-        let mut second = w.wait(20);
+        let (_, mut first) = w.wait(10);
+        let (_, mut second) = w.wait(20);
         w.answer(b"one".to_vec());
         assert_eq!(first.try_recv().ok().flatten(), Some(b"one".to_vec()));
         assert_eq!(second.try_recv().ok().flatten(), None, "not answered yet");
@@ -262,9 +307,27 @@ mod tests {
     }
 
     #[test]
+    fn numbered_answers_go_to_their_frames_in_any_order() {
+        let mut w = Waiting::default();
+        let (one, mut first) = w.wait(10);
+        let (two, mut second) = w.wait(20);
+        assert_ne!(one, two);
+        w.answer_to(two, b"two".to_vec());
+        assert_eq!(second.try_recv().ok().flatten(), Some(b"two".to_vec()));
+        assert_eq!(first.try_recv().ok().flatten(), None, "not answered yet");
+        w.answer_to(two, b"again".to_vec());
+        w.answer_to(two + 100, b"stray".to_vec());
+        assert_eq!(w.len(), 1, "stray answers are dropped");
+        assert!(w.overdue(10 + 5_001, 5_000), "the first frame still waits");
+        w.answer_to(one, b"one".to_vec());
+        assert_eq!(first.try_recv().ok().flatten(), Some(b"one".to_vec()));
+        assert_eq!(w.len(), 0);
+    }
+
+    #[test]
     fn dropping_fails_the_waiting_frames() {
         let mut w = Waiting::default();
-        let mut waiting = w.wait(0);
+        let (_, mut waiting) = w.wait(0);
         drop(w);
         assert!(waiting.try_recv().is_err(), "the sender is gone");
     }

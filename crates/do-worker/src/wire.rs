@@ -70,6 +70,10 @@ ops! {
         /// A WebSocket to this replica carrying the same batches, each
         /// answered in order (`crate::socket`).
         Link = "GET" "/link",
+        /// A WebSocket to the coordinator carrying client calls (`Get`,
+        /// `Put`, `Delete`) as frames, each served as its HTTP request
+        /// and answered in order (`crate::tunnel`): the claim object's.
+        Calls = "GET" "/calls",
         /// A client write (`key=`, body = value).
         Put = "POST" "/put",
         /// A client delete (`key=`).

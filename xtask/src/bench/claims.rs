@@ -3,9 +3,10 @@
 //!
 //! - `service`: `POST /v1/{ns}/claims/{claim}/activate`: the durable store
 //!   (SQLite, one transaction per protocol step) and the lease in the
-//!   namespace's Handoff KV (two round trips to the coordinator `{ns}:r0`:
-//!   the lease's conditional create, a replicated write, and the lease check
-//!   after the commit, a read);
+//!   namespace's Handoff KV (one round trip to the coordinator `{ns}:r0`,
+//!   the lease's conditional create, a replicated write: a frame on the
+//!   claim object's socket to r0 once it is open; the report says how many
+//!   lease calls per activation went as frames);
 //! - `sqlite-only`: `/_bench/claims/{ns}/claims/{claim}/activate` (test
 //!   hooks only): the same activator with the lease kept in memory for the
 //!   call, so the whole activation is one SQLite transaction in the claim
@@ -28,8 +29,8 @@ use serde::Serialize;
 use serde_json::json;
 
 use super::shared::{
-    MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, closed_loop, create_namespace, machine, rand_u32,
-    ratio, ratio_table, write_report,
+    MAX_CLIENTS, MAX_DURATION_S, Machine, Ratio, Samples, Summary, closed_loop, create_namespace, machine,
+    namespace_status, rand_u32, ratio, ratio_table, replica_sum, write_report,
 };
 use crate::worker;
 
@@ -90,6 +91,10 @@ struct Report {
     rounds: u64,
     results: Vec<Stats>,
     ratios: Vec<Ratio>,
+    /// The service's lease calls that reached its coordinator as frames on
+    /// the claim object's socket (`calls_in_frames` of `{ns}:r0`), per
+    /// accepted activation, warm-up included; `None` if unread.
+    lease_frames_per_activation: Option<f64>,
 }
 
 pub(super) fn run(root: &Path, args: &ClaimsArgs) -> Result<bool> {
@@ -115,10 +120,15 @@ pub(super) fn run(root: &Path, args: &ClaimsArgs) -> Result<bool> {
     );
     // Each phase's claims get fresh ids: a phase counter in the claim id.
     let mut phase = 0u64;
+    // Every accepted activation of the service, warm-up included.
+    let mut service_activations = 0u64;
     for backend in Backend::ALL {
         println!("bench: warm-up {} ({} s)", backend.name(), args.warmup);
         phase += 1;
-        let _ = load(&base, &token, &ns(backend), backend, args.clients, phase, Duration::from_secs(args.warmup));
+        let got = load(&base, &token, &ns(backend), backend, args.clients, phase, Duration::from_secs(args.warmup));
+        if backend == Backend::Service {
+            service_activations += got.latencies_us.len() as u64;
+        }
     }
     let mut samples: Vec<(Backend, Samples)> = Backend::ALL.map(|b| (b, Samples::default())).into();
     let per_phase = Duration::from_secs(args.duration).div_f64(args.rounds as f64);
@@ -129,11 +139,15 @@ pub(super) fn run(root: &Path, args: &ClaimsArgs) -> Result<bool> {
         for backend in order {
             phase += 1;
             let got = load(&base, &token, &ns(backend), backend, args.clients, phase, per_phase);
+            if backend == Backend::Service {
+                service_activations += got.latencies_us.len() as u64;
+            }
             if let Some((_, s)) = samples.iter_mut().find(|(b, _)| *b == backend) {
                 s.merge(got);
             }
         }
     }
+    let framed = namespace_status(&base, &token, &ns(Backend::Service)).map(|st| replica_sum(&st, "calls_in_frames"));
     let panics = server.log_matches(&["panicked at", "RuntimeError: unreachable"]);
     server.stop()?;
     ensure!(panics.is_empty(), "the worker panicked during the benchmark:\n{}", panics.join("\n"));
@@ -145,6 +159,8 @@ pub(super) fn run(root: &Path, args: &ClaimsArgs) -> Result<bool> {
     }
     let results: Vec<Stats> =
         samples.iter_mut().map(|(b, s)| Stats { backend: b.name(), activate: Summary::of(s) }).collect();
+    let lease_frames_per_activation =
+        framed.ok().filter(|_| service_activations > 0).map(|f| f as f64 / service_activations as f64);
     let mut ratios = Vec::new();
     if let [service, baseline] = results.as_slice() {
         let (s, b) = (&service.activate, &baseline.activate);
@@ -163,6 +179,7 @@ pub(super) fn run(root: &Path, args: &ClaimsArgs) -> Result<bool> {
         rounds: args.rounds,
         results,
         ratios,
+        lease_frames_per_activation,
     };
     let md = markdown(&report);
     println!("\n{md}");
@@ -232,6 +249,10 @@ fn markdown(r: &Report) -> String {
         );
     }
     let _ = writeln!(md);
+    if let Some(frames) = r.lease_frames_per_activation {
+        let _ = writeln!(md, "service: {frames:.2} lease calls as frames on the socket to r0 per accepted activation");
+        let _ = writeln!(md);
+    }
     ratio_table(&mut md, &r.ratios);
     md
 }

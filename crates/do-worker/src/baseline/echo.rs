@@ -171,7 +171,7 @@ impl Echo {
             self.open_socket(id, link.clone());
         }
         let answer = match via {
-            Via::Frame { socket, answer, id } => {
+            Via::Frame { socket, answer, id, .. } => {
                 socket.send(&message).map_err(|e| {
                     let _ = self.enter(|state| state.link.as_mut().map(|link| link.ended(id)));
                     HttpError::from(e)

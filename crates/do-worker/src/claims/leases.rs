@@ -76,6 +76,7 @@ use futures_util::future::{self, Either};
 use protocol::claim::lease;
 use protocol::claim::{ClaimId, ClaimRow, Lease, LeaseReply, LeaseRequest, Millis};
 use protocol::handoff::WriteId;
+use worker::wasm_bindgen_futures::spawn_local;
 use worker::{Delay, Env};
 
 use super::locks::{self, Held, Reentered};
@@ -83,10 +84,12 @@ use super::state::ClaimsState;
 use super::store::StoreError;
 use crate::auth::KeyProblem;
 use crate::conditions::{ETAG, IF_MATCH, IF_NONE_MATCH};
+use crate::hop::{LinkState, Via};
 use crate::http::{NO_WAKE_HEADER, WRITE_ID_HEADER};
 use crate::internal::{self, now_ms, random_u128, replica_binding};
 use crate::names::ReplicaName;
-use crate::wire::{ReplicaOp as Op, Target};
+use crate::tunnel::{self, CallsLink};
+use crate::wire::{Ops, ReplicaOp as Op, Target};
 
 /// Where leases live in the namespace's Handoff KV.
 pub const LEASE_PREFIX: &str = "_remora/lease/";
@@ -207,13 +210,7 @@ impl Leases<'_> {
         let give_up = now_ms().saturating_add(LEASE_STORE_WAIT.as_millis() as u64).min(self.deadline);
         let mut backoff = FIRST_BACKOFF_MS;
         loop {
-            let attempt = async {
-                // A fresh stub each time: one whose object was reset stays broken.
-                let stub = internal::stub(&self.store.env, replica_binding(ReplicaName::R0), &object)?;
-                let mut resp = internal::call(&stub, &target, Some(secret), body.as_deref(), &headers).await?;
-                let etag = resp.headers().get(ETAG).ok().flatten();
-                Ok::<_, worker::Error>(Answer { status: resp.status_code(), etag, body: resp.bytes().await? })
-            };
+            let attempt = self.attempt(&object, &target, body.as_deref(), &headers, secret);
             // An attempt waits at most what is left of the call's budget (a
             // coordinator may hold a write up to its commit wait): giving up
             // on it is as uncertain as a 503 not_committed, which the
@@ -234,6 +231,124 @@ impl Leases<'_> {
         }
     }
 }
+
+impl Leases<'_> {
+    /// One try of a call: as a frame on the socket to the coordinator if it
+    /// is open (`crate::tunnel`), else over HTTP on a fresh stub (one whose
+    /// object was reset stays broken), opening the socket for later calls.
+    async fn attempt(
+        &self,
+        object: &str,
+        target: &Target<Op>,
+        body: Option<&[u8]>,
+        headers: &[(&str, &str)],
+        secret: &str,
+    ) -> worker::Result<Answer> {
+        let url = target.url().map_err(|e| worker::Error::RustError(format!("internal url: {e}")))?;
+        let head = tunnel::CallHead {
+            method: target.op.method().to_string(),
+            url,
+            headers: headers.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
+        };
+        let body = body.unwrap_or_default();
+        let mut frame =
+            tunnel::call_frame(&head, body).map_err(|e| worker::Error::RustError(format!("encoding a call: {e}")))?;
+        let now = now_ms();
+        let (via, open) = self.with_link(|link| {
+            if link.as_mut().is_some_and(|l| l.close_if_overdue(now, CALL_OVERDUE_MS) || l.lost()) {
+                *link = None;
+            }
+            match link.as_mut() {
+                Some(link) => link.route(frame.len(), now),
+                None => (Via::NewLink, None),
+            }
+        })?;
+        if let (Some(id), Via::Http(link)) = (open, &via) {
+            self.open_socket(id, link.clone(), secret.to_string());
+        }
+        match via {
+            Via::Frame { socket, answer, id, number } => {
+                tunnel::set_number(&mut frame, number);
+                if let Err(e) = socket.send(&frame) {
+                    self.with_link(|link| link.as_mut().map(|l| l.ended(id)))?;
+                    return Err(e);
+                }
+                drop(socket);
+                let frame = answer.await.map_err(|_| worker::Error::RustError("the socket to r0 closed".into()))?;
+                let reply = tunnel::split_number(&frame)
+                    .and_then(|(_, rest)| tunnel::parse_reply(rest))
+                    .ok_or_else(|| worker::Error::RustError("an answer frame that is no answer".into()))?;
+                let etag = reply.header(ETAG).map(str::to_string);
+                Ok(Answer { status: reply.status, etag, body: reply.body.to_vec() })
+            }
+            Via::Http(_) => self.http(object, target, Some(body).filter(|b| !b.is_empty()), headers, secret).await,
+            Via::NewLink => {
+                let link = CallsLink::to_coordinator(&self.store.env, self.ns)?;
+                self.with_link(|slot| slot.get_or_insert_with(|| LinkState::new(Rc::new(link))).lost())?;
+                self.http(object, target, Some(body).filter(|b| !b.is_empty()), headers, secret).await
+            }
+        }
+    }
+
+    /// One try of a call over HTTP.
+    async fn http(
+        &self,
+        object: &str,
+        target: &Target<Op>,
+        body: Option<&[u8]>,
+        headers: &[(&str, &str)],
+        secret: &str,
+    ) -> worker::Result<Answer> {
+        let stub = internal::stub(&self.store.env, replica_binding(ReplicaName::R0), object)?;
+        let mut resp = internal::call(&stub, target, Some(secret), body, headers).await?;
+        let etag = resp.headers().get(ETAG).ok().flatten();
+        Ok(Answer { status: resp.status_code(), etag, body: resp.bytes().await? })
+    }
+
+    /// `f` on the object's lease link, the state borrowed for it alone.
+    fn with_link<R>(&self, f: impl FnOnce(&mut Option<LinkState<CallsLink>>) -> R) -> worker::Result<R> {
+        let mut state =
+            self.state.try_borrow_mut().map_err(|_| worker::Error::RustError("bug: claims state borrowed".into()))?;
+        Ok(f(&mut state.lease_link))
+    }
+
+    /// Opens socket `id` of `link`; its answers and end reach the link in
+    /// the object's state (a borrow is never held where a JavaScript event
+    /// can run, so the callbacks find the state free).
+    fn open_socket(&self, id: u64, link: Rc<CallsLink>, key: String) {
+        let state = Rc::downgrade(self.state);
+        spawn_local(async move {
+            let on_link = move |state: &std::rc::Weak<RefCell<ClaimsState>>,
+                                f: &mut dyn FnMut(&mut LinkState<CallsLink>)| {
+                if let Some(state) = state.upgrade()
+                    && let Ok(mut state) = state.try_borrow_mut()
+                    && let Some(link) = state.lease_link.as_mut()
+                {
+                    f(link);
+                }
+            };
+            let answers = state.clone();
+            let on_answer = move |frame: Vec<u8>| {
+                let Some((number, _)) = tunnel::split_number(&frame) else { return };
+                let mut frame = Some(frame);
+                on_link(&answers, &mut |link| link.answered_to(id, number, frame.take().unwrap_or_default()));
+            };
+            let ends = state.clone();
+            let on_end = move || on_link(&ends, &mut |link| link.ended(id));
+            let socket = link.open(&key, SOCKET_OPEN_TIMEOUT, on_answer, on_end).await.ok().flatten();
+            let mut socket = Some(socket);
+            on_link(&state, &mut |link| link.opened(id, socket.take().flatten()));
+        });
+    }
+}
+
+/// How long a lease call's socket may take to open (calls go over HTTP
+/// meanwhile).
+const SOCKET_OPEN_TIMEOUT: Duration = Duration::from_secs(5);
+/// A frame unanswered this long means the socket is broken: it is closed,
+/// its calls fail (and are retried), later calls open a new one. Above the
+/// coordinator's longest wait for a commit (10 s), after which it answers.
+const CALL_OVERDUE_MS: u64 = 15_000;
 
 /// A coordinator's answer to one call.
 struct Answer {

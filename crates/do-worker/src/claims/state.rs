@@ -1,9 +1,11 @@
 //! The claim object's one state (its data is in SQLite): what it learned
 //! from the registry, whether its schema is current, and the claims' lease
-//! locks.
+//! locks, and its link to the lease store.
 
 use super::locks::{HasLocks, Locks};
+use crate::hop::LinkState;
 use crate::namespaces::settings::Settings;
+use crate::tunnel::CallsLink;
 
 #[derive(Default)]
 pub struct ClaimsState {
@@ -14,6 +16,9 @@ pub struct ClaimsState {
     /// The schema is known to be current in this instance.
     pub migrated: bool,
     pub locks: Locks,
+    /// The socket to the coordinator `{ns}:r0` carrying the lease calls
+    /// (`crate::tunnel`), made on the first call and replaced once lost.
+    pub lease_link: Option<LinkState<CallsLink>>,
 }
 
 impl HasLocks for ClaimsState {

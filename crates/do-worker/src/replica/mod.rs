@@ -77,9 +77,10 @@ use crate::listing;
 use crate::names::{self, ReplicaName};
 use crate::namespaces::{self, Boot, calls};
 use crate::socket::{Incoming, parse_answer};
+use crate::tunnel;
 use crate::vars;
 use crate::vocab::{KvOp, MAX_PAUSE_MS, MAX_VALUE_BYTES, RESERVED_PREFIX};
-use crate::wire::{ReplicaOp, Target};
+use crate::wire::{Ops, ReplicaOp, Target};
 use effects::{Delivery, Effect};
 use state::{Deployment, ReplicaState};
 use trace::TraceStore;
@@ -248,7 +249,7 @@ impl Shell {
         let shell = self.clone();
         let key = self.secret.clone();
         match via {
-            Via::Frame { socket, answer, id } => {
+            Via::Frame { socket, answer, id, .. } => {
                 // Sent now, in the order the state routed it: frames are
                 // answered in order.
                 if let Err(e) = socket.send(&body) {
@@ -446,6 +447,7 @@ impl Shell {
                 self.admit(false).await?;
                 self.accept_link()
             }
+            ReplicaOp::Calls => self.accept_calls((ns, me)),
             ReplicaOp::List => self.list((ns, me), &target).await,
             ReplicaOp::Put => self.client(KvOp::Put, (ns, me), &req, &target).await,
             ReplicaOp::Delete => self.client(KvOp::Delete, (ns, me), &req, &target).await,
@@ -479,6 +481,100 @@ impl Shell {
         Ok(response)
     }
 
+    /// `GET /calls`: a socket from the claim object carrying its client
+    /// calls (`crate::tunnel`), which only the coordinator serves. Nothing
+    /// boots here: each call is admitted as its HTTP request is. The socket
+    /// holds this replica only weakly, and goes with its state instance.
+    fn accept_calls(self: &Rc<Self>, (ns, me): (String, ReplicaName)) -> HttpResult {
+        if me != ReplicaName::R0 {
+            let message = format!("client requests go to {ns}:r0, not {ns}:{me}");
+            return Err(HttpError::new(Code::NotCoordinator, message));
+        }
+        let (id, born) = self.enter("calls", |state, _| (state.callers.next_id(), state.born))?;
+        let frames = Rc::downgrade(self);
+        let on_frame = move |frame: Vec<u8>| {
+            if let Some(shell) = frames.upgrade() {
+                shell.call(born, id, frame);
+            }
+        };
+        let ends = Rc::downgrade(self);
+        let on_end = move || {
+            if let Some(shell) = ends.upgrade() {
+                shell.quietly(born, "calls end", |state, _| state.callers.ended(id));
+            }
+        };
+        let (response, socket) = Incoming::accept_later(on_frame, on_end)?;
+        self.quietly(born, "calls", |state, _| state.callers.keep(id, socket));
+        Ok(response)
+    }
+
+    /// One call on socket `id` of the state instance `born`: served as its
+    /// HTTP request would be, and answered under its number when done. A
+    /// frame without a number cannot be answered: its socket closes (the
+    /// opener's calls on it fail, and are made again).
+    fn call(self: &Rc<Self>, born: u64, id: u64, frame: Vec<u8>) {
+        let Some((number, _)) = tunnel::split_number(&frame) else {
+            self.quietly(born, "call", |state, _| state.callers.ended(id));
+            return;
+        };
+        let serve = self.enter("call", |state, _| state.born == born && state.callers.begin(id));
+        if serve.ok() != Some(true) {
+            return;
+        }
+        let shell = self.clone();
+        spawn_local(async move {
+            let answer = shell.clone().serve_call(number, &frame).await;
+            shell.quietly(born, "call answered", |state, _| {
+                if let Some(socket) = state.callers.finish(id) {
+                    // A send on a closing socket fails; the opener's wait fails too.
+                    let _ = socket.send(&answer);
+                }
+            });
+        });
+    }
+
+    /// The answer frame to call `number` (`frame`): served as `fetch`
+    /// serves its request, from the same target and headers, without making
+    /// one (the socket's opener presented the internal key once); only
+    /// client calls.
+    async fn serve_call(self: Rc<Self>, number: u64, frame: &[u8]) -> Vec<u8> {
+        let served = async {
+            let call = tunnel::split_number(frame).and_then(|(_, rest)| tunnel::parse_call(rest));
+            let (head, body) = call.ok_or_else(|| HttpError::new(Code::BadRequest, "a frame that is no call"))?;
+            let target = url::Url::parse(&head.url).ok().and_then(|url| Target::<ReplicaOp>::parse(&url));
+            let target = target.ok_or_else(|| HttpError::new(Code::NotFound, format!("no call {}", head.url)))?;
+            if head.method != target.op.method() {
+                return Err(HttpError::method_not_allowed(&head.method, target.op.path(), target.op.method()));
+            }
+            let op = match target.op {
+                ReplicaOp::Get => KvOp::Get,
+                ReplicaOp::Put => KvOp::Put,
+                ReplicaOp::Delete => KvOp::Delete,
+                other => {
+                    let path = other.path();
+                    return Err(HttpError::new(Code::NotFound, format!("{path} is no call a socket carries")));
+                }
+            };
+            if body.len() > MAX_VALUE_BYTES {
+                return Err(body::too_large(Code::ValueTooLarge, &body.len().to_string(), MAX_VALUE_BYTES));
+            }
+            let value = (op == KvOp::Put).then(|| body.to_vec());
+            let (ns, me) = self.enter("identify", |state, _| state.identify(&target))??;
+            self.client_call(op, (ns, me), &target, &head.headers, value).await
+        };
+        let answer = async {
+            let mut resp = served.await.or_else(HttpError::respond)?;
+            let headers: Vec<(String, String)> = resp.headers().entries().collect();
+            let body = resp.bytes().await?;
+            tunnel::reply_frame(number, resp.status_code(), &headers, &body)
+                .map_err(|e| worker::Error::RustError(format!("encoding an answer: {e}")))
+        };
+        match answer.await {
+            Ok(frame) => frame,
+            Err(e) => tunnel::reply_frame(number, 500, &[], e.to_string().as_bytes()).unwrap_or_default(),
+        }
+    }
+
     /// Whether this isolate is past the cap at which a peer takes no more
     /// records (`crate::isolate`).
     fn peer_isolate_full(&self) -> bool {
@@ -505,28 +601,41 @@ impl Shell {
         req: &Request,
         target: &Target<ReplicaOp>,
     ) -> HttpResult {
+        let headers: Vec<(String, String)> = req.headers().entries().collect();
+        let value = match op {
+            KvOp::Put => Some(body::read(req, MAX_VALUE_BYTES, Code::ValueTooLarge).await?),
+            KvOp::Get | KvOp::Delete => None,
+        };
+        self.client_call(op, (ns, me), target, &headers, value).await
+    }
+
+    /// A client request with its `headers` and `value` (a `Put`'s body),
+    /// however it came (an HTTP request, a call frame).
+    async fn client_call(
+        self: &Rc<Self>,
+        op: KvOp,
+        (ns, me): (String, ReplicaName),
+        target: &Target<ReplicaOp>,
+        headers: &[(String, String)],
+        value: Option<Vec<u8>>,
+    ) -> HttpResult {
         if me != ReplicaName::R0 {
             let message = format!("client requests go to {ns}:r0, not {ns}:{me}");
             return Err(HttpError::new(Code::NotCoordinator, message));
         }
         let key = target.key.as_deref().ok_or_else(|| HttpError::new(Code::BadRequest, "missing key"))?;
         let key = names::valid_key(key).map_err(|e| HttpError::new(Code::InvalidKey, format!("the key {e}")))?;
-        let wid = match req.headers().get(WRITE_ID_HEADER).ok().flatten() {
+        let header = |name: &str| headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
+        let wid = match header(WRITE_ID_HEADER) {
             Some(h) => WriteId::parse(h.trim())
                 .ok_or_else(|| HttpError::new(Code::InvalidWriteId, "handoff-write-id must be 32 hex digits"))?,
             None => WriteId(random_u128()),
         };
-        let headers: Vec<(String, String)> = req.headers().entries().collect();
-        let header = |name: &str| headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str());
         let conditions = match op {
             KvOp::Put | KvOp::Delete => Conditions::parse(op == KvOp::Put, header)?,
             KvOp::Get => Conditions::default(),
         };
-        let value = match op {
-            KvOp::Put => Some(body::read(req, MAX_VALUE_BYTES, Code::ValueTooLarge).await?),
-            KvOp::Get | KvOp::Delete => None,
-        };
-        if req.headers().get(NO_WAKE_HEADER).ok().flatten().is_some() && !self.enter("no wake", |s, _| s.booted())? {
+        if header(NO_WAKE_HEADER).is_some() && !self.enter("no wake", |s, _| s.booted())? {
             let message = "the namespace's replicas are not running (its records went with them)";
             return Err(HttpError::new(Code::NamespaceNotRunning, message));
         }

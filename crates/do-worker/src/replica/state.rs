@@ -32,6 +32,7 @@ use crate::hop::Link;
 use crate::names::{self, ReplicaName};
 use crate::namespaces::settings::Settings;
 use crate::socket::{Incoming, MAX_ANSWER_BYTES, Outgoing};
+use crate::tunnel::Callers;
 use crate::wire::{ReplicaOp, Target};
 
 /// Due-now timer steps run before a batch of outputs is done (recovery
@@ -85,6 +86,8 @@ pub(super) struct ReplicaState {
     wake: WakeUp,
     transport: Transport,
     clients: Clients,
+    /// The sockets carrying client calls (the claim object's).
+    pub(super) callers: Callers<Incoming>,
     /// Recording the driver's steps (trace validation runs only).
     trace: Option<TraceLog>,
     /// The bytes this replica last reported to its isolate's gauge.
@@ -111,6 +114,7 @@ impl ReplicaState {
             wake: WakeUp::default(),
             transport: Transport::new(deployment.wire),
             clients: Clients::default(),
+            callers: Callers::default(),
             trace: trace.then(TraceLog::default),
             reported: 0,
             effects: Vec::new(),
@@ -324,6 +328,7 @@ impl ReplicaState {
         self.life.resetting = true;
         self.driver = None;
         self.transport = Transport::new(self.deployment.wire);
+        self.callers = Callers::default();
         self.clients.drop_waiting();
     }
 
@@ -356,6 +361,7 @@ impl ReplicaState {
                 memory_budget_bytes: self.life.settings.as_ref().and_then(|s| s.memory_budget_bytes),
                 counters: &self.transport.counters,
                 wire_version: self.deployment.wire.get(),
+                calls_in_frames: self.callers.calls,
             },
         ))
     }

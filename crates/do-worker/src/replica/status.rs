@@ -60,6 +60,9 @@ pub(super) struct StatusLine {
     /// in an older one (`replica/versions.rs`).
     wire_version: u16,
     msgs_in_older: u64,
+    /// The coordinator: client calls that came as frames on a socket (the
+    /// claim object's lease calls, `crate::tunnel`), not as HTTP requests.
+    calls_in_frames: u64,
 }
 
 /// What the status line shows besides the protocol's report.
@@ -76,6 +79,7 @@ pub(super) struct Shown<'a> {
     pub(super) memory_budget_bytes: Option<u64>,
     pub(super) counters: &'a Counters,
     pub(super) wire_version: u16,
+    pub(super) calls_in_frames: u64,
 }
 
 /// The status line of the replica `driver` runs.
@@ -114,5 +118,6 @@ pub(super) fn line(driver: &Driver, shown: Shown<'_>) -> StatusLine {
         refused: c.refused,
         wire_version: shown.wire_version,
         msgs_in_older: c.msgs_in_older,
+        calls_in_frames: shown.calls_in_frames,
     }
 }

@@ -8,5 +8,6 @@ mod evictions;
 mod heartbeat;
 mod hygiene;
 mod jobs;
+mod link;
 mod races;
 mod restore;

@@ -1,0 +1,295 @@
+//! Internal calls over a socket: the claim object's calls to its
+//! namespace's coordinator `{ns}:r0` (the lease store's reads and
+//! conditional writes, `claims::leases`) travel as frames on one WebSocket
+//! instead of one HTTP request each, as the replicas' batches do
+//! (`crate::hop`). Locally each Worker script is its own process, and a
+//! frame between two processes costs a fraction of a request between them
+//! (docs/BENCHMARKS.md, "A call between scripts"); on the platform it
+//! saves the runtime's per-request work, as the replicas' hop does.
+//!
+//! A call frame is the HTTP request the caller would have sent, behind
+//! the call's number on its socket: its method, URL and headers as a JSON
+//! head (behind the head's 4-byte length), then its body. The answer frame
+//! is the HTTP answer behind the same number: its status, its headers as a
+//! JSON head, its body. The coordinator serves each call as that request
+//! (the same admission, the same route: `replica::Shell::serve_call`), so
+//! neither side's logic knows which way a call went; a call the socket
+//! cannot carry (the socket is opening or lost, the call would not fit a
+//! frame) goes over HTTP.
+//!
+//! The coordinator serves a socket's calls concurrently (a write waits for
+//! its commit) and answers each when it is done; the opener matches an
+//! answer to its call by the number (`crate::socket::Waiting::answer_to`),
+//! so a slow call holds up no other, and an answer that matches no waiting
+//! call (its caller gave up) is dropped. Bounds: the opener keeps at most
+//! [`MAX_WAITING_FRAMES`] calls unanswered on a socket (more go over HTTP:
+//! `hop::LinkState::route`), and closes a socket whose oldest call is
+//! overdue; a coordinator closes a socket with more calls in flight
+//! ([`Callers::begin`]), and keeps at most [`MAX_CALLERS`] sockets (one
+//! claim object per namespace, and a new socket when it lost its old one).
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use worker::{Env, Result};
+
+use crate::hop;
+use crate::internal::{self, RawStub};
+use crate::names::ReplicaName;
+use crate::socket::{MAX_WAITING_FRAMES, Outgoing};
+use crate::wire::{ReplicaOp, Target};
+
+/// Sockets carrying calls that a coordinator keeps.
+pub const MAX_CALLERS: usize = 2;
+/// A call's number on its socket, in front of the call and of its answer.
+const NUMBER_BYTES: usize = 8;
+/// The head's length prefix.
+const HEAD_LEN_BYTES: usize = 4;
+/// The answer's status.
+const STATUS_BYTES: usize = 2;
+
+/// A call's request line and headers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallHead {
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+}
+
+/// `head` as JSON behind its length, then `body`, appended to `frame`.
+fn put_head(frame: &mut Vec<u8>, head: &impl Serialize, body: &[u8]) -> std::result::Result<(), serde_json::Error> {
+    let head = serde_json::to_vec(head)?;
+    let len = u32::try_from(head.len()).unwrap_or(u32::MAX);
+    frame.reserve(HEAD_LEN_BYTES + head.len() + body.len());
+    frame.extend_from_slice(&len.to_le_bytes());
+    frame.extend_from_slice(&head);
+    frame.extend_from_slice(body);
+    Ok(())
+}
+
+/// The head and the body of bytes made by [`put_head`]; `None` if they
+/// are not.
+fn split_head<T: DeserializeOwned>(bytes: &[u8]) -> Option<(T, &[u8])> {
+    let (len, rest) = bytes.split_first_chunk::<HEAD_LEN_BYTES>()?;
+    let len = usize::try_from(u32::from_le_bytes(*len)).ok()?;
+    let (head, body) = rest.split_at_checked(len)?;
+    Some((serde_json::from_slice(head).ok()?, body))
+}
+
+/// The number in front of a call or answer frame, and what follows it.
+pub fn split_number(frame: &[u8]) -> Option<(u64, &[u8])> {
+    let (number, rest) = frame.split_first_chunk::<NUMBER_BYTES>()?;
+    Some((u64::from_le_bytes(*number), rest))
+}
+
+/// The frame of a call: its `head` and `body`, behind a number to fill in
+/// once the call has one ([`set_number`]).
+pub fn call_frame(head: &CallHead, body: &[u8]) -> std::result::Result<Vec<u8>, serde_json::Error> {
+    let mut frame = vec![0; NUMBER_BYTES];
+    put_head(&mut frame, head, body)?;
+    Ok(frame)
+}
+
+/// Gives a call frame its `number`.
+pub fn set_number(frame: &mut [u8], number: u64) {
+    if let Some(slot) = frame.first_chunk_mut::<NUMBER_BYTES>() {
+        *slot = number.to_le_bytes();
+    }
+}
+
+/// The call a frame carries (after its number); `None` if it carries none.
+pub fn parse_call(frame: &[u8]) -> Option<(CallHead, &[u8])> {
+    split_head(frame)
+}
+
+/// The answer frame to call `number`: an HTTP answer.
+pub fn reply_frame(
+    number: u64,
+    status: u16,
+    headers: &[(String, String)],
+    body: &[u8],
+) -> std::result::Result<Vec<u8>, serde_json::Error> {
+    let mut frame = number.to_le_bytes().to_vec();
+    frame.extend_from_slice(&status.to_le_bytes());
+    put_head(&mut frame, &headers, body)?;
+    Ok(frame)
+}
+
+/// An HTTP answer as an answer frame carried it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Reply<'a> {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: &'a [u8],
+}
+
+impl Reply<'_> {
+    /// The value of header `name`, if the answer had it.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n.eq_ignore_ascii_case(name)).map(|(_, v)| v.as_str())
+    }
+}
+
+/// The answer an answer frame carries (after its number); `None` if it
+/// carries none.
+pub fn parse_reply(frame: &[u8]) -> Option<Reply<'_>> {
+    let (status, rest) = frame.split_first_chunk::<STATUS_BYTES>()?;
+    let (headers, body) = split_head(rest)?;
+    Some(Reply { status: u16::from_le_bytes(*status), headers, body })
+}
+
+/// The opener's route to a coordinator's calls operation, kept with its
+/// socket in a `hop::LinkState` (which says when to open one and which
+/// calls go as frames). A call that does not go as a frame is made over
+/// HTTP by the caller, on a fresh stub.
+pub struct CallsLink {
+    stub: RawStub,
+    url: String,
+}
+
+impl CallsLink {
+    /// The link to namespace `ns`'s coordinator.
+    pub fn to_coordinator(env: &Env, ns: &str) -> Result<CallsLink> {
+        let url = Target::new(ReplicaOp::Calls, ns, Some(ReplicaName::R0))
+            .url()
+            .map_err(|e| worker::Error::RustError(format!("internal url: {e}")))?;
+        let object = ReplicaName::R0.object_name(ns);
+        Ok(CallsLink { stub: internal::raw_stub(env, internal::replica_binding(ReplicaName::R0), &object)?, url })
+    }
+
+    /// Opens the socket within `timeout`, presenting the internal `key`;
+    /// `None` if the coordinator answered with something else.
+    pub async fn open(
+        &self,
+        key: &str,
+        timeout: Duration,
+        on_answer: impl FnMut(Vec<u8>) + 'static,
+        on_end: impl FnMut() + 'static,
+    ) -> Result<Option<Outgoing>> {
+        hop::open_within(&self.stub, &self.url, key, timeout, on_answer, on_end).await
+    }
+}
+
+/// The sockets carrying calls that an object accepted (`S`: the socket,
+/// `socket::Incoming` but in host tests), each with its calls in flight.
+pub struct Callers<S> {
+    sockets: VecDeque<Caller<S>>,
+    next_id: u64,
+    /// Calls that came on the sockets (the status line's `calls_in_frames`).
+    pub calls: u64,
+}
+
+struct Caller<S> {
+    id: u64,
+    socket: S,
+    in_flight: usize,
+}
+
+impl<S> Default for Callers<S> {
+    fn default() -> Self {
+        Callers { sockets: VecDeque::new(), next_id: 0, calls: 0 }
+    }
+}
+
+impl<S> Callers<S> {
+    /// The id the next kept socket will have (its callbacks name it).
+    pub fn next_id(&mut self) -> u64 {
+        self.next_id = self.next_id.wrapping_add(1);
+        self.next_id
+    }
+
+    /// Keeps socket `id`; beyond [`MAX_CALLERS`], the oldest closes.
+    pub fn keep(&mut self, id: u64, socket: S) {
+        self.sockets.push_back(Caller { id, socket, in_flight: 0 });
+        while self.sockets.len() > MAX_CALLERS {
+            self.sockets.pop_front();
+        }
+    }
+
+    /// Socket `id` closed (or is to close: dropped, it closes).
+    pub fn ended(&mut self, id: u64) {
+        self.sockets.retain(|c| c.id != id);
+    }
+
+    /// A call came on socket `id`: whether to serve it. Not if the socket
+    /// is gone, nor if it has [`MAX_WAITING_FRAMES`] calls in flight: then
+    /// its opener broke the bound, and the socket closes (its calls fail).
+    pub fn begin(&mut self, id: u64) -> bool {
+        let Some(at) = self.sockets.iter().position(|c| c.id == id) else { return false };
+        let Some(caller) = self.sockets.get_mut(at) else { return false };
+        if caller.in_flight >= MAX_WAITING_FRAMES {
+            self.sockets.remove(at);
+            return false;
+        }
+        caller.in_flight += 1;
+        self.calls = self.calls.saturating_add(1);
+        true
+    }
+
+    /// A call of socket `id` is served: the socket to answer on, if it is
+    /// still open.
+    pub fn finish(&mut self, id: u64) -> Option<&S> {
+        let caller = self.sockets.iter_mut().find(|c| c.id == id)?;
+        caller.in_flight = caller.in_flight.saturating_sub(1);
+        Some(&caller.socket)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_call_and_its_answer_round_trip_through_their_frames() {
+        let headers = vec![("if-none-match".to_string(), "*".to_string())];
+        let call = CallHead { method: "POST".into(), url: "https://x/put?key=k".into(), headers };
+        let mut frame = call_frame(&call, b"{\"a\":1}").expect("frame");
+        set_number(&mut frame, 7);
+        let (number, rest) = split_number(&frame).expect("a number");
+        let (head, body) = parse_call(rest).expect("a call");
+        assert_eq!((number, head.method.as_str(), head.url.as_str()), (7, "POST", "https://x/put?key=k"));
+        assert_eq!(head.headers, [("if-none-match".to_string(), "*".to_string())]);
+        assert_eq!(body, b"{\"a\":1}");
+        let frame = reply_frame(7, 412, &[("ETag".into(), "\"1.2\"".into())], b"no").expect("frame");
+        let (number, rest) = split_number(&frame).expect("a number");
+        let reply = parse_reply(rest).expect("a reply");
+        assert_eq!((number, reply.status, reply.header("etag"), reply.body), (7, 412, Some("\"1.2\""), &b"no"[..]));
+        assert_eq!(reply.header("retry-after"), None);
+    }
+
+    #[test]
+    fn a_frame_that_is_no_call_is_refused() {
+        assert_eq!(split_number(&[1, 2, 3]), None);
+        assert_eq!(parse_call(b""), None);
+        assert_eq!(parse_call(&[9, 0, 0, 0, b'{']), None, "the head is shorter than its length");
+        assert_eq!(parse_call(&[1, 0, 0, 0, b'{']), None, "the head is no JSON call");
+        assert_eq!(parse_reply(&[200]), None, "no status");
+        assert_eq!(parse_reply(&[200, 0, 255, 255, 255, 255]), None, "no head");
+    }
+
+    #[test]
+    fn a_caller_over_its_bound_loses_its_socket_and_old_sockets_close() {
+        let mut callers = Callers::<u32>::default();
+        let id = callers.next_id();
+        callers.keep(id, 1);
+        for _ in 0..MAX_WAITING_FRAMES {
+            assert!(callers.begin(id));
+        }
+        assert_eq!(callers.finish(id), Some(&1), "one answered");
+        assert!(callers.begin(id), "its place is free again");
+        assert!(!callers.begin(id), "one call too many");
+        assert!(!callers.begin(id), "the socket is gone");
+        assert_eq!(callers.finish(id), None);
+        assert_eq!(callers.calls, MAX_WAITING_FRAMES as u64 + 1);
+        let ids: Vec<u64> = (0..=MAX_CALLERS).map(|_| callers.next_id()).collect();
+        for (n, id) in ids.iter().enumerate() {
+            callers.keep(*id, n as u32);
+        }
+        assert!(!callers.begin(ids[0]), "the oldest closed");
+        assert!(callers.begin(ids[MAX_CALLERS]));
+        callers.ended(ids[MAX_CALLERS]);
+        assert!(!callers.begin(ids[MAX_CALLERS]));
+    }
+}
