@@ -35,11 +35,14 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use worker::{Env, Result};
 
+use crate::body;
+use crate::error::{Code, HttpError, HttpResult};
 use crate::hop;
 use crate::internal::{self, RawStub};
 use crate::names::ReplicaName;
 use crate::socket::{MAX_WAITING_FRAMES, Outgoing};
-use crate::wire::{ReplicaOp, Target};
+use crate::vocab::{KvOp, MAX_VALUE_BYTES};
+use crate::wire::{Ops, ReplicaOp, Target};
 
 /// Sockets carrying calls that a coordinator keeps.
 pub const MAX_CALLERS: usize = 2;
@@ -138,6 +141,32 @@ pub fn parse_reply(frame: &[u8]) -> Option<Reply<'_>> {
     let (status, rest) = frame.split_first_chunk::<STATUS_BYTES>()?;
     let (headers, body) = split_head(rest)?;
     Some(Reply { status: u16::from_le_bytes(*status), headers, body })
+}
+
+/// What call `head` (with a body of `body_len` bytes) asks, checked as the
+/// coordinator's `fetch` checks its request (the credential aside: the
+/// socket's opener presented it once): a URL naming an operation of
+/// `Replica`, with its method, and only a client read or write, its value
+/// within [`MAX_VALUE_BYTES`].
+pub fn client_call(head: &CallHead, body_len: usize) -> HttpResult<(Target<ReplicaOp>, KvOp)> {
+    let target = url::Url::parse(&head.url).ok().and_then(|url| Target::<ReplicaOp>::parse(&url));
+    let target = target.ok_or_else(|| HttpError::new(Code::NotFound, format!("no call {}", head.url)))?;
+    if head.method != target.op.method() {
+        return Err(HttpError::method_not_allowed(&head.method, target.op.path(), target.op.method()));
+    }
+    let op = match target.op {
+        ReplicaOp::Get => KvOp::Get,
+        ReplicaOp::Put => KvOp::Put,
+        ReplicaOp::Delete => KvOp::Delete,
+        other => {
+            let path = other.path();
+            return Err(HttpError::new(Code::NotFound, format!("{path} is no call a socket carries")));
+        }
+    };
+    if body_len > MAX_VALUE_BYTES {
+        return Err(body::too_large(Code::ValueTooLarge, &body_len.to_string(), MAX_VALUE_BYTES));
+    }
+    Ok((target, op))
 }
 
 /// The opener's route to a coordinator's calls operation, kept with its
@@ -267,6 +296,29 @@ mod tests {
         assert_eq!(parse_call(&[1, 0, 0, 0, b'{']), None, "the head is no JSON call");
         assert_eq!(parse_reply(&[200]), None, "no status");
         assert_eq!(parse_reply(&[200, 0, 255, 255, 255, 255]), None, "no head");
+    }
+
+    #[test]
+    fn a_socket_carries_client_reads_and_writes_only() {
+        let call = |op: ReplicaOp, method: &str| {
+            let url = Target::new(op, "ns", Some(ReplicaName::R0)).with_key("k").url().expect("url");
+            CallHead { method: method.into(), url, headers: Vec::new() }
+        };
+        for (op, kv) in [(ReplicaOp::Get, KvOp::Get), (ReplicaOp::Put, KvOp::Put), (ReplicaOp::Delete, KvOp::Delete)] {
+            let (target, got) = client_call(&call(op, op.method()), 0).expect("a client call");
+            assert_eq!((target.op, target.key.as_deref(), got), (op, Some("k"), kv));
+        }
+        let code = |head: &CallHead, len: usize| client_call(head, len).err().and_then(|e| e.code());
+        for op in
+            [ReplicaOp::Stop, ReplicaOp::Evict, ReplicaOp::Msg, ReplicaOp::Link, ReplicaOp::Calls, ReplicaOp::List]
+        {
+            assert_eq!(code(&call(op, op.method()), 0), Some(Code::NotFound), "{op:?}");
+        }
+        assert_eq!(code(&call(ReplicaOp::Put, "GET"), 0), Some(Code::MethodNotAllowed));
+        assert_eq!(code(&call(ReplicaOp::Put, "POST"), MAX_VALUE_BYTES + 1), Some(Code::ValueTooLarge));
+        assert!(client_call(&call(ReplicaOp::Put, "POST"), MAX_VALUE_BYTES).is_ok());
+        let foreign = CallHead { method: "GET".into(), url: "https://elsewhere/get?key=k".into(), headers: Vec::new() };
+        assert_eq!(code(&foreign, 0), Some(Code::NotFound));
     }
 
     #[test]

@@ -80,7 +80,7 @@ use crate::socket::{Incoming, parse_answer};
 use crate::tunnel;
 use crate::vars;
 use crate::vocab::{KvOp, MAX_PAUSE_MS, MAX_VALUE_BYTES, RESERVED_PREFIX};
-use crate::wire::{Ops, ReplicaOp, Target};
+use crate::wire::{ReplicaOp, Target};
 use effects::{Delivery, Effect};
 use state::{Deployment, ReplicaState};
 use trace::TraceStore;
@@ -541,23 +541,7 @@ impl Shell {
         let served = async {
             let call = tunnel::split_number(frame).and_then(|(_, rest)| tunnel::parse_call(rest));
             let (head, body) = call.ok_or_else(|| HttpError::new(Code::BadRequest, "a frame that is no call"))?;
-            let target = url::Url::parse(&head.url).ok().and_then(|url| Target::<ReplicaOp>::parse(&url));
-            let target = target.ok_or_else(|| HttpError::new(Code::NotFound, format!("no call {}", head.url)))?;
-            if head.method != target.op.method() {
-                return Err(HttpError::method_not_allowed(&head.method, target.op.path(), target.op.method()));
-            }
-            let op = match target.op {
-                ReplicaOp::Get => KvOp::Get,
-                ReplicaOp::Put => KvOp::Put,
-                ReplicaOp::Delete => KvOp::Delete,
-                other => {
-                    let path = other.path();
-                    return Err(HttpError::new(Code::NotFound, format!("{path} is no call a socket carries")));
-                }
-            };
-            if body.len() > MAX_VALUE_BYTES {
-                return Err(body::too_large(Code::ValueTooLarge, &body.len().to_string(), MAX_VALUE_BYTES));
-            }
+            let (target, op) = tunnel::client_call(&head, body.len())?;
             let value = (op == KvOp::Put).then(|| body.to_vec());
             let (ns, me) = self.enter("identify", |state, _| state.identify(&target))??;
             self.client_call(op, (ns, me), &target, &head.headers, value).await
