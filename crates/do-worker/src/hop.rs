@@ -30,9 +30,8 @@ use crate::wire::{Ops, Target};
 /// operations. Replace it when a hop through it fails, or when its socket
 /// is lost: a stub whose object threw stays broken.
 pub struct Link {
-    stub: RawStub,
+    socket: SocketRoute,
     msg_url: String,
-    link_url: String,
 }
 
 impl Link {
@@ -45,20 +44,17 @@ impl Link {
         msg: O,
         link: O,
     ) -> Result<Link> {
-        let url = |op| Target::new(op, ns, r).url().map_err(|e| worker::Error::RustError(format!("internal url: {e}")));
-        let stub = internal::raw_stub(env, binding, object)?;
-        Ok(Link { stub, msg_url: url(msg)?, link_url: url(link)? })
+        let socket = SocketRoute::to(env, (binding, object), Target::new(link, ns, r))?;
+        Ok(Link { socket, msg_url: internal_url(&Target::new(msg, ns, r))? })
     }
 
     /// Carries `body` over HTTP, presenting the internal `key`; the
     /// runtime aborts it after `timeout`.
     pub async fn post(&self, key: &str, body: &[u8], timeout: Duration) -> Result<(u16, Vec<u8>)> {
-        internal::exchange(&self.stub, &self.msg_url, key, body, &[("content-type", BINARY)], timeout).await
+        internal::exchange(&self.socket.stub, &self.msg_url, key, body, &[("content-type", BINARY)], timeout).await
     }
 
-    /// Opens the socket within `timeout` (one timer per opening, not per
-    /// hop); `None` if the object answered the upgrade with something else
-    /// than a socket.
+    /// Opens the socket (`SocketRoute::open`).
     pub async fn open(
         &self,
         key: &str,
@@ -66,26 +62,44 @@ impl Link {
         on_answer: impl FnMut(Vec<u8>) + 'static,
         on_end: impl FnMut() + 'static,
     ) -> Result<Option<Outgoing>> {
-        open_within(&self.stub, &self.link_url, key, timeout, on_answer, on_end).await
+        self.socket.open(key, timeout, on_answer, on_end).await
     }
 }
 
-/// Opens a socket to the object behind `stub` (`url`: its link operation)
-/// within `timeout`; `None` if the object answered the upgrade with
-/// something else than a socket.
-pub async fn open_within(
-    stub: &RawStub,
-    url: &str,
-    key: &str,
-    timeout: Duration,
-    on_answer: impl FnMut(Vec<u8>) + 'static,
-    on_end: impl FnMut() + 'static,
-) -> Result<Option<Outgoing>> {
-    let open = pin!(Outgoing::open(stub, url, key, on_answer, on_end));
-    match future::select(open, pin!(Delay::from(timeout))).await {
-        Either::Left((opened, _)) => opened,
-        Either::Right(_) => Err(worker::Error::RustError("the socket did not open in time".into())),
+/// A route to one object's socket operation: its stub and the operation's
+/// URL (a [`Link`]'s, and the claim object's to its coordinator's calls,
+/// `crate::tunnel`).
+pub struct SocketRoute {
+    stub: RawStub,
+    url: String,
+}
+
+impl SocketRoute {
+    /// The route to operation `target` of object `object` of `binding`.
+    pub fn to<O: Ops>(env: &Env, (binding, object): (&str, &str), target: Target<O>) -> Result<SocketRoute> {
+        Ok(SocketRoute { stub: internal::raw_stub(env, binding, object)?, url: internal_url(&target)? })
     }
+
+    /// Opens the socket within `timeout` (one timer per opening, not per
+    /// hop), presenting the internal `key`; `None` if the object answered
+    /// the upgrade with something else than a socket.
+    pub async fn open(
+        &self,
+        key: &str,
+        timeout: Duration,
+        on_answer: impl FnMut(Vec<u8>) + 'static,
+        on_end: impl FnMut() + 'static,
+    ) -> Result<Option<Outgoing>> {
+        let open = pin!(Outgoing::open(&self.stub, &self.url, key, on_answer, on_end));
+        match future::select(open, pin!(Delay::from(timeout))).await {
+            Either::Left((opened, _)) => opened,
+            Either::Right(_) => Err(worker::Error::RustError("the socket did not open in time".into())),
+        }
+    }
+}
+
+fn internal_url<O: Ops>(target: &Target<O>) -> Result<String> {
+    target.url().map_err(|e| worker::Error::RustError(format!("internal url: {e}")))
 }
 
 /// How one body travels, as a [`LinkState`] decided (`L`, `S`: the link

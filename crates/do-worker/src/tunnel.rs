@@ -29,7 +29,6 @@
 //! claim object per namespace, and a new socket when it lost its old one).
 
 use std::collections::VecDeque;
-use std::time::Duration;
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -37,10 +36,10 @@ use worker::{Env, Result};
 
 use crate::body;
 use crate::error::{Code, HttpError, HttpResult};
-use crate::hop;
-use crate::internal::{self, RawStub};
+use crate::hop::SocketRoute;
+use crate::internal;
 use crate::names::ReplicaName;
-use crate::socket::{MAX_WAITING_FRAMES, Outgoing};
+use crate::socket::MAX_WAITING_FRAMES;
 use crate::vocab::{KvOp, MAX_VALUE_BYTES};
 use crate::wire::{Ops, ReplicaOp, Target};
 
@@ -169,36 +168,14 @@ pub fn client_call(head: &CallHead, body_len: usize) -> HttpResult<(Target<Repli
     Ok((target, op))
 }
 
-/// The opener's route to a coordinator's calls operation, kept with its
-/// socket in a `hop::LinkState` (which says when to open one and which
-/// calls go as frames). A call that does not go as a frame is made over
-/// HTTP by the caller, on a fresh stub.
-pub struct CallsLink {
-    stub: RawStub,
-    url: String,
-}
-
-impl CallsLink {
-    /// The link to namespace `ns`'s coordinator.
-    pub fn to_coordinator(env: &Env, ns: &str) -> Result<CallsLink> {
-        let url = Target::new(ReplicaOp::Calls, ns, Some(ReplicaName::R0))
-            .url()
-            .map_err(|e| worker::Error::RustError(format!("internal url: {e}")))?;
-        let object = ReplicaName::R0.object_name(ns);
-        Ok(CallsLink { stub: internal::raw_stub(env, internal::replica_binding(ReplicaName::R0), &object)?, url })
-    }
-
-    /// Opens the socket within `timeout`, presenting the internal `key`;
-    /// `None` if the coordinator answered with something else.
-    pub async fn open(
-        &self,
-        key: &str,
-        timeout: Duration,
-        on_answer: impl FnMut(Vec<u8>) + 'static,
-        on_end: impl FnMut() + 'static,
-    ) -> Result<Option<Outgoing>> {
-        hop::open_within(&self.stub, &self.url, key, timeout, on_answer, on_end).await
-    }
+/// The claim object's route to the calls socket of namespace `ns`'s
+/// coordinator, kept with its socket in a `hop::LinkState` (which says when
+/// to open one and which calls go as frames). A call that does not go as a
+/// frame is made over HTTP by the caller, on a fresh stub.
+pub fn coordinator_route(env: &Env, ns: &str) -> Result<SocketRoute> {
+    let binding = internal::replica_binding(ReplicaName::R0);
+    let object = ReplicaName::R0.object_name(ns);
+    SocketRoute::to(env, (binding, &object), Target::new(ReplicaOp::Calls, ns, Some(ReplicaName::R0)))
 }
 
 /// The sockets carrying calls that an object accepted (`S`: the socket,

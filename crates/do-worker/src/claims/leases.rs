@@ -84,11 +84,11 @@ use super::state::ClaimsState;
 use super::store::StoreError;
 use crate::auth::KeyProblem;
 use crate::conditions::{ETAG, IF_MATCH, IF_NONE_MATCH};
-use crate::hop::{LinkState, Via};
+use crate::hop::{LinkState, SocketRoute, Via};
 use crate::http::{NO_WAKE_HEADER, WRITE_ID_HEADER};
 use crate::internal::{self, now_ms, random_u128, replica_binding};
 use crate::names::ReplicaName;
-use crate::tunnel::{self, CallsLink};
+use crate::tunnel;
 use crate::wire::{Ops, ReplicaOp as Op, Target};
 
 /// Where leases live in the namespace's Handoff KV.
@@ -207,10 +207,11 @@ impl Leases<'_> {
         if op != Op::Get {
             headers.push((WRITE_ID_HEADER, wid.as_str()));
         }
+        let call = Call { object: &object, target: &target, body: body.as_deref(), headers: &headers, secret };
         let give_up = now_ms().saturating_add(LEASE_STORE_WAIT.as_millis() as u64).min(self.deadline);
         let mut backoff = FIRST_BACKOFF_MS;
         loop {
-            let attempt = self.attempt(&object, &target, body.as_deref(), &headers, secret);
+            let attempt = self.attempt(&call);
             // An attempt waits at most what is left of the call's budget (a
             // coordinator may hold a write up to its commit wait): giving up
             // on it is as uncertain as a 503 not_committed, which the
@@ -236,23 +237,16 @@ impl Leases<'_> {
     /// One try of a call: as a frame on the socket to the coordinator if it
     /// is open (`crate::tunnel`), else over HTTP on a fresh stub (one whose
     /// object was reset stays broken), opening the socket for later calls.
-    async fn attempt(
-        &self,
-        object: &str,
-        target: &Target<Op>,
-        body: Option<&[u8]>,
-        headers: &[(&str, &str)],
-        secret: &str,
-    ) -> worker::Result<Answer> {
+    async fn attempt(&self, call: &Call<'_>) -> worker::Result<Answer> {
+        let Call { target, body, headers, secret, .. } = *call;
         let url = target.url().map_err(|e| worker::Error::RustError(format!("internal url: {e}")))?;
         let head = tunnel::CallHead {
             method: target.op.method().to_string(),
             url,
             headers: headers.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect(),
         };
-        let body = body.unwrap_or_default();
-        let mut frame =
-            tunnel::call_frame(&head, body).map_err(|e| worker::Error::RustError(format!("encoding a call: {e}")))?;
+        let mut frame = tunnel::call_frame(&head, body.unwrap_or_default())
+            .map_err(|e| worker::Error::RustError(format!("encoding a call: {e}")))?;
         let now = now_ms();
         let (via, open) = self.with_link(|link| {
             if link.as_mut().is_some_and(|l| l.close_if_overdue(now, CALL_OVERDUE_MS) || l.lost()) {
@@ -281,24 +275,18 @@ impl Leases<'_> {
                 let etag = reply.header(ETAG).map(str::to_string);
                 Ok(Answer { status: reply.status, etag, body: reply.body.to_vec() })
             }
-            Via::Http(_) => self.http(object, target, Some(body).filter(|b| !b.is_empty()), headers, secret).await,
+            Via::Http(_) => self.http(call).await,
             Via::NewLink => {
-                let link = CallsLink::to_coordinator(&self.store.env, self.ns)?;
+                let link = tunnel::coordinator_route(&self.store.env, self.ns)?;
                 self.with_link(|slot| slot.get_or_insert_with(|| LinkState::new(Rc::new(link))).lost())?;
-                self.http(object, target, Some(body).filter(|b| !b.is_empty()), headers, secret).await
+                self.http(call).await
             }
         }
     }
 
     /// One try of a call over HTTP.
-    async fn http(
-        &self,
-        object: &str,
-        target: &Target<Op>,
-        body: Option<&[u8]>,
-        headers: &[(&str, &str)],
-        secret: &str,
-    ) -> worker::Result<Answer> {
+    async fn http(&self, call: &Call<'_>) -> worker::Result<Answer> {
+        let Call { object, target, body, headers, secret } = *call;
         let stub = internal::stub(&self.store.env, replica_binding(ReplicaName::R0), object)?;
         let mut resp = internal::call(&stub, target, Some(secret), body, headers).await?;
         let etag = resp.headers().get(ETAG).ok().flatten();
@@ -306,7 +294,7 @@ impl Leases<'_> {
     }
 
     /// `f` on the object's lease link, the state borrowed for it alone.
-    fn with_link<R>(&self, f: impl FnOnce(&mut Option<LinkState<CallsLink>>) -> R) -> worker::Result<R> {
+    fn with_link<R>(&self, f: impl FnOnce(&mut Option<LinkState<SocketRoute>>) -> R) -> worker::Result<R> {
         let mut state =
             self.state.try_borrow_mut().map_err(|_| worker::Error::RustError("bug: claims state borrowed".into()))?;
         Ok(f(&mut state.lease_link))
@@ -315,11 +303,11 @@ impl Leases<'_> {
     /// Opens socket `id` of `link`; its answers and end reach the link in
     /// the object's state (a borrow is never held where a JavaScript event
     /// can run, so the callbacks find the state free).
-    fn open_socket(&self, id: u64, link: Rc<CallsLink>, key: String) {
+    fn open_socket(&self, id: u64, link: Rc<SocketRoute>, key: String) {
         let state = Rc::downgrade(self.state);
         spawn_local(async move {
             let on_link = move |state: &std::rc::Weak<RefCell<ClaimsState>>,
-                                f: &mut dyn FnMut(&mut LinkState<CallsLink>)| {
+                                f: &mut dyn FnMut(&mut LinkState<SocketRoute>)| {
                 if let Some(state) = state.upgrade()
                     && let Ok(mut state) = state.try_borrow_mut()
                     && let Some(link) = state.lease_link.as_mut()
@@ -349,6 +337,18 @@ const SOCKET_OPEN_TIMEOUT: Duration = Duration::from_secs(5);
 /// its calls fail (and are retried), later calls open a new one. Above the
 /// coordinator's longest wait for a commit (10 s), after which it answers.
 const CALL_OVERDUE_MS: u64 = 15_000;
+
+/// One call to the coordinator, as each of its tries makes it.
+#[derive(Clone, Copy)]
+struct Call<'a> {
+    /// The coordinator's object name.
+    object: &'a str,
+    target: &'a Target<Op>,
+    body: Option<&'a [u8]>,
+    headers: &'a [(&'a str, &'a str)],
+    /// The internal key.
+    secret: &'a str,
+}
 
 /// A coordinator's answer to one call.
 struct Answer {

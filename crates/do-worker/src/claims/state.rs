@@ -3,9 +3,8 @@
 //! locks, and its link to the lease store.
 
 use super::locks::{HasLocks, Locks};
-use crate::hop::LinkState;
+use crate::hop::{LinkState, SocketRoute};
 use crate::namespaces::settings::Settings;
-use crate::tunnel::CallsLink;
 
 #[derive(Default)]
 pub struct ClaimsState {
@@ -18,7 +17,7 @@ pub struct ClaimsState {
     pub locks: Locks,
     /// The socket to the coordinator `{ns}:r0` carrying the lease calls
     /// (`crate::tunnel`), made on the first call and replaced once lost.
-    pub lease_link: Option<LinkState<CallsLink>>,
+    pub lease_link: Option<LinkState<SocketRoute>>,
 }
 
 impl HasLocks for ClaimsState {
