@@ -4,7 +4,7 @@
 //! instead of one HTTP request each, as the replicas' batches do
 //! (`crate::hop`). Locally each Worker script is its own process, and a
 //! frame between two processes costs a fraction of a request between them
-//! (docs/BENCHMARKS.md, "A call between scripts"); on the platform it
+//! (docs/benchmarks/history.md, "A call between scripts"); on the platform it
 //! saves the runtime's per-request work, as the replicas' hop does.
 //!
 //! A call frame is the HTTP request the caller would have sent, behind
