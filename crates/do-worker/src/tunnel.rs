@@ -24,7 +24,8 @@
 //! call (its caller gave up) is dropped. Bounds: the opener keeps at most
 //! [`MAX_WAITING_FRAMES`] calls unanswered on a socket (more go over HTTP:
 //! `hop::LinkState::route`), and closes a socket whose oldest call is
-//! overdue; a coordinator closes a socket with more calls in flight
+//! overdue; a coordinator closes a socket with more calls, or more than
+//! [`MAX_CALL_BYTES_IN_FLIGHT`] bytes of them, in flight
 //! ([`Callers::begin`]), and keeps at most [`MAX_CALLERS`] sockets (one
 //! claim object per namespace, and a new socket when it lost its old one).
 
@@ -45,6 +46,10 @@ use crate::wire::{Ops, ReplicaOp, Target};
 
 /// Sockets carrying calls that a coordinator keeps.
 pub const MAX_CALLERS: usize = 2;
+/// Most bytes of call frames a coordinator serves at once on one socket
+/// (the claim object's lease calls are under 1 KB each; a frame may be
+/// 1 MB): with [`MAX_CALLERS`], at most 8 MiB of an isolate's 128 MB.
+pub const MAX_CALL_BYTES_IN_FLIGHT: usize = 4 << 20;
 /// A call's number on its socket, in front of the call and of its answer.
 const NUMBER_BYTES: usize = 8;
 /// The head's length prefix.
@@ -191,6 +196,8 @@ struct Caller<S> {
     id: u64,
     socket: S,
     in_flight: usize,
+    /// The bytes of the call frames in flight.
+    in_flight_bytes: usize,
 }
 
 impl<S> Default for Callers<S> {
@@ -208,7 +215,7 @@ impl<S> Callers<S> {
 
     /// Keeps socket `id`; beyond [`MAX_CALLERS`], the oldest closes.
     pub fn keep(&mut self, id: u64, socket: S) {
-        self.sockets.push_back(Caller { id, socket, in_flight: 0 });
+        self.sockets.push_back(Caller { id, socket, in_flight: 0, in_flight_bytes: 0 });
         while self.sockets.len() > MAX_CALLERS {
             self.sockets.pop_front();
         }
@@ -219,26 +226,31 @@ impl<S> Callers<S> {
         self.sockets.retain(|c| c.id != id);
     }
 
-    /// A call came on socket `id`: whether to serve it. Not if the socket
-    /// is gone, nor if it has [`MAX_WAITING_FRAMES`] calls in flight: then
-    /// its opener broke the bound, and the socket closes (its calls fail).
-    pub fn begin(&mut self, id: u64) -> bool {
+    /// A call of `bytes` came on socket `id`: whether to serve it. Not if
+    /// the socket is gone, nor if it would have more than
+    /// [`MAX_WAITING_FRAMES`] calls or [`MAX_CALL_BYTES_IN_FLIGHT`] bytes of
+    /// them in flight: then its opener broke a bound, and the socket closes
+    /// (its calls fail).
+    pub fn begin(&mut self, id: u64, bytes: usize) -> bool {
         let Some(at) = self.sockets.iter().position(|c| c.id == id) else { return false };
         let Some(caller) = self.sockets.get_mut(at) else { return false };
-        if caller.in_flight >= MAX_WAITING_FRAMES {
+        let held = caller.in_flight_bytes.saturating_add(bytes);
+        if caller.in_flight >= MAX_WAITING_FRAMES || held > MAX_CALL_BYTES_IN_FLIGHT {
             self.sockets.remove(at);
             return false;
         }
         caller.in_flight += 1;
+        caller.in_flight_bytes = held;
         self.calls = self.calls.saturating_add(1);
         true
     }
 
-    /// A call of socket `id` is served: the socket to answer on, if it is
-    /// still open.
-    pub fn finish(&mut self, id: u64) -> Option<&S> {
+    /// A call of `bytes` on socket `id` is served: the socket to answer
+    /// on, if it is still open.
+    pub fn finish(&mut self, id: u64, bytes: usize) -> Option<&S> {
         let caller = self.sockets.iter_mut().find(|c| c.id == id)?;
         caller.in_flight = caller.in_flight.saturating_sub(1);
+        caller.in_flight_bytes = caller.in_flight_bytes.saturating_sub(bytes);
         Some(&caller.socket)
     }
 }
@@ -304,21 +316,29 @@ mod tests {
         let id = callers.next_id();
         callers.keep(id, 1);
         for _ in 0..MAX_WAITING_FRAMES {
-            assert!(callers.begin(id));
+            assert!(callers.begin(id, 10));
         }
-        assert_eq!(callers.finish(id), Some(&1), "one answered");
-        assert!(callers.begin(id), "its place is free again");
-        assert!(!callers.begin(id), "one call too many");
-        assert!(!callers.begin(id), "the socket is gone");
-        assert_eq!(callers.finish(id), None);
-        assert_eq!(callers.calls, MAX_WAITING_FRAMES as u64 + 1);
+        assert_eq!(callers.finish(id, 10), Some(&1), "one answered");
+        assert!(callers.begin(id, 10), "its place is free again");
+        assert!(!callers.begin(id, 10), "one call too many");
+        assert!(!callers.begin(id, 10), "the socket is gone");
+        assert_eq!(callers.finish(id, 10), None);
+        // Bytes: a socket with too many in flight closes too.
+        let big = callers.next_id();
+        callers.keep(big, 7);
+        assert!(callers.begin(big, MAX_CALL_BYTES_IN_FLIGHT - 1));
+        assert_eq!(callers.finish(big, MAX_CALL_BYTES_IN_FLIGHT - 1), Some(&7), "answered: its bytes are free");
+        assert!(callers.begin(big, MAX_CALL_BYTES_IN_FLIGHT - 1));
+        assert!(!callers.begin(big, 2), "one byte over");
+        assert!(!callers.begin(big, 1), "the socket is gone");
+        assert_eq!(callers.calls, MAX_WAITING_FRAMES as u64 + 3);
         let ids: Vec<u64> = (0..=MAX_CALLERS).map(|_| callers.next_id()).collect();
         for (n, id) in ids.iter().enumerate() {
             callers.keep(*id, n as u32);
         }
-        assert!(!callers.begin(ids[0]), "the oldest closed");
-        assert!(callers.begin(ids[MAX_CALLERS]));
+        assert!(!callers.begin(ids[0], 1), "the oldest closed");
+        assert!(callers.begin(ids[MAX_CALLERS], 1));
         callers.ended(ids[MAX_CALLERS]);
-        assert!(!callers.begin(ids[MAX_CALLERS]));
+        assert!(!callers.begin(ids[MAX_CALLERS], 1));
     }
 }

@@ -517,7 +517,8 @@ impl Shell {
             self.quietly(born, "call", |state, _| state.callers.ended(id));
             return;
         };
-        let serve = self.enter("call", |state, _| state.born == born && state.callers.begin(id));
+        let bytes = frame.len();
+        let serve = self.enter("call", |state, _| state.born == born && state.callers.begin(id, bytes));
         if serve.ok() != Some(true) {
             return;
         }
@@ -525,7 +526,7 @@ impl Shell {
         spawn_local(async move {
             let answer = shell.clone().serve_call(number, &frame).await;
             shell.quietly(born, "call answered", |state, _| {
-                if let Some(socket) = state.callers.finish(id) {
+                if let Some(socket) = state.callers.finish(id, bytes) {
                     // A send on a closing socket fails; the opener's wait fails too.
                     let _ = socket.send(&answer);
                 }
