@@ -117,9 +117,18 @@ pub enum Via<L = Link, S = Outgoing> {
     NewLink,
 }
 
+/// How long after a refused opening (the object answered the upgrade
+/// with something else than a socket: an older build, not running) the
+/// next one may start; bodies go over HTTP meanwhile. Without it, every
+/// body would send one more upgrade to an object that refuses them.
+pub const REOPEN_AFTER_MS: u64 = 1_000;
+
 /// The socket of a link.
 enum Socket<S> {
-    Closed,
+    /// None; one may be opened from `retry_at` (ms) on.
+    Closed {
+        retry_at: u64,
+    },
     /// An upgrade request is out (as opening `id`): meanwhile bodies go
     /// over HTTP.
     Opening {
@@ -144,7 +153,7 @@ pub struct LinkState<L = Link, S = Outgoing> {
 
 impl<L, S> LinkState<L, S> {
     pub fn new(link: Rc<L>) -> Self {
-        LinkState { link, socket: Socket::Closed, next_id: 0 }
+        LinkState { link, socket: Socket::Closed { retry_at: 0 }, next_id: 0 }
     }
 
     /// How a body of `len` bytes travels now, at `now`; and the id of a
@@ -157,21 +166,25 @@ impl<L, S> LinkState<L, S> {
                 let (number, answer) = waiting.wait(now);
                 (Via::Frame { socket: socket.clone(), answer, id: *id, number }, None)
             }
-            Socket::Closed => {
+            Socket::Closed { retry_at } if now >= *retry_at => {
                 self.next_id = self.next_id.wrapping_add(1);
                 self.socket = Socket::Opening { id: self.next_id };
                 (http, Some(self.next_id))
             }
-            Socket::Open { .. } | Socket::Opening { .. } | Socket::Lost => (http, None),
+            Socket::Open { .. } | Socket::Opening { .. } | Socket::Closed { .. } | Socket::Lost => (http, None),
         }
     }
 
-    /// Opening `id` ended: with a socket, or without (refused, failed).
-    pub fn opened(&mut self, id: u64, socket: Option<S>) {
+    /// Opening `id` ended at `now`: with a socket, refused (`Ok(None)`: the
+    /// next opening waits [`REOPEN_AFTER_MS`]), or failed (`Err`: the
+    /// upgrade threw or timed out, and a stub whose object threw stays
+    /// broken, so the link is lost and its owner makes a new one).
+    pub fn opened<E>(&mut self, id: u64, socket: std::result::Result<Option<S>, E>, now: u64) {
         if matches!(self.socket, Socket::Opening { id: opening } if opening == id) {
             self.socket = match socket {
-                Some(socket) => Socket::Open { id, socket: Rc::new(socket), waiting: Waiting::default() },
-                None => Socket::Closed,
+                Ok(Some(socket)) => Socket::Open { id, socket: Rc::new(socket), waiting: Waiting::default() },
+                Ok(None) => Socket::Closed { retry_at: now.saturating_add(REOPEN_AFTER_MS) },
+                Err(_) => Socket::Lost,
             };
         }
     }
@@ -192,6 +205,14 @@ impl<L, S> LinkState<L, S> {
             && *open == id
         {
             waiting.answer_to(number, frame);
+        }
+    }
+
+    /// Forgets the frames whose callers gave up waiting, on a socket that
+    /// answers by number ([`Waiting::forget_abandoned`]).
+    pub fn forget_abandoned(&mut self) {
+        if let Socket::Open { waiting, .. } = &mut self.socket {
+            waiting.forget_abandoned();
         }
     }
 
@@ -225,6 +246,10 @@ mod tests {
 
     type State = LinkState<(), ()>;
 
+    const OPEN: std::result::Result<Option<()>, ()> = Ok(Some(()));
+    const REFUSED: std::result::Result<Option<()>, ()> = Ok(None);
+    const FAILED: std::result::Result<Option<()>, ()> = Err(());
+
     fn is_http(via: &Via<(), ()>) -> bool {
         matches!(via, Via::Http(_))
     }
@@ -236,7 +261,7 @@ mod tests {
         assert!(is_http(&via) && open == Some(1), "the first hop opens the socket and goes over HTTP");
         let (via, open) = state.route(10, 1);
         assert!(is_http(&via) && open.is_none(), "still opening: HTTP, no second opening");
-        state.opened(1, Some(()));
+        state.opened(1, OPEN, 0);
         let (Via::Frame { answer: mut first, .. }, None) = state.route(10, 2) else { panic!("a frame") };
         let (Via::Frame { answer: mut second, .. }, None) = state.route(10, 3) else { panic!("a frame") };
         assert!(is_http(&state.route(MAX_FRAME_BYTES + 1, 4).0), "too big for a frame");
@@ -250,7 +275,7 @@ mod tests {
     fn frames_beyond_the_waiting_bound_go_over_http() {
         let mut state = State::new(Rc::new(()));
         let (_, Some(id)) = state.route(1, 0) else { panic!("opens") };
-        state.opened(id, Some(()));
+        state.opened(id, OPEN, 0);
         let waiting: Vec<_> = (0..MAX_WAITING_FRAMES).map(|_| state.route(1, 0).0).collect();
         assert!(waiting.iter().all(|via| matches!(via, Via::Frame { .. })));
         assert!(is_http(&state.route(1, 0).0), "one more waits over HTTP");
@@ -262,7 +287,7 @@ mod tests {
     fn a_closed_socket_fails_its_frames_and_loses_the_link() {
         let mut state = State::new(Rc::new(()));
         let (_, Some(id)) = state.route(1, 0) else { panic!("opens") };
-        state.opened(id, Some(()));
+        state.opened(id, OPEN, 0);
         let (Via::Frame { mut answer, .. }, _) = state.route(1, 0) else { panic!("a frame") };
         assert!(!state.lost());
         state.ended(id + 1);
@@ -277,12 +302,39 @@ mod tests {
     fn an_overdue_answer_closes_the_socket_and_a_refused_opening_retries() {
         let mut state = State::new(Rc::new(()));
         let (_, Some(id)) = state.route(1, 0) else { panic!("opens") };
-        state.opened(id, None);
-        let (_, Some(id)) = state.route(1, 0) else { panic!("refused: opens again") };
-        state.opened(id, Some(()));
+        state.opened(id, REFUSED, 0);
+        let (via, open) = state.route(1, REOPEN_AFTER_MS - 1);
+        assert!(is_http(&via) && open.is_none(), "refused: HTTP, and no new upgrade for a while");
+        let (_, Some(id)) = state.route(1, REOPEN_AFTER_MS) else { panic!("refused: opens again later") };
+        state.opened(id, OPEN, 0);
         let _waiting = state.route(1, 100);
         assert!(!state.close_if_overdue(5_100, 5_000));
         assert!(state.close_if_overdue(5_101, 5_000));
         assert!(state.lost());
+    }
+
+    #[test]
+    fn a_failed_opening_loses_the_link() {
+        let mut state = State::new(Rc::new(()));
+        let (_, Some(id)) = state.route(1, 0) else { panic!("opens") };
+        state.opened(id + 1, FAILED, 0);
+        assert!(!state.lost(), "another opening's failure");
+        state.opened(id, FAILED, 0);
+        assert!(state.lost(), "its stub may be broken: the owner makes a new link");
+        assert!(is_http(&state.route(1, 0).0), "a lost link opens nothing more");
+    }
+
+    #[test]
+    fn frames_whose_callers_gave_up_are_forgotten_on_a_numbered_socket() {
+        let mut state = State::new(Rc::new(()));
+        let (_, Some(id)) = state.route(1, 0) else { panic!("opens") };
+        state.opened(id, OPEN, 0);
+        let (Via::Frame { answer: abandoned, .. }, _) = state.route(1, 0) else { panic!("a frame") };
+        let (Via::Frame { answer: mut kept, number, .. }, _) = state.route(1, 100) else { panic!("a frame") };
+        drop(abandoned);
+        state.forget_abandoned();
+        assert!(!state.close_if_overdue(5_050, 5_000), "the abandoned frame no longer counts");
+        state.answered_to(id, number, b"kept".to_vec());
+        assert_eq!(kept.try_recv().ok().flatten(), Some(b"kept".to_vec()));
     }
 }

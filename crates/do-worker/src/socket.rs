@@ -273,6 +273,15 @@ impl Waiting {
         }
     }
 
+    /// Forgets the frames nobody waits for any more (their receivers were
+    /// dropped: the call gave up), so that they neither take room nor make
+    /// the socket look overdue. Only on a socket that answers by number
+    /// ([`Waiting::answer_to`]): on one that answers in order, a frame's
+    /// place must stay until its answer comes.
+    pub fn forget_abandoned(&mut self) {
+        self.queue.retain(|(_, _, tx)| !tx.is_canceled());
+    }
+
     /// Has the oldest frame waited longer than `timeout_ms`?
     pub fn overdue(&self, now: u64, timeout_ms: u64) -> bool {
         self.queue.front().is_some_and(|(_, sent, _)| now.saturating_sub(*sent) > timeout_ms)

@@ -228,8 +228,15 @@ impl Echo {
                     let _ = echo.enter(|state| state.link.as_mut().map(|link| link.ended(id)));
                 }
             };
-            let socket = link.open(key, ECHO_TIMEOUT, on_answer, on_end).await.ok().flatten();
-            let _ = echo.enter(|state| state.link.as_mut().map(|link| link.opened(id, socket)));
+            let opened = link.open(key, ECHO_TIMEOUT, on_answer, on_end).await;
+            let _ = echo.enter(|state| {
+                if let Some(link) = state.link.as_mut() {
+                    link.opened(id, opened, now_ms());
+                }
+                if state.link.as_ref().is_some_and(LinkState::lost) {
+                    state.link = None;
+                }
+            });
         });
     }
 }

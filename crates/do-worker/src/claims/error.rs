@@ -4,6 +4,7 @@
 use protocol::claim::{AuthorizeRefused, ClaimId, DurableError, ProcedureError};
 
 use super::leases::LeaseStoreError;
+use super::locks::LockError;
 use super::request::InvalidRequest;
 use super::store::{CreateRefused, StoreError};
 use crate::error::{Code, HttpError};
@@ -78,9 +79,11 @@ impl From<ClaimError> for HttpError {
             ClaimError::Authorize(AuthorizeRefused::Dead { .. }) => HttpError::new(Code::ClaimDead, message),
             ClaimError::Full { .. } => HttpError::new(Code::ClaimsFull, message),
             ClaimError::OperationsFull { .. } => HttpError::new(Code::OperationsFull, message),
-            ClaimError::LeaseStore(LeaseStoreError::Unavailable { .. }) => {
-                HttpError::unavailable(Code::LeaseStoreUnavailable, message, RETRY_AFTER_MS)
-            }
+            ClaimError::LeaseStore(
+                LeaseStoreError::Unavailable { .. }
+                | LeaseStoreError::LockWait { .. }
+                | LeaseStoreError::Lock(LockError::Crowded(_)),
+            ) => HttpError::unavailable(Code::LeaseStoreUnavailable, message, RETRY_AFTER_MS),
             ClaimError::LeaseStore(LeaseStoreError::Key(_)) => HttpError::new(Code::InternalKeyMissing, message),
             ClaimError::LeaseStore(LeaseStoreError::Full { .. }) => HttpError::new(Code::LeaseStoreFull, message),
             ClaimError::LeaseStore(_) => HttpError::new(Code::LeaseStore, message),

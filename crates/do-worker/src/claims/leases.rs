@@ -79,7 +79,7 @@ use protocol::handoff::WriteId;
 use worker::wasm_bindgen_futures::spawn_local;
 use worker::{Delay, Env};
 
-use super::locks::{self, Held, Reentered};
+use super::locks::{self, Held, LockError};
 use super::state::ClaimsState;
 use super::store::StoreError;
 use crate::auth::KeyProblem;
@@ -117,7 +117,11 @@ pub enum LeaseStoreError {
     #[error("{0}")]
     Key(KeyProblem),
     #[error(transparent)]
-    Reentered(#[from] Reentered),
+    Lock(#[from] LockError),
+    /// The request's budget ran out while another request on the same
+    /// claim held its lease lock.
+    #[error("waited {waited_ms} ms for the lease lock of claim {claim}, which another request on it holds; retry")]
+    LockWait { claim: ClaimId, waited_ms: u64 },
     /// The claim's durable row could not be read.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -156,9 +160,18 @@ pub struct Leases<'a> {
 pub type LeaseLock = Held<ClaimsState>;
 
 impl Leases<'_> {
-    /// Waits for `claim`'s lease lock; held until the guard is dropped.
+    /// Waits for `claim`'s lease lock, at most until the request's
+    /// deadline; held until the guard is dropped.
     pub async fn lock(&self, claim: &ClaimId) -> Result<LeaseLock, LeaseStoreError> {
-        Ok(locks::acquire(self.state, claim).await?)
+        let started = now_ms();
+        let budget = Delay::from(Duration::from_millis(self.deadline.saturating_sub(started)));
+        // The lock first: one free, or handed over, is taken even at the deadline.
+        match future::select(pin!(locks::acquire(self.state, claim)), pin!(budget)).await {
+            Either::Left((held, _)) => Ok(held?),
+            Either::Right(_) => {
+                Err(LeaseStoreError::LockWait { claim: claim.clone(), waited_ms: now_ms().saturating_sub(started) })
+            }
+        }
     }
 
     /// Serves one lease request, the claim's lock held by the caller
@@ -209,6 +222,14 @@ impl Leases<'_> {
         }
         let call = Call { object: &object, target: &target, body: body.as_deref(), headers: &headers, secret };
         let give_up = now_ms().saturating_add(LEASE_STORE_WAIT.as_millis() as u64).min(self.deadline);
+        if now_ms() >= give_up {
+            // Nothing is sent once the request's budget is spent (waiting
+            // for the claim's lock): a write now could apply unanswered.
+            return Err(LeaseStoreError::Unavailable {
+                object,
+                last: "the request's time ran out before the call".into(),
+            });
+        }
         let mut backoff = FIRST_BACKOFF_MS;
         loop {
             let attempt = self.attempt(&call);
@@ -249,6 +270,11 @@ impl Leases<'_> {
             .map_err(|e| worker::Error::RustError(format!("encoding a call: {e}")))?;
         let now = now_ms();
         let (via, open) = self.with_link(|link| {
+            // A call that timed out left its frame waiting: forget it, so
+            // that r0 never answering it cannot close a working socket.
+            if let Some(l) = link.as_mut() {
+                l.forget_abandoned();
+            }
             if link.as_mut().is_some_and(|l| l.close_if_overdue(now, CALL_OVERDUE_MS) || l.lost()) {
                 *link = None;
             }
@@ -323,9 +349,17 @@ impl Leases<'_> {
             };
             let ends = state.clone();
             let on_end = move || on_link(&ends, &mut |link| link.ended(id));
-            let socket = link.open(&key, SOCKET_OPEN_TIMEOUT, on_answer, on_end).await.ok().flatten();
-            let mut socket = Some(socket);
-            on_link(&state, &mut |link| link.opened(id, socket.take().flatten()));
+            let opened = link.open(&key, SOCKET_OPEN_TIMEOUT, on_answer, on_end).await;
+            if let Err(e) = &opened {
+                worker::console_debug!("the calls socket to r0 did not open: {e}");
+            }
+            // A failed opening loses the link: the next call makes a new one.
+            let mut opened = Some(opened);
+            on_link(&state, &mut |link| {
+                if let Some(opened) = opened.take() {
+                    link.opened(id, opened, now_ms());
+                }
+            });
         });
     }
 }

@@ -17,6 +17,11 @@ use futures_channel::oneshot;
 use protocol::claim::ClaimId;
 use worker::console_error;
 
+/// Requests that may wait for one claim's lock at once. One more is
+/// refused at once (503, retry): many requests for one claim while the
+/// lease store is slow must not queue without bound in the object.
+pub const MAX_WAITERS: usize = 64;
+
 /// Waiters per claim; a claim is in the map while someone holds its lock.
 #[derive(Default)]
 pub struct Locks {
@@ -25,17 +30,24 @@ pub struct Locks {
 
 impl Locks {
     /// Takes `claim`'s lock if it is free (`None`); else queues for it: the
-    /// lock arrives on the receiver, handed over by its holder.
-    pub fn take(&mut self, claim: &ClaimId) -> Option<oneshot::Receiver<()>> {
+    /// lock arrives on the receiver, handed over by its holder. Refused
+    /// when [`MAX_WAITERS`] requests still wait for it.
+    pub fn take(&mut self, claim: &ClaimId) -> Result<Option<oneshot::Receiver<()>>, LockError> {
         match self.queues.get_mut(claim) {
             None => {
                 self.queues.insert(claim.clone(), VecDeque::new());
-                None
+                Ok(None)
             }
             Some(queue) => {
+                if queue.len() >= MAX_WAITERS {
+                    queue.retain(|waiter| !waiter.is_canceled());
+                }
+                if queue.len() >= MAX_WAITERS {
+                    return Err(LockError::Crowded(claim.clone()));
+                }
                 let (tx, rx) = oneshot::channel();
                 queue.push_back(tx);
-                Some(rx)
+                Ok(Some(rx))
             }
         }
     }
@@ -64,6 +76,15 @@ pub trait HasLocks: 'static {
 #[error("bug: the claim object's state was borrowed twice")]
 pub struct Reentered;
 
+/// Why a claim's lock was not taken.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error(transparent)]
+    Reentered(#[from] Reentered),
+    #[error("{MAX_WAITERS} requests already wait for the lease lock of claim {0}")]
+    Crowded(ClaimId),
+}
+
 /// Holds a claim's lock until dropped; dropping hands it to the next waiter.
 pub struct Held<S: HasLocks> {
     state: Rc<RefCell<S>>,
@@ -77,18 +98,39 @@ impl<S: HasLocks> Held<S> {
     }
 }
 
-/// Waits for `claim`'s lock in `state`.
-pub async fn acquire<S: HasLocks>(state: &Rc<RefCell<S>>, claim: &ClaimId) -> Result<Held<S>, Reentered> {
+/// Waits for `claim`'s lock in `state`. Dropped while it waits (its
+/// request gave up), it gives up its place, or the lock if that was just
+/// handed to it.
+pub async fn acquire<S: HasLocks>(state: &Rc<RefCell<S>>, claim: &ClaimId) -> Result<Held<S>, LockError> {
     loop {
-        let waiter = state.try_borrow_mut().map_err(|_| Reentered)?.locks().take(claim);
+        let waiter = state.try_borrow_mut().map_err(|_| Reentered)?.locks().take(claim)?;
         // `None`: taken now; else handed over by the previous holder (an
         // error: the queue was dropped without handing over, try afresh).
         let taken = match waiter {
             None => true,
-            Some(rx) => rx.await.is_ok(),
+            Some(rx) => {
+                let mut waiting = Waiter { rx, state: state.clone(), claim: claim.clone() };
+                (&mut waiting.rx).await.is_ok()
+            }
         };
         if taken {
             return Ok(Held { state: state.clone(), claim: claim.clone() });
+        }
+    }
+}
+
+/// A place in a claim's queue. Dropped with the lock handed to it but not
+/// yet taken (the request went away in between), it passes the lock on.
+struct Waiter<S: HasLocks> {
+    rx: oneshot::Receiver<()>,
+    state: Rc<RefCell<S>>,
+    claim: ClaimId,
+}
+
+impl<S: HasLocks> Drop for Waiter<S> {
+    fn drop(&mut self) {
+        if matches!(self.rx.try_recv(), Ok(Some(()))) {
+            drop(Held { state: self.state.clone(), claim: self.claim.clone() });
         }
     }
 }
@@ -160,6 +202,36 @@ mod tests {
     fn a_borrowed_state_is_reported_not_skipped() {
         let locks = Rc::new(RefCell::new(State::default()));
         let _borrowed = locks.borrow_mut();
-        assert!(matches!(poll(pin!(acquire(&locks, &ClaimId::from("a")))), Poll::Ready(Err(Reentered))));
+        assert!(matches!(poll(pin!(acquire(&locks, &ClaimId::from("a")))), Poll::Ready(Err(LockError::Reentered(_)))));
+    }
+
+    #[test]
+    fn waiters_beyond_the_bound_are_refused_and_those_gone_make_room() {
+        let locks = Rc::new(RefCell::new(State::default()));
+        let a = ClaimId::from("a");
+        let Poll::Ready(Ok(_held)) = poll(pin!(acquire(&locks, &a))) else { panic!("a is free") };
+        let mut waiters: Vec<_> = (0..MAX_WAITERS).map(|_| Box::pin(acquire(&locks, &a))).collect();
+        assert!(waiters.iter_mut().all(|w| poll(w.as_mut()).is_pending()));
+        assert!(matches!(poll(pin!(acquire(&locks, &a))), Poll::Ready(Err(LockError::Crowded(_)))));
+        waiters.pop();
+        let mut one_more = pin!(acquire(&locks, &a));
+        assert!(poll(one_more.as_mut()).is_pending(), "a waiter that went away made room");
+        let Poll::Ready(Ok(_other)) = poll(pin!(acquire(&locks, &ClaimId::from("b")))) else {
+            panic!("another claim's lock is not crowded")
+        };
+    }
+
+    #[test]
+    fn a_waiter_gone_after_the_hand_over_passes_the_lock_on() {
+        let locks = Rc::new(RefCell::new(State::default()));
+        let a = ClaimId::from("a");
+        let Poll::Ready(Ok(first)) = poll(pin!(acquire(&locks, &a))) else { panic!("a is free") };
+        let mut handed = Box::pin(acquire(&locks, &a));
+        assert!(poll(handed.as_mut()).is_pending());
+        let mut next = pin!(acquire(&locks, &a));
+        assert!(poll(next.as_mut()).is_pending());
+        drop(first);
+        drop(handed);
+        assert!(matches!(poll(next.as_mut()), Poll::Ready(Ok(_))), "not stuck with the waiter that went away");
     }
 }

@@ -308,11 +308,10 @@ impl Shell {
                 }
             };
             let opened = link.open(key, DELIVERY_TIMEOUT, on_answer, on_end).await;
-            let socket = opened.unwrap_or_else(|e| {
+            if let Err(e) = &opened {
                 worker::console_debug!("the socket to {to} did not open: {e}");
-                None
-            });
-            shell.quietly(born, "socket opened", |state, _| state.socket_opened(to, id, socket));
+            }
+            shell.quietly(born, "socket opened", |state, _| state.socket_opened(to, id, opened, now_ms()));
         });
     }
 
@@ -518,17 +517,28 @@ impl Shell {
             return;
         };
         let bytes = frame.len();
-        let serve = self.enter("call", |state, _| state.born == born && state.callers.begin(id, bytes));
-        if serve.ok() != Some(true) {
+        let serve = match self.enter("call", |state, _| state.born == born && state.callers.begin(id, bytes)) {
+            Ok(serve) => serve,
+            Err(_) => {
+                // The state was busy (a bug, logged): the call cannot be
+                // served, so its socket closes once the state is free.
+                let shell = self.clone();
+                spawn_local(async move { shell.quietly(born, "call refused", |state, _| state.callers.ended(id)) });
+                return;
+            }
+        };
+        if !serve {
             return;
         }
         let shell = self.clone();
         spawn_local(async move {
             let answer = shell.clone().serve_call(number, &frame).await;
             shell.quietly(born, "call answered", |state, _| {
-                if let Some(socket) = state.callers.finish(id, bytes) {
-                    // A send on a closing socket fails; the opener's wait fails too.
-                    let _ = socket.send(&answer);
+                // An answer that cannot be made or sent closes the socket:
+                // the opener's waiting calls fail at once, and are made again.
+                let sent = state.callers.finish(id, bytes).map(|socket| answer.map(|a| socket.send(&a).is_ok()));
+                if matches!(sent, Some(None | Some(false))) {
+                    state.callers.ended(id);
                 }
             });
         });
@@ -538,7 +548,7 @@ impl Shell {
     /// serves its request, from the same target and headers, without making
     /// one (the socket's opener presented the internal key once); only
     /// client calls.
-    async fn serve_call(self: Rc<Self>, number: u64, frame: &[u8]) -> Vec<u8> {
+    async fn serve_call(self: Rc<Self>, number: u64, frame: &[u8]) -> Option<Vec<u8>> {
         let served = async {
             let call = tunnel::split_number(frame).and_then(|(_, rest)| tunnel::parse_call(rest));
             let (head, body) = call.ok_or_else(|| HttpError::new(Code::BadRequest, "a frame that is no call"))?;
@@ -555,8 +565,8 @@ impl Shell {
                 .map_err(|e| worker::Error::RustError(format!("encoding an answer: {e}")))
         };
         match answer.await {
-            Ok(frame) => frame,
-            Err(e) => tunnel::reply_frame(number, 500, &[], e.to_string().as_bytes()).unwrap_or_default(),
+            Ok(frame) => Some(frame),
+            Err(e) => tunnel::reply_frame(number, 500, &[], e.to_string().as_bytes()).ok(),
         }
     }
 

@@ -474,8 +474,14 @@ impl ReplicaState {
         self.transport.hold_ended(to, lane, coordinator, now, &mut self.effects);
     }
 
-    pub(super) fn socket_opened(&mut self, to: ReplicaName, id: u64, socket: Option<Outgoing>) {
-        self.transport.socket_opened(to, id, socket);
+    pub(super) fn socket_opened(
+        &mut self,
+        to: ReplicaName,
+        id: u64,
+        socket: worker::Result<Option<Outgoing>>,
+        now: u64,
+    ) {
+        self.transport.socket_opened(to, id, socket, now);
     }
 
     pub(super) fn socket_answered(&mut self, to: ReplicaName, id: u64, frame: Vec<u8>) {

@@ -298,10 +298,22 @@ impl Transport {
         self.pump(to, lane, coordinator, now, fx);
     }
 
-    /// Opening socket `id` of the link to `to` ended.
-    pub(super) fn socket_opened(&mut self, to: ReplicaName, id: u64, socket: Option<Outgoing>) {
-        if let Some(Some(link)) = self.link(to) {
-            link.opened(id, socket);
+    /// Opening socket `id` of the link to `to` ended at `now` (a failed
+    /// one loses the link: the next delivery makes a new one).
+    pub(super) fn socket_opened(
+        &mut self,
+        to: ReplicaName,
+        id: u64,
+        socket: worker::Result<Option<Outgoing>>,
+        now: u64,
+    ) {
+        if let Some(slot) = self.link(to) {
+            if let Some(link) = slot.as_mut() {
+                link.opened(id, socket, now);
+            }
+            if slot.as_ref().is_some_and(LinkState::lost) {
+                *slot = None;
+            }
         }
     }
 
