@@ -68,25 +68,29 @@ impl KvCall {
         let conditions = self.conditions.headers();
         let mut headers: Vec<(&str, &str)> = self.wid.as_deref().map(|w| (WRITE_ID_HEADER, w)).into_iter().collect();
         headers.extend(conditions.iter().map(|(name, value)| (*name, value.as_str())));
-        let unavailable = |e: String| {
-            HttpError::unavailable(Code::ReplicaUnavailable, format!("the store did not answer ({e}); retry"), 1000)
-        };
-        let answer = internal::call(stub, target, Some(secret), self.value.as_deref(), &headers).await;
-        let answer = answer.map_err(|e| unavailable(e.to_string()))?;
-        // An answer that is none of the object's (its script not running, its
-        // isolate replaced mid-request: the runtime's own plain-text 5xx) is
-        // the same as no answer.
-        let ours = answer
-            .headers()
-            .get("content-type")
-            .ok()
-            .flatten()
-            .is_some_and(|t| t.starts_with("application/json") || t.starts_with(crate::http::BINARY));
-        if answer.status_code() >= 500 && !ours {
-            return Err(unavailable(format!("the runtime answered {}", answer.status_code())));
-        }
-        Ok(answer)
+        store_answer(internal::call(stub, target, Some(secret), self.value.as_deref(), &headers).await)
     }
+}
+
+/// The coordinator's answer, or a 503 with `Retry-After` if there was none:
+/// the object could not be reached, or the runtime answered for it (its
+/// script not running, its isolate replaced mid-request: a plain-text 5xx
+/// that is none of the store's JSON errors).
+fn store_answer(answer: worker::Result<worker::Response>) -> HttpResult {
+    let unavailable = |e: String| {
+        HttpError::unavailable(Code::ReplicaUnavailable, format!("the store did not answer ({e}); retry"), 1000)
+    };
+    let answer = answer.map_err(|e| unavailable(e.to_string()))?;
+    let ours = answer
+        .headers()
+        .get("content-type")
+        .ok()
+        .flatten()
+        .is_some_and(|t| t.starts_with("application/json") || t.starts_with(crate::http::BINARY));
+    if answer.status_code() >= 500 && !ours {
+        return Err(unavailable(format!("the runtime answered {}", answer.status_code())));
+    }
+    Ok(answer)
 }
 
 /// `GET|PUT|DELETE /v1/{ns}/kv/{key}`: served by the coordinator `{ns}:r0`.
@@ -104,10 +108,7 @@ pub async fn kv(req: Request, env: &Env, ns: &str, key: &str, op: KvOp, life: Op
 pub async fn list(env: &Env, ns: &str, page: &Page, life: Option<u64>) -> HttpResult {
     let secret = secret(env)?;
     let target = page.target(ns).with_life(life);
-    let answer = internal::call(&replica_stub(env, ns, ReplicaName::R0)?, &target, Some(&secret), None, &[]).await;
-    answer.map_err(|e| {
-        HttpError::unavailable(Code::ReplicaUnavailable, format!("the store did not answer ({e}); retry"), 1000)
-    })
+    store_answer(internal::call(&replica_stub(env, ns, ReplicaName::R0)?, &target, Some(&secret), None, &[]).await)
 }
 
 /// `GET /v1/{ns}/status`: the namespace as the registry knows it, and the

@@ -42,7 +42,13 @@ pub fn parse_etag(text: &str) -> Result<Tag, HttpError> {
     };
     let number = |s: &str| s.parse::<u64>().map_err(|_| bad("not <epoch>.<version>.<write id>"));
     let wid = WriteId::parse(wid).ok_or_else(|| bad("the write id is not 32 hex digits"))?;
-    Ok(Tag { stamp: Stamp { ep: Epoch(number(ep)?), ver: Version(number(ver)?) }, wid })
+    let tag = Tag { stamp: Stamp { ep: Epoch(number(ep)?), ver: Version(number(ver)?) }, wid };
+    // A strong comparison is of the exact text: `+3`, `03` or upper-case
+    // hex name the same numbers but are not the tag GET gave.
+    if etag(tag) != text {
+        return Err(bad("not spelled as GET gives it"));
+    }
+    Ok(tag)
 }
 
 /// What a PUT or DELETE asks: its condition and, for a PUT, its time to
@@ -148,6 +154,9 @@ mod tests {
             "\"3.41.xyz\"",
             "\"a.41.00000000000000000000000000000abc\"",
             "\"3.41.00000000000000000000000000000abc.1\"",
+            "\"+3.41.00000000000000000000000000000abc\"",
+            "\"03.41.00000000000000000000000000000abc\"",
+            "\"3.41.00000000000000000000000000000ABC\"",
             "*",
             "",
         ] {

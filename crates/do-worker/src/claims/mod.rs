@@ -136,7 +136,7 @@ impl ClaimStore {
         let life = self.enter(|state| state.life)?;
         tokens::check_life(target.life, &target.ns, life)?;
         let limit = match target.op {
-            ClaimOp::Complete => request::MAX_COMPLETE_BODY_BYTES,
+            ClaimOp::Complete => request::MAX_INTERNAL_COMPLETE_BYTES,
             _ => request::MAX_BODY_BYTES,
         };
         let body = match target.op.method() {
@@ -234,7 +234,7 @@ impl ClaimStore {
                 Ok(views::heartbeat(&call.request, &outcome)?)
             }
             ClaimOp::Complete => {
-                let call = request::internal_within(body, request::MAX_COMPLETE_BODY_BYTES, Complete::validated)?;
+                let call = request::internal_within(body, request::MAX_INTERNAL_COMPLETE_BYTES, Complete::validated)?;
                 let answer = procedures::complete(durable, &leases, &call).await?;
                 self.schedule_purge(durable).await?;
                 Ok(views::completion(&call.operation, &call.request, &answer)?)

@@ -39,6 +39,10 @@ pub const MAX_RESULT_BYTES: usize = 16 * 1024;
 /// Largest completion body: a result of [`MAX_RESULT_BYTES`] with room for
 /// the other fields and the client's whitespace.
 pub const MAX_COMPLETE_BODY_BYTES: usize = 32 * 1024;
+/// Largest completion the Worker forwards to the claim object: the result
+/// travels as a JSON string there, so each of its quotes and backslashes
+/// is escaped again (at worst twice its bytes), beside the other fields.
+pub const MAX_INTERNAL_COMPLETE_BYTES: usize = 2 * MAX_RESULT_BYTES + MAX_BODY_BYTES;
 /// Most attempts a claim may allow.
 pub const MAX_ATTEMPTS: u32 = 100;
 /// Most claims a listing's page holds, and how many when not given.
@@ -403,6 +407,21 @@ mod tests {
         let fits =
             format!(r#"{{"fence":1,"worker":"w","outcome":"failed","result":"{}"}}"#, "x".repeat(MAX_RESULT_BYTES - 2));
         assert!(code(fits.as_bytes()).is_ok());
+        // The worst result for the hop to the claim object: all backslashes,
+        // escaped once in the stored text and again on the way.
+        let backslashes = format!(
+            r#"{{"fence":1,"worker":"{}","outcome":"failed","result":"{}"}}"#,
+            "w".repeat(MAX_ID_BYTES),
+            "\\\\".repeat((MAX_RESULT_BYTES - 2) / 2)
+        );
+        let parsed = Complete::parse(
+            claim(&"c".repeat(MAX_ID_BYTES)),
+            operation(Some(&"k".repeat(MAX_ID_BYTES))).unwrap(),
+            backslashes.as_bytes(),
+        );
+        let forwarded = serde_json::to_vec(&parsed.expect("a valid completion")).unwrap();
+        assert!(forwarded.len() > MAX_COMPLETE_BODY_BYTES, "the case this bound is for");
+        assert!(internal_within(&forwarded, MAX_INTERNAL_COMPLETE_BYTES, Complete::validated).is_ok());
     }
 
     #[test]

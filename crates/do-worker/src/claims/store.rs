@@ -147,9 +147,11 @@ impl DurableStore {
     }
 
     /// One page of the claims in claim-id order: those after `after` (in
-    /// `state`, if given), at most `limit`, and the cursor of the next page
-    /// if there may be more (a read; the primary key, or the index on
-    /// `(state, claim)`, gives the order).
+    /// `state`, if given), at most `limit` and, past the first, at most
+    /// [`MAX_PAGE_BYTES`] of stored rows; and the cursor of the next page if
+    /// there may be more (a read; the primary key, or the index on
+    /// `(state, claim)`, gives the order). Rows are read one at a time, so a
+    /// page of claims with large results never holds more than its bound.
     pub fn list(
         &self,
         state: Option<ClaimState>,
@@ -158,24 +160,28 @@ impl DurableStore {
     ) -> Result<ClaimPage, StoreError> {
         let after = after.map_or("", |c| c.0.as_str());
         let fetch = sqlite::int(limit.saturating_add(1) as u64);
-        let rows = SqlRows::new(&self.sql, 0, 0);
-        let mut claims: Vec<ClaimRow> = match state {
-            Some(state) => rows.select(
+        let cursor = match state {
+            Some(state) => self.sql.exec(
                 "SELECT row FROM claims WHERE state = ? AND claim > ? ORDER BY claim LIMIT ?",
                 vec![state_name(state).into(), after.into(), fetch],
             ),
-            None => {
-                rows.select("SELECT row FROM claims WHERE claim > ? ORDER BY claim LIMIT ?", vec![after.into(), fetch])
+            None => self
+                .sql
+                .exec("SELECT row FROM claims WHERE claim > ? ORDER BY claim LIMIT ?", vec![after.into(), fetch]),
+        }?;
+        let mut page = Page::new(limit, MAX_PAGE_BYTES);
+        for row in cursor.raw() {
+            let json = match row?.into_iter().next() {
+                Some(SqlStorageValue::String(json)) => json,
+                other => return Err(StoreError::Corrupt(format!("row column is {other:?}"))),
+            };
+            if !page.admits(json.len()) {
+                break;
             }
-        };
-        rows.check()?;
-        let next = if claims.len() > limit {
-            claims.truncate(limit);
-            claims.last().map(|row| row.claim.clone())
-        } else {
-            None
-        };
-        Ok(ClaimPage { claims, next })
+            page.rows.push(serde_json::from_str::<ClaimRow>(&json).map_err(|e| StoreError::Corrupt(e.to_string()))?);
+        }
+        let next = if page.more { page.rows.last().map(|row| row.claim.clone()) } else { None };
+        Ok(ClaimPage { claims: page.rows, next })
     }
 
     /// Whether `operation` may be bound to a request on `claim`: it is
@@ -265,6 +271,39 @@ impl DurableStore {
 enum Write {
     Claim(ClaimRow),
     Operation(OperationRow),
+}
+
+/// Bytes of stored claim rows one listing page holds at most (beyond its
+/// first row): a page of 1000 claims whose results are 16 KiB each would
+/// be 16 MiB of rows, and more again as the answer, in an isolate of 128 MB.
+pub const MAX_PAGE_BYTES: usize = 1024 * 1024;
+
+/// A listing page as its rows arrive in order: it takes rows while within
+/// its limit and bytes (at least one), and knows whether a row was left
+/// out (then the next page starts after its last row).
+struct Page<T> {
+    rows: Vec<T>,
+    limit: usize,
+    bytes_left: usize,
+    more: bool,
+}
+
+impl<T> Page<T> {
+    fn new(limit: usize, bytes: usize) -> Page<T> {
+        Page { rows: Vec::new(), limit, bytes_left: bytes, more: false }
+    }
+
+    /// Whether the next row, of `bytes`, belongs on this page; if not, the
+    /// page is full and there is more.
+    fn admits(&mut self, bytes: usize) -> bool {
+        let first = self.rows.is_empty();
+        if self.rows.len() >= self.limit || (!first && bytes > self.bytes_left) {
+            self.more = true;
+            return false;
+        }
+        self.bytes_left = self.bytes_left.saturating_sub(bytes);
+        true
+    }
 }
 
 /// `DurableRows` over SQL: reads go to SQLite (or to this transition's own
@@ -440,5 +479,33 @@ impl DurableRows for SqlRows<'_> {
     fn put_operation(&mut self, row: OperationRow) {
         self.operations.insert((row.request.claim.clone(), row.operation.clone()), row.clone());
         self.writes.push(Write::Operation(row));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Page;
+
+    /// The rows of `sizes` a page of `limit` and `bytes` takes, and whether
+    /// it left one out.
+    fn fill(limit: usize, bytes: usize, sizes: &[usize]) -> (usize, bool) {
+        let mut page = Page::new(limit, bytes);
+        for &size in sizes {
+            if !page.admits(size) {
+                break;
+            }
+            page.rows.push(size);
+        }
+        (page.rows.len(), page.more)
+    }
+
+    #[test]
+    fn a_page_stops_at_its_limit_or_its_bytes_and_takes_at_least_one_row() {
+        assert_eq!(fill(2, 1000, &[10, 10, 10]), (2, true), "the limit");
+        assert_eq!(fill(2, 1000, &[10, 10]), (2, false), "all there is");
+        assert_eq!(fill(10, 25, &[10, 10, 10]), (2, true), "the bytes");
+        assert_eq!(fill(10, 20, &[10, 10]), (2, false), "exactly the bytes");
+        assert_eq!(fill(10, 5, &[10, 10]), (1, true), "a first row larger than the bound still comes");
+        assert_eq!(fill(10, 5, &[]), (0, false));
     }
 }

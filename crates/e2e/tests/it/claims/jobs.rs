@@ -169,6 +169,48 @@ async fn ten_thousand_claims_are_listed_page_by_page_each_once() {
     assert_eq!(default["claims"].as_array().map(Vec::len), Some(100), "100 by default");
 }
 
+/// Claims whose results are 16 KiB each: a page ends by its bytes (1 MiB of
+/// stored claims), not only by its limit, and following `next` still lists
+/// each claim once, its result intact.
+#[tokio::test]
+async fn pages_of_large_results_end_by_their_bytes() {
+    const DONE: usize = 80;
+    let c = Claims::fresh("claims-big-results").await;
+    // 16 KiB serialized, the most a result may be.
+    let result = json!("x".repeat(16 * 1024 - 2));
+    for i in 0..DONE {
+        let claim = format!("big-{i:03}");
+        run_attempt(&c, &claim, 1, "w").await;
+        completed(&c.complete(&claim, "k", 1, "w", "succeeded", result.clone()).await, "succeeded");
+    }
+    let mut seen = Vec::new();
+    let mut after: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let query = match &after {
+            Some(a) => format!("limit=1000&after={}", enc(a)),
+            None => "limit=1000".to_string(),
+        };
+        let page = c.list(&query).await;
+        assert_eq!(page.status, 200, "{}", page.text());
+        let body = page.json();
+        let claims = body["claims"].as_array().cloned().unwrap_or_default();
+        assert!(!claims.is_empty(), "a page holds at least one claim");
+        assert!(claims.iter().all(|v| v["result"] == result), "results come back as they were sent");
+        seen.extend(claims.iter().map(|v| v["claim"].as_str().unwrap_or_default().to_string()));
+        pages += 1;
+        match body["next"].as_str() {
+            Some(next) => after = Some(next.to_string()),
+            None => break,
+        }
+        assert!(pages <= DONE, "the listing does not end");
+    }
+    assert!(pages >= 2, "{DONE} results of 16 KiB are more than one page's 1 MiB");
+    let distinct: BTreeSet<&String> = seen.iter().collect();
+    assert_eq!((distinct.len(), seen.len()), (DONE, DONE), "each claim once");
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "in claim-id order");
+}
+
 #[tokio::test]
 async fn bad_input_is_refused_with_its_code_and_changes_nothing() {
     let c = Claims::fresh("claims-jobs-bad").await;

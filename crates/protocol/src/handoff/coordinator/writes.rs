@@ -18,6 +18,13 @@ use super::{Ask, CondWrite, Confirms, Coordinator, Pending, Phase, Waiter};
 const EXPIRIES_PER_STEP: usize = 64;
 
 /// What a write id given again names.
+/// Requests that wait for one write's answer at once (its first and the
+/// retries that joined it under the same write id). A write that cannot
+/// commit (no peer answers) is retried by its client, and each retry would
+/// otherwise add one more for as long as it stays pending; beyond this a
+/// retry is answered `Overloaded` (retry later) and joins nothing.
+pub const MAX_JOINED: usize = 64;
+
 enum Known {
     /// Nothing: a new write.
     New,
@@ -25,6 +32,8 @@ enum Known {
     Answered(WriteReply),
     /// The same request, still under way: wait with it.
     Joined,
+    /// The same request, still under way, with [`MAX_JOINED`] waiting.
+    Crowded,
     /// Another request under the same write id.
     Reused,
 }
@@ -53,6 +62,7 @@ impl Coordinator {
         match self.known(node, req, &key, wid, fp) {
             Known::Answered(r) => return reply(r),
             Known::Joined => return Vec::new(),
+            Known::Crowded => return reply(WriteReply::Overloaded { retry_after_ms: node.config.retry_after_ms }),
             Known::Reused => return reply(WriteReply::WriteIdReused),
             Known::New => {}
         }
@@ -100,6 +110,7 @@ impl Coordinator {
         match waiters {
             None => Known::New,
             Some((held, _)) if !same(held) => Known::Reused,
+            Some((_, waiters)) if waiters.len() >= MAX_JOINED => Known::Crowded,
             Some((_, waiters)) => {
                 waiters.push(req);
                 Known::Joined

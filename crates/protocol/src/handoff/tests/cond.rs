@@ -5,6 +5,7 @@
 //! once.
 
 use super::net::{ALL, C, Net, P1, P2, Weather};
+use crate::handoff::coordinator::MAX_JOINED;
 use crate::handoff::{
     ClientRequestId, Cond, HandleError, Input, Key, List, ListEntry, MAX_LIST_LIMIT, MAX_TTL_MS, Output, Read, Record,
     Status, Tag, Value, WriteId, WriteReply,
@@ -68,6 +69,21 @@ fn every_write_gets_its_own_tag_and_conditions_check_it() {
     assert_eq!(gone, WriteReply::PreconditionFailed { current: None }, "a tombstone is no value to match");
     assert!(matches!(put(&mut net, "k", b"x", 8, Some(Cond::IfAbsent), None), WriteReply::Committed { .. }));
     assert!(net.errors.is_empty(), "{:?}", net.errors);
+}
+
+#[test]
+fn retries_joining_one_pending_write_are_bounded() {
+    let mut net = booted(3, Weather::CALM);
+    let first = net.put_with(None, "k", b"v", 12, None, None);
+    let joined: Vec<_> = (1..MAX_JOINED).map(|_| net.put_with(None, "k", b"v", 12, None, None)).collect();
+    let beyond = net.put_with(None, "k", b"v", 12, None, None);
+    assert!(matches!(answer(&mut net, beyond), WriteReply::Overloaded { .. }), "one retry too many");
+    let committed = answer(&mut net, first);
+    assert!(matches!(committed, WriteReply::Committed { .. }), "{committed:?}");
+    for req in joined {
+        assert_eq!(answer(&mut net, req), committed, "every joined retry gets the write's answer");
+    }
+    assert_eq!(put(&mut net, "k", b"v", 12, None, None), committed, "and a retry after it too");
 }
 
 #[test]
