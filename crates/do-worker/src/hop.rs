@@ -14,6 +14,7 @@
 
 use std::pin::pin;
 use std::rc::Rc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures_channel::oneshot;
@@ -144,16 +145,20 @@ enum Socket<S> {
     Lost,
 }
 
+/// Socket ids, unique in the isolate: a link replaced while its socket was
+/// still opening must not take the old opening's report (or a stale
+/// answer or end) for its own.
+static NEXT_SOCKET_ID: AtomicU64 = AtomicU64::new(1);
+
 /// A link and its socket, as the owner's state keeps them.
 pub struct LinkState<L = Link, S = Outgoing> {
     link: Rc<L>,
     socket: Socket<S>,
-    next_id: u64,
 }
 
 impl<L, S> LinkState<L, S> {
     pub fn new(link: Rc<L>) -> Self {
-        LinkState { link, socket: Socket::Closed { retry_at: 0 }, next_id: 0 }
+        LinkState { link, socket: Socket::Closed { retry_at: 0 } }
     }
 
     /// How a body of `len` bytes travels now, at `now`; and the id of a
@@ -167,9 +172,9 @@ impl<L, S> LinkState<L, S> {
                 (Via::Frame { socket: socket.clone(), answer, id: *id, number }, None)
             }
             Socket::Closed { retry_at } if now >= *retry_at => {
-                self.next_id = self.next_id.wrapping_add(1);
-                self.socket = Socket::Opening { id: self.next_id };
-                (http, Some(self.next_id))
+                let id = NEXT_SOCKET_ID.fetch_add(1, Ordering::Relaxed);
+                self.socket = Socket::Opening { id };
+                (http, Some(id))
             }
             Socket::Open { .. } | Socket::Opening { .. } | Socket::Closed { .. } | Socket::Lost => (http, None),
         }
@@ -257,16 +262,16 @@ mod tests {
     #[test]
     fn http_until_the_socket_opens_then_frames_answered_in_order() {
         let mut state = State::new(Rc::new(()));
-        let (via, open) = state.route(10, 0);
-        assert!(is_http(&via) && open == Some(1), "the first hop opens the socket and goes over HTTP");
+        let (via, Some(id)) = state.route(10, 0) else { panic!("the first hop opens the socket") };
+        assert!(is_http(&via), "the first hop goes over HTTP");
         let (via, open) = state.route(10, 1);
         assert!(is_http(&via) && open.is_none(), "still opening: HTTP, no second opening");
-        state.opened(1, OPEN, 0);
+        state.opened(id, OPEN, 0);
         let (Via::Frame { answer: mut first, .. }, None) = state.route(10, 2) else { panic!("a frame") };
         let (Via::Frame { answer: mut second, .. }, None) = state.route(10, 3) else { panic!("a frame") };
         assert!(is_http(&state.route(MAX_FRAME_BYTES + 1, 4).0), "too big for a frame");
-        state.answered(1, b"one".to_vec());
-        state.answered(7, b"stray".to_vec());
+        state.answered(id, b"one".to_vec());
+        state.answered(id + 1, b"stray".to_vec());
         assert_eq!(first.try_recv().ok().flatten(), Some(b"one".to_vec()));
         assert_eq!(second.try_recv().ok().flatten(), None, "a stray socket's answer is ignored");
     }
@@ -336,5 +341,18 @@ mod tests {
         assert!(!state.close_if_overdue(5_050, 5_000), "the abandoned frame no longer counts");
         state.answered_to(id, number, b"kept".to_vec());
         assert_eq!(kept.try_recv().ok().flatten(), Some(b"kept".to_vec()));
+    }
+
+    #[test]
+    fn a_new_link_never_takes_an_old_links_opening_for_its_own() {
+        let mut old = State::new(Rc::new(()));
+        let (_, Some(stale)) = old.route(1, 0) else { panic!("opens") };
+        let mut new = State::new(Rc::new(()));
+        let (_, Some(id)) = new.route(1, 0) else { panic!("opens") };
+        assert_ne!(id, stale, "socket ids are unique in the isolate");
+        new.opened(stale, FAILED, 0);
+        assert!(!new.lost(), "the old link's failed opening is not this link's");
+        new.opened(id, OPEN, 0);
+        assert!(matches!(new.route(1, 0).0, Via::Frame { .. }));
     }
 }

@@ -32,11 +32,29 @@ pub async fn get(env: &Env, secret: &str, ns: &str) -> HttpResult<Option<Info>> 
 }
 
 /// May `replica` of `ns` start (`client`: for a client request)?
-pub async fn boot(env: &Env, secret: &str, ns: &str, replica: ReplicaName, client: bool) -> HttpResult<Boot> {
+pub async fn boot(
+    env: &Env,
+    secret: &str,
+    ns: &str,
+    replica: ReplicaName,
+    (client, life): (bool, Option<u64>),
+) -> HttpResult<Boot> {
     let body = json!({ "client": client }).to_string();
-    let mut resp = call(env, secret, &Target::new(RegistryOp::Boot, ns, Some(replica)), Some(body.as_bytes())).await?;
+    let target = Target::new(RegistryOp::Boot, ns, Some(replica)).with_life(life);
+    let mut resp = call(env, secret, &target, Some(body.as_bytes())).await?;
     match resp.status_code() {
         200 => Ok(resp.json().await?),
+        // The client's token is for a life of the namespace that ended: the
+        // registry refused it before changing anything.
+        401 => {
+            let body: Value = resp.json().await.unwrap_or(Value::Null);
+            let message = body
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .unwrap_or("the token's namespace was deleted")
+                .to_string();
+            Err(HttpError::new(Code::Unauthorized, message).with_header("www-authenticate", "Bearer"))
+        }
         status => Err(unexpected(status, &mut resp).await),
     }
 }

@@ -225,7 +225,7 @@ impl Shell {
                 Effect::StopNamespace { ns } => {
                     let shell = self.clone();
                     spawn_local(async move {
-                        if let Err(e) = shell.stop_namespace(&ns).await {
+                        if let Err(e) = shell.stop_namespace(&ns, born).await {
                             console_warn!("idle expiry: the namespace did not stop ({e}); trying again later");
                             shell.quietly(born, "stop failed", |state, _| state.stop_failed());
                         }
@@ -340,7 +340,7 @@ impl Shell {
     /// The idle expiry passed: mark the namespace idle in the registry, so
     /// that nothing but a client request starts it again; stop the peers;
     /// stop this replica.
-    async fn stop_namespace(self: &Rc<Self>, ns: &str) -> HttpResult<()> {
+    async fn stop_namespace(self: &Rc<Self>, ns: &str, born: u64) -> HttpResult<()> {
         let secret = self.secret.as_ref().map_err(internal::key_missing)?;
         calls::idle(&self.env, secret, ns).await?;
         for peer in [ReplicaName::R1, ReplicaName::R2] {
@@ -350,12 +350,17 @@ impl Shell {
                 console_warn!("idle expiry: {ns}:{peer} did not confirm it stopped: {e}");
             }
         }
-        self.enter("idle stop", |state, _| state.stop("the namespace went idle"))
+        // Only the state instance that went idle stops: one renewed
+        // meanwhile (and perhaps booted by a client since) is not idle.
+        self.quietly(born, "idle stop", |state, _| state.stop("the namespace went idle"));
+        Ok(())
     }
 
     /// Boots the replica if the registry admits it; a no-op once booted.
-    /// `client`: the request is a client's (it may wake an idle namespace).
-    async fn admit(self: &Rc<Self>, client: bool) -> HttpResult<()> {
+    /// `client`: the request is a client's (it may wake an idle namespace);
+    /// `life`: the namespace life its token is bound to, which the registry
+    /// checks before it admits (a token of a deleted life wakes nothing).
+    async fn admit(self: &Rc<Self>, client: bool, life: Option<u64>) -> HttpResult<()> {
         let ident = self.enter("admit", |state, _| {
             state.life.refuse_if_stopping()?;
             if state.booted() {
@@ -365,7 +370,7 @@ impl Shell {
         })??;
         let Some((ns, me)) = ident else { return Ok(()) };
         let secret = self.secret.as_ref().map_err(internal::key_missing)?;
-        match calls::boot(&self.env, secret, &ns, me, client).await? {
+        match calls::boot(&self.env, secret, &ns, me, (client, life)).await? {
             Boot::Admitted { settings, created_at } => {
                 let budget = vars::budget_bytes(&self.env);
                 self.enter("boot", |state, now| state.boot((settings, created_at), budget, now, random_u64()))?
@@ -435,7 +440,7 @@ impl Shell {
             }
             ReplicaOp::Msg => {
                 let body = body::read(&req, MAX_BATCH_BODY_BYTES, Code::BodyTooLarge).await?;
-                self.admit(false).await?;
+                self.admit(false, None).await?;
                 let full = self.peer_isolate_full();
                 let replies = self.enter("msg", |state, now| state.on_msg(&body, full, now))??;
                 let headers = worker::Headers::new();
@@ -443,7 +448,7 @@ impl Shell {
                 Ok(Response::from_bytes(replies)?.with_headers(headers))
             }
             ReplicaOp::Link => {
-                self.admit(false).await?;
+                self.admit(false, None).await?;
                 self.accept_link()
             }
             ReplicaOp::Calls => self.accept_calls((ns, me)),
@@ -634,7 +639,7 @@ impl Shell {
             let message = "the namespace's replicas are not running (its records went with them)";
             return Err(HttpError::new(Code::NamespaceNotRunning, message));
         }
-        self.admit(true).await?;
+        self.admit(true, target.life).await?;
         self.enter("token", |state, _| state.life.check_token(&ns, target.life))??;
         let grows = value.as_ref().map_or(0, |v| v.len().saturating_add(key.as_str().len()));
         if grows > 0 && !isolate::room_for(grows, vars::isolate_cap_bytes(&self.env)) {
@@ -678,7 +683,7 @@ impl Shell {
             return Err(HttpError::new(Code::NotCoordinator, message));
         }
         let page = listing::Page::from_target(target)?;
-        self.admit(true).await?;
+        self.admit(true, target.life).await?;
         self.enter("token", |state, _| state.life.check_token(&ns, target.life))??;
         if let Some(ready) = self.enter("list", |state, now| state.wait_ready(now))? {
             let _ = future::select(ready, pin!(Delay::from(client::READY_WAIT))).await;

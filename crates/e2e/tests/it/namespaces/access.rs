@@ -158,6 +158,14 @@ async fn deleting_a_namespace_ends_its_tokens_even_if_it_is_created_again() {
     // not exist.
     mint(&admin, Some(&ns), &["read"], 60).await.expect_error(404, "namespace_not_found");
     assert_eq!(admin.create_ns(&ns, "").await.status, 201);
+    // The new life's replicas are not running yet; the old token starts
+    // none of them (the registry checks its life before admitting a boot).
+    unauthorized(&old.get(&ns, "k").await);
+    unauthorized(&old.request("GET", &format!("/v1/{}/kv", enc(&ns)), None, &[]).await);
+    let replicas = admin.request("GET", &format!("/v1/{}/_test/replicas", enc(&ns)), None, &[]).await.json();
+    let lines = replicas["replicas"].as_array().cloned().unwrap_or_default();
+    assert_eq!(lines.len(), 3, "{replicas}");
+    assert!(lines.iter().all(|line| line["booted"] == false), "the old token woke a replica: {replicas}");
     Ack::parse(&admin.put(&ns, "k", b"second life").await);
 
     // Every route of the namespace refuses the old token, and changes nothing.
