@@ -165,17 +165,26 @@ impl ClaimStore {
     /// instance) and the schema is current. A namespace that does not exist
     /// gets a 404, before any table is created.
     async fn open(&self, ns: &str) -> HttpResult<()> {
-        if !self.enter(|state| state.settings.is_some())? {
+        let (opened, drops) = self.enter(|state| (state.settings.is_some(), state.drops))?;
+        if !opened {
             let secret = internal::secret(&self.env)?;
             let info = calls::get(&self.env, &secret, ns).await?;
             let (settings, life) = match info {
                 Some(info) if info.state != NamespaceState::Deleting => (info.settings, info.created_at),
                 _ => return Err(namespaces::not_found(ns)),
             };
-            self.enter(|state| {
-                state.settings = Some(settings);
-                state.life = Some(life);
+            let current = self.enter(|state| {
+                let current = state.drops == drops;
+                if current {
+                    state.settings = Some(settings);
+                    state.life = Some(life);
+                }
+                current
             })?;
+            if !current {
+                let message = "the namespace was deleted while this request opened its claim store; retry";
+                return Err(HttpError::unavailable(Code::ClaimStoreUnavailable, message, 1000));
+            }
         }
         if !self.enter(|state| state.migrated)? {
             schema::migrate(&self.object.storage()).map_err(store::StoreError::from).map_err(ClaimError::from)?;
@@ -193,6 +202,7 @@ impl ClaimStore {
             state.settings = None;
             state.life = None;
             state.migrated = false;
+            state.drops = state.drops.wrapping_add(1);
         })?;
         Ok(http::json(&serde_json::json!({ "dropped": true }))?)
     }

@@ -14,6 +14,9 @@ pub struct ClaimsState {
     pub life: Option<u64>,
     /// The schema is known to be current in this instance.
     pub migrated: bool,
+    /// Counts the drops (the namespace deleted): an `open` that asked the
+    /// registry before a drop must not set up the store again after it.
+    pub drops: u64,
     pub locks: Locks,
     /// The socket to the coordinator `{ns}:r0` carrying the lease calls
     /// (`crate::tunnel`), made on the first call and replaced once lost.

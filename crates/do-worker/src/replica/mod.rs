@@ -366,14 +366,21 @@ impl Shell {
             if state.booted() {
                 return Ok(None);
             }
-            state.ident.clone().map(Some).ok_or_else(|| HttpError::internal("no identity"))
+            state.ident.clone().map(|ident| Some((ident, state.born))).ok_or_else(|| HttpError::internal("no identity"))
         })??;
-        let Some((ns, me)) = ident else { return Ok(()) };
+        let Some(((ns, me), born)) = ident else { return Ok(()) };
         let secret = self.secret.as_ref().map_err(internal::key_missing)?;
         match calls::boot(&self.env, secret, &ns, me, (client, life)).await? {
             Boot::Admitted { settings, created_at } => {
                 let budget = vars::budget_bytes(&self.env);
-                self.enter("boot", |state, now| state.boot((settings, created_at), budget, now, random_u64()))?
+                self.enter("boot", |state, now| {
+                    if state.born != born {
+                        // Stopped (or evicted) while the registry answered.
+                        let message = "this replica was stopped while it booted; retry";
+                        return Err(HttpError::unavailable(Code::ReplicaUnavailable, message, 1000));
+                    }
+                    state.boot((settings, created_at), budget, now, random_u64())
+                })?
             }
             Boot::Refused { .. } if client => Err(namespaces::not_found(&ns)),
             Boot::Refused { state } => Err(HttpError::new(
@@ -402,11 +409,11 @@ impl Shell {
                 // Stopping renews the replica: a new state instance, not
                 // booted, that the registry will not admit again while the
                 // namespace is deleting or idle.
+                // Renewed even if not booted: a boot the registry admitted
+                // before the stop, still on its way, then boots nothing.
                 let running = self.enter("stop", |state, now| {
                     let running = state.booted();
-                    if running {
-                        state.renew(random_u64(), now);
-                    }
+                    state.renew(random_u64(), now);
                     running
                 })?;
                 Ok(http::json(&json!({ "stopped": running, "running": false }))?)
