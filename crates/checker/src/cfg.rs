@@ -121,6 +121,9 @@ pub struct TlcConfig {
     /// Why the model cannot be explored without its reductions at these
     /// bounds (a `\* REDUCTION needed: why` line).
     pub reduction_needed: Option<String>,
+    /// Why its module has no Rust model (a `\* NO MIRROR: why` line):
+    /// `cargo xtask check` fails a cfg without one whose module has none.
+    pub no_mirror: Option<String>,
     /// Whether a model of the implementation may use its reductions
     /// (`checker check --no-reduction` turns them off). Not part of the
     /// cfg's text: set by whoever runs it.
@@ -154,7 +157,8 @@ impl TlcConfig {
             unfired: unfired_lines(text, false)?,
             unfired_reduced: unfired_lines(text, true)?,
             expect_violated: expect_line(text)?,
-            reduction_needed: reduction_line(text)?,
+            reduction_needed: reason_line(text, "REDUCTION", "needed")?,
+            no_mirror: reason_line(text, "NO", "MIRROR")?,
             check_deadlock: true,
             ..TlcConfig::default()
         };
@@ -420,20 +424,24 @@ fn expect_line(text: &str) -> Result<Option<String>, CfgError> {
     Ok(found)
 }
 
-/// `\* REDUCTION needed: why`: the reason, which must be given.
-fn reduction_line(text: &str) -> Result<Option<String>, CfgError> {
+/// A `\* <word> <what>: why` line (`REDUCTION needed: why`, `NO MIRROR:
+/// why`): the reason, which must be given, at most once.
+fn reason_line(text: &str, word: &str, what: &str) -> Result<Option<String>, CfgError> {
     let mut found = None;
     for (i, line) in text.lines().enumerate() {
-        let Some(rest) = line.trim().strip_prefix("\\*").and_then(|rest| rest.trim().strip_prefix("REDUCTION ")) else {
+        let Some(rest) = line.trim().strip_prefix("\\*").and_then(|rest| rest.trim().strip_prefix(word)) else {
             continue;
         };
-        match rest.trim().strip_prefix("needed:").map(str::trim) {
+        if !rest.starts_with(' ') {
+            continue;
+        }
+        match rest.trim().strip_prefix(what).and_then(|r| r.strip_prefix(':')).map(str::trim) {
             Some(why) if !why.is_empty() => {
                 if found.replace(why.to_string()).is_some() {
-                    return Err(syntax(i + 1, "a second REDUCTION line".into()));
+                    return Err(syntax(i + 1, format!("a second {word} line")));
                 }
             }
-            _ => return Err(syntax(i + 1, format!("`REDUCTION {}`: expected `REDUCTION needed: why`", rest.trim()))),
+            _ => return Err(syntax(i + 1, format!("`{word} {}`: expected `{word} {what}: why`", rest.trim()))),
         }
     }
     Ok(found)
@@ -734,6 +742,10 @@ mod tests {
         assert_eq!(cfg.reduction_needed.as_deref(), Some("10 GB unreduced"));
         let err = TlcConfig::parse("\\* REDUCTION needed\n").unwrap_err();
         assert_eq!(err.to_string(), "line 1: `REDUCTION needed`: expected `REDUCTION needed: why`");
+        let cfg = TlcConfig::parse("\\* NO MIRROR: liveness under fairness\n").unwrap();
+        assert_eq!(cfg.no_mirror.as_deref(), Some("liveness under fairness"));
+        let err = TlcConfig::parse("\\* NO MIRROR\n").unwrap_err();
+        assert_eq!(err.to_string(), "line 1: `NO MIRROR`: expected `NO MIRROR: why`");
     }
 
     #[test]

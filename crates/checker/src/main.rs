@@ -129,6 +129,8 @@ struct CfgSummary<'a> {
     reductions: bool,
     /// Why the cfg cannot be explored without them (`\* REDUCTION needed`).
     reduction_needed: Option<&'a str>,
+    /// Why its module has no Rust model (`\* NO MIRROR`).
+    no_mirror: Option<&'a str>,
 }
 
 /// Failure kinds that map to distinct exit codes.
@@ -214,6 +216,7 @@ fn real_main() -> Result<ExitCode> {
                 rust_model: registry::MODULES.contains(&module.as_str()),
                 reductions: registry::dispatch(&module, Reductions).unwrap_or(false),
                 reduction_needed: cfg.reduction_needed.as_deref(),
+                no_mirror: cfg.no_mirror.as_deref(),
                 module,
                 search: cfg.search,
                 constants: cfg.constants.iter().map(|(name, _)| name.as_str()).collect(),

@@ -283,9 +283,11 @@ impl Report {
 
     /// Fails a passing exhaustive run (verdict "vacuous") when an action
     /// never fired and the cfg does not declare that it cannot
-    /// (`expected_unfired`, its `\* UNFIRED` lines), or when a declared
-    /// action fired after all: a spec that passes because an action can
-    /// never happen checks less than it seems to.
+    /// (`expected_unfired`, its `\* UNFIRED` lines), when a declared
+    /// action fired after all, or when a declaration names no action of the
+    /// model (a typo, or a renamed action, would otherwise never be
+    /// checked): a spec that passes because an action can never happen
+    /// checks less than it seems to.
     pub fn judge_coverage(&mut self, expected_unfired: &[String]) {
         let Some(coverage) = &self.coverage else { return };
         if self.verdict != "pass" {
@@ -302,6 +304,12 @@ impl Report {
                 }
             })
             .collect();
+        self.unfired.extend(
+            expected_unfired
+                .iter()
+                .filter(|n| !coverage.iter().any(|c| c.action == n.as_str()))
+                .map(|n| format!("UNFIRED {n} names no action of this model")),
+        );
         if !self.unfired.is_empty() {
             self.verdict = "vacuous";
         }

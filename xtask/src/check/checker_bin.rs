@@ -39,11 +39,14 @@ pub struct CfgInfo {
     #[serde(default)]
     pub expect_violated: Option<String>,
     /// Whether the module's model has reductions (`--no-reduction`).
-    #[serde(default)]
+    /// Required: read as `false` when missing, `--unreduced` would run
+    /// nothing and pass.
     pub reductions: bool,
     /// Why the cfg cannot be explored without them (`\* REDUCTION needed`).
     #[serde(default)]
     pub reduction_needed: Option<String>,
+    /// Why its module has no Rust model (`\* NO MIRROR: why`).
+    pub no_mirror: Option<String>,
 }
 
 /// Asks the checker what `cfg` says; a malformed cfg is an error naming

@@ -15,7 +15,7 @@ pub(crate) mod tlc;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 
 use outcome::{CheckerUsed, Outcome};
 use summary::{Row, Summary};
@@ -208,6 +208,14 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
     }
     summary.tests = tests;
 
+    // A row no checker ran is left out of a partial run (named here), and
+    // fails a full one: it would otherwise pass unchecked.
+    let (rows, unchecked): (Vec<Row>, Vec<Row>) = rows.into_iter().partition(Row::checked);
+    for row in &unchecked {
+        eprintln!("check: {} not checked in this run (no verdict from either checker)", row.cfg);
+    }
+    let partial = args.rust_only || args.tla_only;
+    ensure!(partial || unchecked.is_empty(), "{} cfgs were checked by neither checker", unchecked.len());
     summary.rows = rows;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
@@ -385,6 +393,7 @@ mod tests {
             expect: expect.map(str::to_string),
             reductions,
             reduction_needed: None,
+            no_mirror: None,
         }
     }
 

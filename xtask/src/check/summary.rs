@@ -20,6 +20,9 @@ pub struct Row {
     /// violated).
     #[serde(skip)]
     temporal: Vec<String>,
+    /// Why the module has no Rust model, as the cfg says.
+    #[serde(skip)]
+    no_mirror: Option<String>,
     pub tla: Option<Outcome>,
     pub rust: Option<RustOutcome>,
 }
@@ -31,6 +34,7 @@ impl Row {
             cfg: t.cfg_name(),
             expect: t.expect.clone(),
             temporal: t.temporal.clone(),
+            no_mirror: t.no_mirror.clone(),
             tla: None,
             rust: None,
         }
@@ -45,6 +49,12 @@ impl Row {
         both_pass.then_some(tla == rust)
     }
 
+    /// Whether any checker gave this row a verdict (a partial run,
+    /// `--rust-only` or `--tla-only`, leaves some rows to the other one).
+    pub fn checked(&self) -> bool {
+        self.tla.is_some() || self.rust.as_ref().is_some_and(|r| r.verdict != "no model")
+    }
+
     /// The module has no Rust model: the row is checked by the TLA+
     /// checker alone, with no parity.
     pub fn no_rust_model(&self) -> bool {
@@ -55,6 +65,15 @@ impl Row {
     pub fn problem(&self) -> Option<String> {
         if let Some(why) = self.unreadable() {
             return Some(why.into());
+        }
+        // A row without parity must say why, so that a mirror that went
+        // missing fails rather than pass with the TLA+ checker alone.
+        match (self.no_rust_model(), &self.no_mirror) {
+            (true, None) => return Some("no Rust model, and the cfg does not say why (`\\* NO MIRROR: why`)".into()),
+            (false, Some(_)) if self.rust.is_some() => {
+                return Some("the cfg says NO MIRROR, but a Rust model checked it".into());
+            }
+            _ => {}
         }
         if let Some(name) = &self.expect {
             return self.unexpected(name);
@@ -102,7 +121,8 @@ impl Row {
                 _ => return Some(format!("expected {name} violated; Rust checker: {}", rust_verdict(r))),
             }
         }
-        None
+        // Nobody ran it: no checker found the violation either.
+        (!self.checked()).then(|| format!("expected {name} violated; no checker ran this cfg"))
     }
 }
 
@@ -301,6 +321,7 @@ mod tests {
             cfg: "M.cfg".into(),
             expect: expect.map(str::to_string),
             temporal: temporal.iter().map(|s| s.to_string()).collect(),
+            no_mirror: None,
             tla: None,
             rust: None,
         }
@@ -340,10 +361,16 @@ mod tests {
     }
 
     #[test]
-    fn a_row_without_a_rust_model_is_marked() {
+    fn a_row_without_a_rust_model_is_marked_and_must_say_why() {
         let mut r = row(None, &[]);
+        r.no_mirror = Some("liveness under fairness".into());
         (r.tla, r.rust) = (tla("pass", Some(7), None), rust("no model", None, None));
         assert_eq!((r.problem(), r.parity(), r.no_rust_model()), (None, None, true));
+        r.no_mirror = None;
+        assert!(r.problem().is_some_and(|p| p.contains("does not say why")), "a mirror that went missing fails");
+        r.no_mirror = Some("stale".into());
+        r.rust = rust("pass", Some(7), None);
+        assert!(r.problem().is_some_and(|p| p.contains("says NO MIRROR")));
     }
 
     #[test]
@@ -364,8 +391,13 @@ mod tests {
         r.rust = rust("violation", Some(3), Some("Other"));
         assert!(r.problem().is_some_and(|p| p.contains("Rust checker: violated: Other")));
         // A module only the TLA+ checker has.
+        r.no_mirror = Some("liveness under fairness".into());
         r.rust = rust("no model", None, None);
         assert_eq!(r.problem(), None);
+        // ...and that checker did not run (`--rust-only`): nobody found it.
+        r.tla = None;
+        assert!(!r.checked());
+        assert!(r.problem().is_some_and(|p| p.contains("no checker ran this cfg")));
     }
 
     /// TLC 2.19 names no temporal property it finds violated: that is the

@@ -39,6 +39,8 @@ pub struct Target {
     /// needed: why`).
     pub reductions: bool,
     pub reduction_needed: Option<String>,
+    /// Why the module has no Rust model (`\* NO MIRROR: why`).
+    pub no_mirror: Option<String>,
 }
 
 impl Target {
@@ -86,6 +88,7 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
         expect_violated,
         reductions,
         reduction_needed,
+        no_mirror,
     } = info;
     let target = |spec, temporal: Vec<String>| Target {
         module: module.clone(),
@@ -97,6 +100,7 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
         expect: expect_violated.clone(),
         reductions,
         reduction_needed: reduction_needed.clone(),
+        no_mirror: no_mirror.clone(),
     };
     if let Some(name) = &expect_violated
         && !invariants.contains(name)
@@ -324,6 +328,7 @@ mod tests {
             expect_violated: None,
             reductions: false,
             reduction_needed: None,
+            no_mirror: None,
         }
     }
 

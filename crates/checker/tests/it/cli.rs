@@ -34,6 +34,8 @@ fn cfg_says_what_a_cfg_is_for() {
 
     let heartbeat = checker(&["cfg", "tla/RemoraClaimHeartbeat.cfg"]);
     assert_eq!(heartbeat["rust_model"], false);
+    assert!(heartbeat["no_mirror"].as_str().is_some_and(|why| why.contains("RemoraClaimLeaseLoss")), "{heartbeat}");
+    assert_eq!(checker(&["cfg", "tla/Handoff.cfg"])["no_mirror"], serde_json::Value::Null);
 }
 
 /// A simulation cfg run directly walks at random, as in `cargo xtask check`.
@@ -69,4 +71,29 @@ fn an_undeclared_action_that_never_fires_fails_the_check() {
     // The shipped cfgs declare what cannot fire at their bounds, and pass.
     let shipped = checker(&["check", "tla/HandoffZombie.cfg", "--json"]);
     assert_eq!(shipped["verdict"], "pass");
+}
+
+/// A declaration that names no action of the model (a typo, a renamed
+/// action) fails the check: it would otherwise never be checked.
+#[test]
+fn an_unfired_declaration_of_no_action_fails_the_check() {
+    let fixture = root().join("crates/checker/tests/fixtures/HandoffNoEvictions.cfg");
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let dir = root().join("target/tmp/checker-cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("HandoffUnfiredTypo.cfg");
+    std::fs::write(
+        &cfg,
+        text.replace("SPECIFICATION Spec", "SPECIFICATION Spec\n\\* UNFIRED Evict: none\n\\* UNFIRED Evic: a typo"),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_checker"))
+        .current_dir(root())
+        .args(["check", cfg.to_str().unwrap(), "--json", "--threads", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["verdict"], "vacuous");
+    assert_eq!(report["unfired"], serde_json::json!(["UNFIRED Evic names no action of this model"]));
 }

@@ -57,8 +57,6 @@
 mod serve;
 mod writes;
 
-pub use writes::MAX_JOINED;
-
 use std::collections::BTreeMap;
 
 use super::cond::Cond;

@@ -17,6 +17,13 @@ use super::record::{Record, Stamp, Tag};
 /// The most keys one page of a listing returns.
 pub const MAX_LIST_LIMIT: usize = 1000;
 
+/// Requests that wait for one write's answer at once (its first and the
+/// retries that joined it under the same write id). A write that cannot
+/// commit (no peer answers) is retried by its client, and each retry would
+/// otherwise add one more for as long as it stays pending; beyond this a
+/// retry is answered `Overloaded` (retry later) and joins nothing.
+pub const MAX_JOINED: usize = 64;
+
 /// What a host feeds in (serialized in a trace: [`trace`](super::trace)).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Input {

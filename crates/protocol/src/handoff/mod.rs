@@ -60,7 +60,9 @@ pub use error::{ConfigError, DecodeError, EncodeError, HandleError};
 pub use ids::{
     ClientRequestId, Epoch, Fingerprint, Generation, Instance, Key, KeyError, Millis, ReplicaId, Version, WriteId,
 };
-pub use interface::{Input, List, ListEntry, MAX_LIST_LIMIT, Output, Read, Status, StatusReport, Timer, WriteReply};
+pub use interface::{
+    Input, List, ListEntry, MAX_JOINED, MAX_LIST_LIMIT, Output, Read, Status, StatusReport, Timer, WriteReply,
+};
 pub use memory::{Chunk, Digest, Memory, Records};
 pub use message::{Batch, Body, MAX_MESSAGE_BYTES, MIN_PROTOCOL_VERSION, Message, PROTOCOL_VERSION, RecordV3};
 pub use record::{MAX_VALUE_BYTES, Record, Stamp, Tag, Value};

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use super::super::cond;
 use super::super::ids::{ClientRequestId, Fingerprint, Key, Millis, Version, WriteId};
-use super::super::interface::{Output, Timer, WriteReply};
+use super::super::interface::{MAX_JOINED, Output, Timer, WriteReply};
 use super::super::memory;
 use super::super::message::Body;
 use super::super::node::Node;
@@ -18,13 +18,6 @@ use super::{Ask, CondWrite, Confirms, Coordinator, Pending, Phase, Waiter};
 const EXPIRIES_PER_STEP: usize = 64;
 
 /// What a write id given again names.
-/// Requests that wait for one write's answer at once (its first and the
-/// retries that joined it under the same write id). A write that cannot
-/// commit (no peer answers) is retried by its client, and each retry would
-/// otherwise add one more for as long as it stays pending; beyond this a
-/// retry is answered `Overloaded` (retry later) and joins nothing.
-pub const MAX_JOINED: usize = 64;
-
 enum Known {
     /// Nothing: a new write.
     New,

@@ -5,10 +5,9 @@
 //! once.
 
 use super::net::{ALL, C, Net, P1, P2, Weather};
-use crate::handoff::coordinator::MAX_JOINED;
 use crate::handoff::{
-    ClientRequestId, Cond, HandleError, Input, Key, List, ListEntry, MAX_LIST_LIMIT, MAX_TTL_MS, Output, Read, Record,
-    Status, Tag, Value, WriteId, WriteReply,
+    ClientRequestId, Cond, HandleError, Input, Key, List, ListEntry, MAX_JOINED, MAX_LIST_LIMIT, MAX_TTL_MS, Output,
+    Read, Record, Status, Tag, Value, WriteId, WriteReply,
 };
 
 fn booted(seed: u64, weather: Weather) -> Net {
