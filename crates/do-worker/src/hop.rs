@@ -255,6 +255,14 @@ mod tests {
     const REFUSED: std::result::Result<Option<()>, ()> = Ok(None);
     const FAILED: std::result::Result<Option<()>, ()> = Err(());
 
+    /// A link whose first hop opened its socket, and that socket's id.
+    fn open_state() -> (State, u64) {
+        let mut state = State::new(Rc::new(()));
+        let (_, Some(id)) = state.route(1, 0) else { panic!("opens") };
+        state.opened(id, OPEN, 0);
+        (state, id)
+    }
+
     fn is_http(via: &Via<(), ()>) -> bool {
         matches!(via, Via::Http(_))
     }
@@ -278,9 +286,7 @@ mod tests {
 
     #[test]
     fn frames_beyond_the_waiting_bound_go_over_http() {
-        let mut state = State::new(Rc::new(()));
-        let (_, Some(id)) = state.route(1, 0) else { panic!("opens") };
-        state.opened(id, OPEN, 0);
+        let (mut state, id) = open_state();
         let waiting: Vec<_> = (0..MAX_WAITING_FRAMES).map(|_| state.route(1, 0).0).collect();
         assert!(waiting.iter().all(|via| matches!(via, Via::Frame { .. })));
         assert!(is_http(&state.route(1, 0).0), "one more waits over HTTP");
@@ -290,9 +296,7 @@ mod tests {
 
     #[test]
     fn a_closed_socket_fails_its_frames_and_loses_the_link() {
-        let mut state = State::new(Rc::new(()));
-        let (_, Some(id)) = state.route(1, 0) else { panic!("opens") };
-        state.opened(id, OPEN, 0);
+        let (mut state, id) = open_state();
         let (Via::Frame { mut answer, .. }, _) = state.route(1, 0) else { panic!("a frame") };
         assert!(!state.lost());
         state.ended(id + 1);
@@ -331,9 +335,7 @@ mod tests {
 
     #[test]
     fn frames_whose_callers_gave_up_are_forgotten_on_a_numbered_socket() {
-        let mut state = State::new(Rc::new(()));
-        let (_, Some(id)) = state.route(1, 0) else { panic!("opens") };
-        state.opened(id, OPEN, 0);
+        let (mut state, id) = open_state();
         let (Via::Frame { answer: abandoned, .. }, _) = state.route(1, 0) else { panic!("a frame") };
         let (Via::Frame { answer: mut kept, number, .. }, _) = state.route(1, 100) else { panic!("a frame") };
         drop(abandoned);

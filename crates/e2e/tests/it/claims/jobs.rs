@@ -113,6 +113,33 @@ async fn a_failed_attempt_is_retried_and_the_last_one_reaped_is_dead() {
     c.create("r", 3, "w3", LONG).await.expect_error(409, "claim_dead");
 }
 
+/// Every page of the listing `query`, following `next` (at most
+/// `max_pages`, or the listing does not end).
+async fn list_every(c: &Claims, query: &str, max_pages: usize) -> Vec<Vec<Value>> {
+    let mut pages = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let q = match &after {
+            Some(a) => format!("{query}&after={}", enc(a)),
+            None => query.to_string(),
+        };
+        let page = c.list(&q).await;
+        assert_eq!(page.status, 200, "{}", page.text());
+        let body = page.json();
+        pages.push(body["claims"].as_array().cloned().unwrap_or_default());
+        match body["next"].as_str() {
+            Some(next) => after = Some(next.to_string()),
+            None => break,
+        }
+        assert!(pages.len() <= max_pages, "the listing does not end");
+    }
+    pages
+}
+
+fn claim_id(view: &Value) -> String {
+    view["claim"].as_str().unwrap_or_default().to_string()
+}
+
 /// Claims listed page by page: each exactly once, in claim-id order, and
 /// the state filter. 10,000 claims (the bulk test hook authorizes them in
 /// one request).
@@ -134,27 +161,9 @@ async fn ten_thousand_claims_are_listed_page_by_page_each_once() {
     completed(&c.complete("zz-done", "k", 1, "w", "succeeded", json!(1)).await, "succeeded");
 
     for (limit, query) in [(1000, "limit=1000"), (137, "state=authorized&limit=137")] {
-        let mut seen = Vec::new();
-        let mut after: Option<String> = None;
-        let mut pages = 0;
-        loop {
-            let q = match &after {
-                Some(a) => format!("{query}&after={}", enc(a)),
-                None => query.to_string(),
-            };
-            let page = c.list(&q).await;
-            assert_eq!(page.status, 200, "{}", page.text());
-            let body = page.json();
-            let claims = body["claims"].as_array().cloned().unwrap_or_default();
-            assert!(claims.len() <= limit, "a page holds at most its limit");
-            seen.extend(claims.iter().map(|v| v["claim"].as_str().unwrap_or_default().to_string()));
-            pages += 1;
-            match body["next"].as_str() {
-                Some(next) => after = Some(next.to_string()),
-                None => break,
-            }
-            assert!(pages <= CLAIMS, "the listing does not end");
-        }
+        let claims = list_every(&c, query, CLAIMS + 1).await;
+        assert!(claims.iter().all(|page| page.len() <= limit), "a page holds at most its limit");
+        let seen: Vec<String> = claims.iter().flatten().map(claim_id).collect();
         let distinct: BTreeSet<&String> = seen.iter().collect();
         assert_eq!(distinct.len(), seen.len(), "{query}: each claim once");
         assert!(seen.windows(2).all(|w| w[0] < w[1]), "{query}: in claim-id order");
@@ -183,29 +192,11 @@ async fn pages_of_large_results_end_by_their_bytes() {
         run_attempt(&c, &claim, 1, "w").await;
         completed(&c.complete(&claim, "k", 1, "w", "succeeded", result.clone()).await, "succeeded");
     }
-    let mut seen = Vec::new();
-    let mut after: Option<String> = None;
-    let mut pages = 0;
-    loop {
-        let query = match &after {
-            Some(a) => format!("limit=1000&after={}", enc(a)),
-            None => "limit=1000".to_string(),
-        };
-        let page = c.list(&query).await;
-        assert_eq!(page.status, 200, "{}", page.text());
-        let body = page.json();
-        let claims = body["claims"].as_array().cloned().unwrap_or_default();
-        assert!(!claims.is_empty(), "a page holds at least one claim");
-        assert!(claims.iter().all(|v| v["result"] == result), "results come back as they were sent");
-        seen.extend(claims.iter().map(|v| v["claim"].as_str().unwrap_or_default().to_string()));
-        pages += 1;
-        match body["next"].as_str() {
-            Some(next) => after = Some(next.to_string()),
-            None => break,
-        }
-        assert!(pages <= DONE, "the listing does not end");
-    }
-    assert!(pages >= 2, "{DONE} results of 16 KiB are more than one page's 1 MiB");
+    let claims = list_every(&c, "limit=1000", DONE).await;
+    assert!(claims.iter().all(|page| !page.is_empty()), "a page holds at least one claim");
+    assert!(claims.iter().flatten().all(|v| v["result"] == result), "results come back as they were sent");
+    let seen: Vec<String> = claims.iter().flatten().map(claim_id).collect();
+    assert!(claims.len() >= 2, "{DONE} results of 16 KiB are more than one page's 1 MiB");
     let distinct: BTreeSet<&String> = seen.iter().collect();
     assert_eq!((distinct.len(), seen.len()), (DONE, DONE), "each claim once");
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "in claim-id order");
