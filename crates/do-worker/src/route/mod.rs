@@ -55,6 +55,13 @@ pub fn route(method: &str, path: &str, query: Option<&str>, hooks: bool) -> Rout
 fn v1(method: &str, rest: &str, query: Option<&str>, hooks: bool) -> Route {
     let Some((ns_raw, tail)) = rest.split_once('/') else { return v1_segment(method, rest) };
     if let Some(key_raw) = tail.strip_prefix("kv/") {
+        if let Some(name) = query_names(query).next() {
+            let message = format!(
+                "unknown query parameter `{name}`: a key's routes take none (a time to live is the Handoff-TTL-Ms \
+                 header, a condition If-Match or If-None-Match)"
+            );
+            return bad(Code::BadRequest, message);
+        }
         return kv(method, ns_raw, key_raw, |ns, key, op| Route::Kv { ns, key, op });
     }
     if tail == "kv" {
@@ -123,6 +130,11 @@ fn v1_segment(method: &str, segment: &str) -> Route {
     }
 }
 
+/// The names of the query's parameters, in order.
+fn query_names(query: Option<&str>) -> impl Iterator<Item = &str> {
+    query.unwrap_or("").split('&').filter(|p| !p.is_empty()).map(|pair| pair.split_once('=').map_or(pair, |(k, _)| k))
+}
+
 /// Reads `deep` from the query. Strict on purpose: a typo such as `deep=yes`
 /// gets a 400 rather than silently running the shallow check.
 fn deep_flag(query: Option<&str>) -> Result<bool, Route> {
@@ -175,6 +187,18 @@ mod tests {
         assert_eq!(route("GET", "/health", None, false), Route::Health { deep: false });
         assert_eq!(route("GET", "/health", Some(""), false), Route::Health { deep: false });
         assert_eq!(route("GET", "/health", Some("x=1"), false), Route::Health { deep: false });
+    }
+
+    #[test]
+    fn a_key_takes_no_query_parameters() {
+        let kv = |query| route("PUT", "/v1/ns/kv/k", query, false);
+        assert!(matches!(kv(None), Route::Kv { .. }));
+        assert!(matches!(kv(Some("")), Route::Kv { .. }));
+        assert!(
+            matches!(kv(Some("ttl=5")), Route::BadRequest { code: Code::BadRequest, message } if message.contains("`ttl`")),
+            "a time to live in the query would be ignored"
+        );
+        assert!(matches!(kv(Some("&x")), Route::BadRequest { .. }));
     }
 
     #[test]

@@ -163,6 +163,13 @@ async fn bad_names_are_400() {
     // A huge key is refused without being stored anywhere.
     let huge = "h".repeat(8 * 1024);
     s.request("PUT", &format!("/v1/{ns}/kv/{huge}"), Some(b"v".to_vec()), &[]).await.expect_error(400, "invalid_key");
+    // A query parameter on a key would be ignored (a time to live is the
+    // Handoff-TTL-Ms header): refused, and nothing written.
+    for method in ["GET", "PUT", "DELETE"] {
+        let body = (method == "PUT").then(|| b"v".to_vec());
+        s.request(method, &format!("/v1/{ns}/kv/q?ttl_ms=5"), body, &[]).await.expect_error(400, "bad_request");
+    }
+    s.get(&ns, "q").await.expect_error(404, "key_not_found");
 }
 
 #[tokio::test]
