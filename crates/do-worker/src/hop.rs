@@ -229,6 +229,17 @@ impl<L, S> LinkState<L, S> {
         }
     }
 
+    /// An HTTP hop through `link` failed: forgets the kept link if it is
+    /// that one (a stub whose object threw stays broken). A failure through
+    /// a link already replaced says nothing about its replacement, which
+    /// stays; a frame's failure is settled by its socket's end
+    /// ([`LinkState::ended`]).
+    pub fn forget_if_broken(kept: &mut Option<LinkState<L, S>>, link: &Rc<L>) {
+        if kept.as_ref().is_some_and(|kept| Rc::ptr_eq(&kept.link, link)) {
+            *kept = None;
+        }
+    }
+
     /// Its socket was open and has closed: replace this link.
     pub fn lost(&self) -> bool {
         matches!(self.socket, Socket::Lost)
@@ -261,6 +272,17 @@ mod tests {
         let (_, Some(id)) = state.route(1, 0) else { panic!("opens") };
         state.opened(id, OPEN, 0);
         (state, id)
+    }
+
+    #[test]
+    fn a_failed_hop_forgets_its_own_link_and_not_the_one_that_replaced_it() {
+        let old = Rc::new(());
+        let new = Rc::new(());
+        let mut kept = Some(State::new(new.clone()));
+        State::forget_if_broken(&mut kept, &old);
+        assert!(kept.is_some(), "a late failure through the old link forgot the new one");
+        State::forget_if_broken(&mut kept, &new);
+        assert!(kept.is_none(), "a failure through the kept link keeps a broken stub");
     }
 
     fn is_http(via: &Via<(), ()>) -> bool {

@@ -264,9 +264,25 @@ pub fn check_life(token: Option<u64>, ns: &str, current: Option<u64>) -> Result<
     }
 }
 
+/// Whether an object that runs in namespace life `mine` (`None`: none yet)
+/// is of another life than the `asked` one (`None`: any) an internal
+/// operation names: a late stop or drop of a deleted life, which must leave
+/// the namespace created again alone.
+pub fn of_other_life(asked: Option<u64>, mine: Option<u64>) -> bool {
+    matches!((asked, mine), (Some(asked), Some(mine)) if asked != mine)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_named_life_other_than_the_objects_is_another() {
+        assert!(of_other_life(Some(1), Some(2)), "a late stop of life 1 would stop life 2");
+        assert!(!of_other_life(Some(2), Some(2)));
+        assert!(!of_other_life(None, Some(2)), "no life named: any");
+        assert!(!of_other_life(Some(1), None), "an object of no life yet has nothing to keep");
+    }
 
     const ADMIN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef";
     const NOW: u64 = 1_800_000_000;

@@ -130,7 +130,7 @@ impl ClaimStore {
         names::valid_namespace(&target.ns)
             .map_err(|e| HttpError::new(Code::InvalidNamespace, format!("the namespace {e}")))?;
         if target.op == ClaimOp::Drop {
-            return self.drop_everything().await;
+            return self.drop_everything(target.life).await;
         }
         self.open(&target.ns).await?;
         let life = self.enter(|state| state.life)?;
@@ -187,23 +187,40 @@ impl ClaimStore {
             }
         }
         if !self.enter(|state| state.migrated)? {
-            schema::migrate(&self.object.storage()).map_err(store::StoreError::from).map_err(ClaimError::from)?;
+            let storage = self.object.storage();
+            schema::migrate(&storage).map_err(store::StoreError::from).map_err(ClaimError::from)?;
+            if let Some(life) = self.enter(|state| state.life)? {
+                schema::record_life(&storage.sql(), life).map_err(store::StoreError::from).map_err(ClaimError::from)?;
+            }
             self.enter(|state| state.migrated = true)?;
         }
         Ok(())
     }
 
-    /// `Drop`: the namespace is being deleted. Everything goes (rows, alarm);
-    /// the next request asks the registry again.
-    async fn drop_everything(&self) -> HttpResult {
-        self.object.storage().delete_all().await?;
-        self.object.storage().delete_alarm().await?;
-        self.enter(|state| {
+    /// `Drop` of namespace life `life`: the namespace is being deleted.
+    /// Everything goes (rows, alarm); the next request asks the registry
+    /// again. Not if the store is of another life (the name was deleted
+    /// and created again since this drop was sent): then nothing of `life`
+    /// is here.
+    async fn drop_everything(&self, life: Option<u64>) -> HttpResult {
+        let stored = schema::stored_life(&self.object.storage().sql())?;
+        // Checked and marked in one step, before the first await: an open
+        // under way then finds the drop counted and sets nothing up.
+        let dropping = self.enter(|state| {
+            if tokens::of_other_life(life, state.life.or(stored)) {
+                return false;
+            }
             state.settings = None;
             state.life = None;
             state.migrated = false;
             state.drops = state.drops.wrapping_add(1);
+            true
         })?;
+        if !dropping {
+            return Ok(http::json(&serde_json::json!({ "dropped": false, "other_life": true }))?);
+        }
+        self.object.storage().delete_all().await?;
+        self.object.storage().delete_alarm().await?;
         Ok(http::json(&serde_json::json!({ "dropped": true }))?)
     }
 

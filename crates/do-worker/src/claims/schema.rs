@@ -14,11 +14,31 @@ use worker::{SqlStorage, Storage};
 use crate::sqlite::{self, Migration};
 
 /// Migration `n` takes the schema from version `n` to `n + 1`.
-const MIGRATIONS: &[Migration] = &[v1, v2, v3];
+const MIGRATIONS: &[Migration] = &[v1, v2, v3, v4];
 
 /// Creates or migrates the tables; a no-op once current.
 pub fn migrate(storage: &Storage) -> worker::Result<()> {
     sqlite::migrate(storage, "claim store", MIGRATIONS)
+}
+
+/// Records the namespace life the stored claims belong to (at each
+/// opening, after [`migrate`]).
+pub fn record_life(sql: &SqlStorage, life: u64) -> worker::Result<()> {
+    sql.exec(
+        "INSERT INTO life (id, life) VALUES (0, ?) ON CONFLICT(id) DO UPDATE SET life = excluded.life",
+        vec![sqlite::int(life)],
+    )?;
+    Ok(())
+}
+
+/// The namespace life the stored claims belong to; `None` for a store
+/// with no schema yet (a fresh or dropped one), which holds nothing.
+pub fn stored_life(sql: &SqlStorage) -> worker::Result<Option<u64>> {
+    let schema = sqlite::texts(sql, "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'life'", vec![])?;
+    if schema.is_empty() {
+        return Ok(None);
+    }
+    Ok(sqlite::integers(sql, "SELECT life FROM life WHERE id = 0", vec![])?.first().copied())
 }
 
 /// The migration test hook (`POST /v1/{ns}/_test/migrations`): migrating a
@@ -100,4 +120,10 @@ fn v2(sql: &SqlStorage) -> worker::Result<()> {
 /// to which `succeeded`, `failed` and `dead` are added.
 fn v3(sql: &SqlStorage) -> worker::Result<()> {
     sqlite::exec_all(sql, &["CREATE INDEX claims_by_state ON claims (state, claim)"])
+}
+
+/// The namespace life the rows belong to (`created_at` in the registry):
+/// a late drop of a deleted life leaves a store of the life created since.
+fn v4(sql: &SqlStorage) -> worker::Result<()> {
+    sqlite::exec_all(sql, &["CREATE TABLE life (id INTEGER PRIMARY KEY CHECK (id = 0), life INTEGER NOT NULL)"])
 }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use worker::{Env, Request};
 
 use super::calls;
-use super::info::MAX_BODY_BYTES;
+use super::info::{Info, MAX_BODY_BYTES};
 use crate::body;
 use crate::error::{Code, HttpError, HttpResult};
 use crate::http;
@@ -41,12 +41,17 @@ pub async fn list(env: &Env) -> HttpResult {
 /// replicas (their memory goes), empty its claim store, then forget it. If
 /// an object cannot be confirmed stopped, the namespace stays `deleting`
 /// (nothing of it can start) and the answer is a 503: retry the DELETE.
+/// Every step names the life being deleted: a DELETE that overlapped
+/// another, still stopping after the name was created again, leaves the
+/// new life's objects and registry entry alone.
 pub async fn delete(env: &Env, ns: &str, life: Option<u64>) -> HttpResult {
     let secret = internal::secret(env)?;
-    let deleting = calls::call(env, &secret, &Target::new(RegistryOp::Delete, ns, None).with_life(life), None).await?;
+    let mut deleting =
+        calls::call(env, &secret, &Target::new(RegistryOp::Delete, ns, None).with_life(life), None).await?;
     if deleting.status_code() != 200 {
         return Ok(deleting);
     }
+    let life = Some(deleting.json::<Info>().await?.created_at);
     let incomplete = |what: String| {
         HttpError::unavailable(
             Code::DeleteIncomplete,
@@ -55,28 +60,33 @@ pub async fn delete(env: &Env, ns: &str, life: Option<u64>) -> HttpResult {
         )
     };
     for r in ReplicaName::ALL {
-        stop_replica(env, &secret, ns, r).await.map_err(|e| incomplete(format!("{ns}:{r} did not stop: {e}")))?;
+        stop_replica(env, &secret, ns, r, life).await.map_err(|e| incomplete(format!("{ns}:{r} did not stop: {e}")))?;
     }
     let claims = internal::stub(env, CLAIMS_BINDING, ns)?;
-    let dropped = internal::call(&claims, &Target::new(ClaimOp::Drop, ns, None), Some(&secret), None, &[]).await;
-    match dropped {
+    let drop = Target::new(ClaimOp::Drop, ns, None).with_life(life);
+    match internal::call(&claims, &drop, Some(&secret), None, &[]).await {
         Ok(resp) if resp.status_code() == 200 => {}
         Ok(resp) => return Err(incomplete(format!("the claim store answered {}", resp.status_code()))),
         Err(e) => return Err(incomplete(format!("the claim store did not answer: {e}"))),
     }
-    calls::call(env, &secret, &Target::new(RegistryOp::Forget, ns, None), None).await?;
+    // Refused (401) if the name has another life by now: this one's entry
+    // is gone already.
+    calls::call(env, &secret, &Target::new(RegistryOp::Forget, ns, None).with_life(life), None).await?;
     Ok(http::json(&json!({ "deleted": ns }))?)
 }
 
-/// Stops replica `r` of `ns` and checks that it is not running (a fresh
-/// object instance that has not booted). The namespace must already refuse
-/// boots (deleting or idle), so nothing starts it again in between.
-pub async fn stop_replica(env: &Env, secret: &str, ns: &str, r: ReplicaName) -> HttpResult<()> {
+/// Stops replica `r` of `ns` in namespace life `life` and checks that it
+/// is not running in it (a fresh object instance that has not booted, or
+/// one of another life, which the stop leaves alone). The namespace must
+/// already refuse boots (deleting or idle), so nothing starts it again in
+/// between.
+pub async fn stop_replica(env: &Env, secret: &str, ns: &str, r: ReplicaName, life: Option<u64>) -> HttpResult<()> {
     let stub = internal::stub(env, replica_binding(r), &r.object_name(ns))?;
+    let target = |op| Target::new(op, ns, Some(r)).with_life(life);
     // Fails when the object resets itself while answering: that is the stop.
-    let _ = internal::call(&stub, &Target::new(ReplicaOp::Stop, ns, Some(r)), Some(secret), None, &[]).await;
+    let _ = internal::call(&stub, &target(ReplicaOp::Stop), Some(secret), None, &[]).await;
     let stub = internal::stub(env, replica_binding(r), &r.object_name(ns))?;
-    let mut resp = internal::call(&stub, &Target::new(ReplicaOp::Whoami, ns, Some(r)), Some(secret), None, &[]).await?;
+    let mut resp = internal::call(&stub, &target(ReplicaOp::Whoami), Some(secret), None, &[]).await?;
     let status = resp.status_code();
     let answer: Value = resp.json().await.unwrap_or(Value::Null);
     match answer.get("booted").and_then(Value::as_bool) {

@@ -60,8 +60,9 @@ pub async fn boot(
 }
 
 /// Marks `ns` idle (its replicas are stopping); whether it was active.
-pub async fn idle(env: &Env, secret: &str, ns: &str) -> HttpResult<bool> {
-    let mut resp = call(env, secret, &Target::new(RegistryOp::Idle, ns, None), None).await?;
+/// `life`: the namespace life idling (the registry refuses another).
+pub async fn idle(env: &Env, secret: &str, ns: &str, life: Option<u64>) -> HttpResult<bool> {
+    let mut resp = call(env, secret, &Target::new(RegistryOp::Idle, ns, None).with_life(life), None).await?;
     match resp.status_code() {
         200 => Ok(resp.json::<Value>().await?.get("idle").and_then(Value::as_bool).unwrap_or(false)),
         status => Err(unexpected(status, &mut resp).await),

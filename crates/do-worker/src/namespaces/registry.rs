@@ -30,7 +30,7 @@ pub const MAX_NAMESPACES_VAR: &str = "HANDOFF_MAX_NAMESPACES";
 /// The limit when the variable is not set (or not a number).
 pub const DEFAULT_MAX_NAMESPACES: u64 = 1000;
 
-const MIGRATIONS: &[Migration] = &[v1];
+const MIGRATIONS: &[Migration] = &[v1, v2];
 
 fn v1(sql: &SqlStorage) -> Result<()> {
     sqlite::exec_all(
@@ -42,6 +42,11 @@ fn v1(sql: &SqlStorage) -> Result<()> {
              PRIMARY KEY (ns, replica))",
         ],
     )
+}
+
+/// The last namespace life issued ([`next_life`]).
+fn v2(sql: &SqlStorage) -> Result<()> {
+    sqlite::exec_all(sql, &["CREATE TABLE last_life (id INTEGER PRIMARY KEY CHECK (id = 0), life INTEGER NOT NULL)"])
 }
 
 #[durable_object]
@@ -126,9 +131,10 @@ impl Registry {
                     return Err(HttpError::new(Code::NamespaceLimit, message));
                 }
                 let settings_json = serde_json::to_string(&settings)?;
+                let life = next_life(sql, now)?;
                 sql.exec(
                     "INSERT INTO namespaces (ns, settings, state, created_at) VALUES (?, ?, 'active', ?)",
-                    vec![ns.into(), settings_json.into(), sqlite::int(now)],
+                    vec![ns.into(), settings_json.into(), sqlite::int(life)],
                 )?;
                 let created =
                     info(sql, ns)?.ok_or_else(|| HttpError::internal("the namespace just created is gone"))?;
@@ -191,6 +197,26 @@ fn boot(sql: &SqlStorage, ns: &str, replica: ReplicaName, client: bool, now: u64
     Ok(Boot::Admitted { settings: found.settings, created_at: found.created_at })
 }
 
+/// The life of a namespace created at `now`: its creation time in
+/// milliseconds, but after every life issued before, so that no two lives
+/// of a name are equal (a token is bound to its namespace's life, and one
+/// of a deleted life must not work on a namespace created again within the
+/// same millisecond).
+fn next_life(sql: &SqlStorage, now: u64) -> HttpResult<u64> {
+    let last = sqlite::integers(sql, "SELECT life FROM last_life WHERE id = 0", vec![])?.first().copied();
+    let life = life_after(now, last);
+    sql.exec(
+        "INSERT INTO last_life (id, life) VALUES (0, ?) ON CONFLICT(id) DO UPDATE SET life = excluded.life",
+        vec![sqlite::int(life)],
+    )?;
+    Ok(life)
+}
+
+/// `now`, or the first millisecond after the `last` life issued.
+fn life_after(now: u64, last: Option<u64>) -> u64 {
+    last.map_or(now, |last| now.max(last.saturating_add(1)))
+}
+
 fn info(sql: &SqlStorage, ns: &str) -> HttpResult<Option<Info>> {
     let cursor = sql.exec("SELECT settings, state, created_at FROM namespaces WHERE ns = ?", vec![ns.into()])?;
     let Some(row) = cursor.raw().next() else { return Ok(None) };
@@ -232,4 +258,17 @@ fn settings_text(info: &Info) -> String {
 
 fn deleting(ns: &str) -> HttpError {
     HttpError::new(Code::NamespaceDeleting, format!("namespace {ns:?} is being deleted; retry DELETE to finish"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::life_after;
+
+    #[test]
+    fn a_life_comes_after_every_life_issued_before() {
+        assert_eq!(life_after(1_000, None), 1_000);
+        assert_eq!(life_after(1_000, Some(999)), 1_000);
+        assert_eq!(life_after(1_000, Some(1_000)), 1_001, "two lives within one millisecond");
+        assert_eq!(life_after(1_000, Some(1_005)), 1_006, "the clock went back");
+    }
 }

@@ -63,6 +63,18 @@ impl Life {
         Ok(tokens::check_life(token, ns, self.created_at)?)
     }
 
+    /// The namespace life this replica was admitted in (`None` before).
+    pub(super) fn created_at(&self) -> Option<u64> {
+        self.created_at
+    }
+
+    /// This replica runs in a namespace life other than `life`: a stop
+    /// or check for `life` (a delete or idle expiry of that life, late) is
+    /// not about it. No life named, or none admitted yet: not another.
+    pub(super) fn of_other_life(&self, life: Option<u64>) -> bool {
+        tokens::of_other_life(life, self.created_at)
+    }
+
     /// A client request arrived: the idle expiry starts again.
     pub(super) fn note_client(&mut self, now: u64) {
         self.last_client_at = now;

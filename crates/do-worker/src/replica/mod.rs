@@ -84,7 +84,7 @@ use crate::wire::{ReplicaOp, Target};
 use effects::{Delivery, Effect};
 use state::{Deployment, ReplicaState};
 use trace::TraceStore;
-use transport::{DELIVERY_TIMEOUT, Delivered};
+use transport::{DELIVERY_TIMEOUT, Delivered, Over};
 pub use versions::WireVersion;
 
 /// Largest batch body `POST /msg` reads: what an outbox sends at most.
@@ -262,19 +262,23 @@ impl Shell {
                         Some((status, body)) => Delivered::Answer { status, body: body.to_vec() },
                         None => Delivered::Failed("the socket closed before it answered".into()),
                     };
-                    shell.quietly(born, "delivered", |state, now| state.delivered((to, lane), outcome, None, now));
+                    shell.quietly(born, "delivered", |state, now| {
+                        state.delivered((to, lane), outcome, Over::Frame, now)
+                    });
                 });
             }
             Via::Http(link) => spawn_local(async move {
                 let outcome = post(&link, &key, &body).await;
-                shell.quietly(born, "delivered", |state, now| state.delivered((to, lane), outcome, None, now));
+                let over = Over::Kept(link);
+                shell.quietly(born, "delivered", |state, now| state.delivered((to, lane), outcome, over, now));
             }),
             Via::NewLink => spawn_local(async move {
                 let (outcome, made) = match shell.make_link(to) {
                     Ok(link) => (post(&link, &key, &body).await, Some(link)),
                     Err(e) => (Delivered::Failed(e.to_string()), None),
                 };
-                shell.quietly(born, "delivered", |state, now| state.delivered((to, lane), outcome, made, now));
+                let over = Over::Made(made);
+                shell.quietly(born, "delivered", |state, now| state.delivered((to, lane), outcome, over, now));
             }),
         }
     }
@@ -342,11 +346,14 @@ impl Shell {
     /// stop this replica.
     async fn stop_namespace(self: &Rc<Self>, ns: &str, born: u64) -> HttpResult<()> {
         let secret = self.secret.as_ref().map_err(internal::key_missing)?;
-        calls::idle(&self.env, secret, ns).await?;
+        // Of this replica's life only: the registry refuses to idle, and a
+        // peer to stop, a namespace deleted and created again meanwhile.
+        let life = self.enter("idle", |state, _| state.life.created_at())?;
+        calls::idle(&self.env, secret, ns, life).await?;
         for peer in [ReplicaName::R1, ReplicaName::R2] {
             // A peer that does not hear it stops when it next hears from the
             // coordinator that the namespace is not running.
-            if let Err(e) = namespaces::api::stop_replica(&self.env, secret, ns, peer).await {
+            if let Err(e) = namespaces::api::stop_replica(&self.env, secret, ns, peer, life).await {
                 console_warn!("idle expiry: {ns}:{peer} did not confirm it stopped: {e}");
             }
         }
@@ -402,7 +409,9 @@ impl Shell {
         match target.op {
             ReplicaOp::Ping => Err(HttpError::internal("served above")),
             ReplicaOp::Whoami => {
-                let booted = self.enter("whoami", |state, _| state.booted())?;
+                // Booted in the life asked about (any, if none is named).
+                let booted =
+                    self.enter("whoami", |state, _| state.booted() && !state.life.of_other_life(target.life))?;
                 Ok(http::json(&json!({ "name": me.as_str(), "born": format!("{born:016x}"), "booted": booted }))?)
             }
             ReplicaOp::Stop => {
@@ -411,12 +420,20 @@ impl Shell {
                 // namespace is deleting or idle.
                 // Renewed even if not booted: a boot the registry admitted
                 // before the stop, still on its way, then boots nothing.
-                let running = self.enter("stop", |state, now| {
+                // Not if it runs in another life than the stop's: a late
+                // stop of a deleted life leaves the namespace created again.
+                let stopped = self.enter("stop", |state, now| {
+                    if state.life.of_other_life(target.life) {
+                        return None;
+                    }
                     let running = state.booted();
                     state.renew(random_u64(), now);
-                    running
+                    Some(running)
                 })?;
-                Ok(http::json(&json!({ "stopped": running, "running": false }))?)
+                Ok(http::json(&match stopped {
+                    Some(running) => json!({ "stopped": running, "running": false }),
+                    None => json!({ "stopped": false, "running": true, "other_life": true }),
+                })?)
             }
             ReplicaOp::Evict => {
                 // The eviction test hook: the replica's memory is lost, as

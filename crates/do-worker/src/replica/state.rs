@@ -11,7 +11,6 @@
 //! protocol timers run, the next wake-up is planned, readiness waiters are
 //! woken, a fenced coordinator resets, an idle namespace stops.
 
-use std::rc::Rc;
 use std::time::Duration;
 
 use futures_channel::oneshot;
@@ -24,11 +23,10 @@ use super::effects::Effect;
 use super::lifecycle::{self, Life};
 use super::status::{self, Shown, StatusLine};
 use super::trace::TraceLog;
-use super::transport::{Arrived, Delivered, Transport, add};
+use super::transport::{Arrived, Delivered, Over, Transport, add};
 use super::versions::WireVersion;
 use super::wake::WakeUp;
 use crate::error::{Code, HttpError, HttpResult};
-use crate::hop::Link;
 use crate::names::{self, ReplicaName};
 use crate::namespaces::settings::Settings;
 use crate::socket::{Incoming, MAX_ANSWER_BYTES, Outgoing};
@@ -433,20 +431,14 @@ impl ReplicaState {
         }
     }
 
-    /// A delivery to `to` on `lane` came to `outcome` (`made`: the link the
-    /// shell made for it); the replies in its answer are fed in.
-    pub(super) fn delivered(
-        &mut self,
-        (to, lane): (ReplicaName, usize),
-        outcome: Delivered,
-        made: Option<Rc<Link>>,
-        now: u64,
-    ) {
+    /// A delivery to `to` on `lane` went `over` a link and came to
+    /// `outcome`; the replies in its answer are fed in.
+    pub(super) fn delivered(&mut self, (to, lane): (ReplicaName, usize), outcome: Delivered, over: Over, now: u64) {
         if self.life.resetting {
             return;
         }
         let at = (self.coordinator(), now);
-        match self.transport.delivered((to, lane), outcome, made, at, &mut self.effects) {
+        match self.transport.delivered((to, lane), outcome, over, at, &mut self.effects) {
             Arrived::Replies(replies) => {
                 for reply in replies {
                     self.receive(reply, now);

@@ -77,6 +77,18 @@ pub(super) enum Delivered {
     Failed(String),
 }
 
+/// Which way a delivery went, as the shell reports it back with its
+/// outcome.
+pub(super) enum Over {
+    /// A frame on the link's socket: the socket's end settles the link.
+    Frame,
+    /// An HTTP hop through the link kept then.
+    Kept(Rc<Link>),
+    /// An HTTP hop through a link the shell made for it (`None`: it could
+    /// not make one); kept if the answer came and no link is kept yet.
+    Made(Option<Rc<Link>>),
+}
+
 /// The links, queues and sockets to and from the other replicas.
 pub(super) struct Transport {
     /// By replica index: the link to that replica (none until the first
@@ -219,14 +231,14 @@ impl Transport {
         }
     }
 
-    /// The delivery to `to` on `lane` came to `outcome`; `made` is the link
-    /// the shell made for it (kept if none is kept yet). Returns what
-    /// arrived (the replies to feed in); the lane's next batch leaves.
+    /// The delivery to `to` on `lane` went `over` a link and came to
+    /// `outcome`. Returns what arrived (the replies to feed in); the lane's
+    /// next batch leaves.
     pub(super) fn delivered(
         &mut self,
         (to, lane): (ReplicaName, usize),
         outcome: Delivered,
-        made: Option<Rc<Link>>,
+        over: Over,
         (coordinator, now): (bool, u64),
         fx: &mut Vec<Effect>,
     ) -> Arrived {
@@ -235,7 +247,7 @@ impl Transport {
         }
         let arrived = match outcome {
             Delivered::Answer { status, body } => {
-                if let (Some(slot), Some(link)) = (self.link(to), made)
+                if let (Some(slot), Over::Made(Some(link))) = (self.link(to), over)
                     && slot.is_none()
                 {
                     *slot = Some(LinkState::new(link));
@@ -247,9 +259,10 @@ impl Transport {
                 worker::console_debug!("delivery to {to} failed: {e}");
                 // A stub whose object threw (was reset, evicted) stays
                 // broken, and so does its socket: forget both, the next
-                // delivery makes new ones.
-                if let Some(slot) = self.link(to) {
-                    *slot = None;
+                // delivery makes new ones. Only if it is still the kept
+                // link: a late failure through an old one leaves the new.
+                if let (Some(slot), Over::Kept(link) | Over::Made(Some(link))) = (self.link(to), &over) {
+                    LinkState::forget_if_broken(slot, link);
                 }
                 Arrived::Failed
             }
