@@ -9,8 +9,8 @@
 //! - `reservation_ttl_ms`, `lease_ttl_ms`: 1 ms to [`MAX_TTL_MS`] (24 h);
 //! - `max_attempts`: 1 to [`MAX_ATTEMPTS`] (default 3);
 //! - a completion's `outcome`: `succeeded` or `failed`; its `result`: any
-//!   JSON value of at most [`MAX_RESULT_BYTES`] once serialized (413
-//!   `result_too_large`);
+//!   JSON value of at most [`MAX_RESULT_BYTES`] in its canonical spelling
+//!   (413 `result_too_large`);
 //! - bodies: at most [`MAX_BODY_BYTES`] ([`MAX_COMPLETE_BODY_BYTES`] for a
 //!   completion), JSON objects with exactly the documented fields;
 //! - listings: `state` one of the claim states, `after` a claim id, `limit`
@@ -24,7 +24,10 @@ use percent_encoding::percent_decode_str;
 use protocol::claim::{
     ClaimId, ClaimState, DEFAULT_MAX_ATTEMPTS, Fence, Millis, OperationId, Outcome, RequestKey, WorkerId,
 };
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 
 use crate::error::Code;
 use crate::names::{self, IdProblem};
@@ -34,7 +37,7 @@ pub const MAX_TTL_MS: u64 = 24 * 60 * 60 * 1000;
 /// Largest request body but a completion's; the largest valid one is well
 /// under 2 KiB.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
-/// Largest completion result, serialized.
+/// Largest completion result, in its canonical spelling.
 pub const MAX_RESULT_BYTES: usize = 16 * 1024;
 /// Largest completion body: a result of [`MAX_RESULT_BYTES`] with room for
 /// the other fields and the client's whitespace.
@@ -220,14 +223,15 @@ struct CompleteBody {
     fence: Fence,
     worker: WorkerId,
     outcome: Outcome,
+    /// `null` (or absent) is no result.
     #[serde(default)]
-    result: Option<serde_json::Value>,
+    result: Option<Box<RawValue>>,
 }
 
 /// A completion: `operation` (the Idempotency-Key) reports that attempt
 /// `(claim, fence, worker)` ended with `outcome`, and its `result` (JSON
-/// text, serialized from the parsed value: one spelling per value, so the
-/// key binds the value, not its whitespace).
+/// text, spelled canonically by [`canonical`]: the key binds the value,
+/// not its whitespace or key order, and every digit of a number is kept).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Complete {
@@ -240,10 +244,13 @@ pub struct Complete {
 impl Complete {
     pub fn parse(claim: ClaimId, operation: OperationId, body: &[u8]) -> Result<Complete, InvalidRequest> {
         let b: CompleteBody = parse_within(body, MAX_COMPLETE_BODY_BYTES)?;
-        // `null` is no result.
         let result = match b.result {
-            None | Some(serde_json::Value::Null) => None,
-            Some(value) => Some(serde_json::to_string(&value).map_err(|e| InvalidRequest::Body(e.to_string()))?),
+            None => None,
+            Some(raw) => {
+                let mut text = String::with_capacity(raw.get().len());
+                canonical(&raw, &mut text).map_err(|e| InvalidRequest::Body(e.to_string()))?;
+                Some(text)
+            }
         };
         let request = RequestKey { claim, fence: b.fence, worker: b.worker };
         Complete { operation, request, outcome: b.outcome, result }.validated()
@@ -260,6 +267,46 @@ impl Complete {
         }
         Ok(self)
     }
+}
+
+/// Appends `raw` spelled canonically: no whitespace, an object's keys in
+/// order (a repeated key: its last value), strings escaped as serde_json
+/// writes them, numbers exactly as written. Parsing to a `Value` would do
+/// the rest but turn an integer beyond 64 bits into a float, which the
+/// claim would then store and show (and `1.0` and `1.00` into one value).
+/// The depth is serde_json's nesting limit, which `raw` passed.
+fn canonical(raw: &RawValue, out: &mut String) -> serde_json::Result<()> {
+    let text = raw.get();
+    match text.as_bytes().first() {
+        Some(b'{') => {
+            let members: BTreeMap<String, &RawValue> = serde_json::from_str(text)?;
+            out.push('{');
+            for (i, (key, value)) in members.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&serde_json::to_string(&key)?);
+                out.push(':');
+                canonical(value, out)?;
+            }
+            out.push('}');
+        }
+        Some(b'[') => {
+            let items: Vec<&RawValue> = serde_json::from_str(text)?;
+            out.push('[');
+            for (i, item) in items.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(item, out)?;
+            }
+            out.push(']');
+        }
+        Some(b'"') => out.push_str(&serde_json::to_string(&serde_json::from_str::<String>(text)?)?),
+        // A number, `true`, `false` or `null`, as the parser accepted it.
+        _ => out.push_str(text),
+    }
+    Ok(())
 }
 
 /// One page of a claim listing, `GET /v1/{ns}/claims?state=S&after=C&limit=N`.
@@ -398,6 +445,23 @@ mod tests {
         let none =
             Complete::parse(claim("c"), op.clone(), br#"{"fence":1,"worker":"w","outcome":"succeeded","result":null}"#);
         assert_eq!(none.map(|c| c.result), Ok(None));
+        let spelled = |result: &str| {
+            let body = format!(r#"{{"fence":1,"worker":"w","outcome":"succeeded","result":{result}}}"#);
+            Complete::parse(claim("c"), op.clone(), body.as_bytes()).map(|c| c.result)
+        };
+        // Every digit kept (a float would be 1.8446744073709552e19), and
+        // one spelling per value otherwise.
+        assert_eq!(
+            spelled(r#" { "z" : [ 18446744073709551617 , -0.10 , 1e400 ], "a\u0041" : "\u00e9\/" , "z": [1] } "#),
+            Ok(Some(r#"{"aA":"é/","z":[1]}"#.to_string()))
+        );
+        assert_eq!(
+            spelled("[18446744073709551617, 1.0, -0.10, 2E+3]"),
+            Ok(Some("[18446744073709551617,1.0,-0.10,2E+3]".into()))
+        );
+        assert_eq!(spelled(r#"{"b":{"d":[],"c":{}},"a":null}"#), Ok(Some(r#"{"a":null,"b":{"c":{},"d":[]}}"#.into())));
+        assert_eq!(spelled("[[[\"x\"]], true]"), Ok(Some(r#"[[["x"]],true]"#.into())));
+        assert_eq!(spelled("1e400"), Ok(Some("1e400".into())));
         let code = |body: &[u8]| Complete::parse(claim("c"), op.clone(), body).map_err(|e| e.code().as_str());
         assert_eq!(code(br#"{"fence":1,"worker":"w","outcome":"done"}"#), Err("invalid_body"));
         assert_eq!(code(br#"{"fence":1,"worker":"w"}"#), Err("invalid_body"));

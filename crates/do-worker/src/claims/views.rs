@@ -7,7 +7,6 @@ use protocol::claim::{
     Outcome as JobOutcome, RequestBody, RequestKey, Reservation, WorkerId,
 };
 use serde::Serialize;
-use serde_json::Value;
 use serde_json::value::RawValue;
 use worker::{Response, Result};
 
@@ -118,9 +117,10 @@ struct BoundView<'a> {
     lease_ttl_ms: Option<Millis>,
     #[serde(skip_serializing_if = "Option::is_none")]
     outcome: Option<&'static str>,
-    /// A completion's result (null for none); absent for an activation.
+    /// A completion's result as stored (null for none); absent for an
+    /// activation.
     #[serde(skip_serializing_if = "Option::is_none")]
-    result: Option<Value>,
+    result: Option<&'a RawValue>,
 }
 
 #[derive(Serialize)]
@@ -202,8 +202,8 @@ fn key_reused(operation: &OperationId, bound: &RequestKey, body: &RequestBody) -
         RequestBody::Complete { outcome, result } => {
             fields.request = "complete";
             fields.outcome = Some(outcome.name());
-            let value = result.as_deref().and_then(|r| serde_json::from_str::<Value>(r).ok());
-            fields.result = Some(value.unwrap_or(Value::Null));
+            let stored = result.as_deref().and_then(|r| serde_json::from_str::<&RawValue>(r).ok());
+            fields.result = Some(stored.unwrap_or(RawValue::NULL));
         }
     }
     let code = Code::IdempotencyKeyReused;

@@ -163,8 +163,8 @@ pub enum RequestBody {
     Attempt,
     /// An activation asking for a lease of `lease_ttl_ms`.
     Activate { lease_ttl_ms: Millis },
-    /// A completion with its outcome and result (the result's JSON text,
-    /// canonical: the Worker serializes the parsed value).
+    /// A completion with its outcome and result (the result's JSON text in
+    /// the one spelling the Worker gives each value, numbers exact).
     Complete { outcome: Outcome, result: Option<String> },
 }
 

@@ -202,6 +202,33 @@ async fn pages_of_large_results_end_by_their_bytes() {
     assert!(seen.windows(2).all(|w| w[0] < w[1]), "in claim-id order");
 }
 
+/// A result keeps every digit of its numbers (a float would turn
+/// 18446744073709551617 into 1.8446744073709552e19), in the claim and in the
+/// listing; its key binds the value, not its whitespace.
+#[tokio::test]
+async fn a_result_keeps_every_digit() {
+    let c = Claims::fresh("claims-digits").await;
+    run_attempt(&c, "j", 1, "w1").await;
+    let body =
+        |result: &str| format!(r#"{{"fence":1,"worker":"w1","outcome":"succeeded","result":{result}}}"#).into_bytes();
+    let stored = r#"{"id":18446744073709551617,"x":1.50}"#;
+    completed(&c.complete_raw("j", Some("k"), body(r#"{ "x": 1.50, "id": 18446744073709551617 }"#)).await, "succeeded");
+    let view = c.store.request("GET", &format!("/v1/{}/claims/j", enc(&c.ns)), None, &[]).await;
+    assert!(
+        view.text().contains(&format!(r#""result":{stored}"#)),
+        "the claim shows the result as sent: {}",
+        view.text()
+    );
+    let list = c.store.request("GET", &format!("/v1/{}/claims?state=succeeded", enc(&c.ns)), None, &[]).await;
+    assert!(list.text().contains(&format!(r#""result":{stored}"#)), "and so does the listing: {}", list.text());
+    // The same value spelled otherwise is the same request; another number
+    // (equal as a float) is another.
+    completed(&c.complete_raw("j", Some("k"), body(stored)).await, "succeeded");
+    let other = c.complete_raw("j", Some("k"), body(r#"{"id":18446744073709551618,"x":1.50}"#)).await;
+    other.expect_error(409, "idempotency_key_reused");
+    assert!(other.text().contains(&format!(r#""result":{stored}"#)), "the bound result: {}", other.text());
+}
+
 #[tokio::test]
 async fn bad_input_is_refused_with_its_code_and_changes_nothing() {
     let c = Claims::fresh("claims-jobs-bad").await;
