@@ -165,10 +165,9 @@ impl Leases<'_> {
     pub async fn lock(&self, claim: &ClaimId) -> Result<LeaseLock, LeaseStoreError> {
         let started = now_ms();
         let budget = Delay::from(Duration::from_millis(self.deadline.saturating_sub(started)));
-        // The lock first: one free, or handed over, is taken even at the deadline.
-        match future::select(pin!(locks::acquire(self.state, claim)), pin!(budget)).await {
-            Either::Left((held, _)) => Ok(held?),
-            Either::Right(_) => {
+        match locks::acquire_before(self.state, claim, budget).await? {
+            Some(held) => Ok(held),
+            None => {
                 Err(LeaseStoreError::LockWait { claim: claim.clone(), waited_ms: now_ms().saturating_sub(started) })
             }
         }

@@ -11,9 +11,12 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, VecDeque};
+use std::future::Future;
+use std::pin::pin;
 use std::rc::Rc;
 
 use futures_channel::oneshot;
+use futures_util::future::{self, Either};
 use protocol::claim::ClaimId;
 use worker::console_error;
 
@@ -119,6 +122,21 @@ pub async fn acquire<S: HasLocks>(state: &Rc<RefCell<S>>, claim: &ClaimId) -> Re
     }
 }
 
+/// [`acquire`], giving up when `deadline` (a timer) comes first: `None`.
+/// The lock is polled first, so one free, or handed over, is taken even if
+/// the deadline came in the same turn; one that did not come in time gives
+/// up its place in the queue.
+pub async fn acquire_before<S: HasLocks>(
+    state: &Rc<RefCell<S>>,
+    claim: &ClaimId,
+    deadline: impl Future<Output = ()>,
+) -> Result<Option<Held<S>>, LockError> {
+    match future::select(pin!(acquire(state, claim)), pin!(deadline)).await {
+        Either::Left((held, _)) => held.map(Some),
+        Either::Right(_) => Ok(None),
+    }
+}
+
 /// A place in a claim's queue. Dropped with the lock handed to it but not
 /// yet taken (the request went away in between), it passes the lock on.
 struct Waiter<S: HasLocks> {
@@ -146,8 +164,6 @@ impl<S: HasLocks> Drop for Held<S> {
 
 #[cfg(test)]
 mod tests {
-    use std::future::Future;
-    use std::pin::pin;
     use std::task::{Context, Poll, Waker};
 
     use super::*;
@@ -233,5 +249,25 @@ mod tests {
         drop(first);
         drop(handed);
         assert!(matches!(poll(next.as_mut()), Poll::Ready(Ok(_))), "not stuck with the waiter that went away");
+    }
+
+    #[test]
+    fn the_deadline_gives_up_a_wait_but_never_a_free_lock() {
+        let locks = Rc::new(RefCell::new(State::default()));
+        let a = ClaimId::from("a");
+        let Poll::Ready(Ok(Some(held))) = poll(pin!(acquire_before(&locks, &a, future::ready(())))) else {
+            panic!("a free lock is taken even at the deadline")
+        };
+        assert!(
+            matches!(poll(pin!(acquire_before(&locks, &a, future::ready(())))), Poll::Ready(Ok(None))),
+            "a held lock is not waited for past the deadline"
+        );
+        let mut waiting = pin!(acquire_before(&locks, &a, future::pending()));
+        assert!(poll(waiting.as_mut()).is_pending());
+        drop(held);
+        assert!(
+            matches!(poll(waiting.as_mut()), Poll::Ready(Ok(Some(_)))),
+            "handed over, not to the request that gave up"
+        );
     }
 }
