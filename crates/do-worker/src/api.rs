@@ -16,7 +16,6 @@ use crate::internal::{self, replica_binding, secret};
 use crate::listing::Page;
 use crate::names::ReplicaName;
 use crate::namespaces::{self, calls};
-use crate::tokens;
 use crate::vocab::{KvOp, MAX_VALUE_BYTES};
 use crate::wire::{Ops, ReplicaOp, Target};
 
@@ -118,9 +117,7 @@ pub async fn list(env: &Env, ns: &str, page: &Page, life: Option<u64>) -> HttpRe
 /// its data then goes.
 pub async fn status(env: &Env, ns: &str, life: Option<u64>) -> HttpResult {
     let secret = secret(env)?;
-    let info = calls::get(env, &secret, ns).await?;
-    tokens::check_life(life, ns, info.as_ref().map(|i| i.created_at))?;
-    let info = info.ok_or_else(|| namespaces::not_found(ns))?;
+    let info = calls::get_in_life(env, &secret, ns, life).await?.ok_or_else(|| namespaces::not_found(ns))?;
     let lines = replica_lines(env, ns, ReplicaOp::Status, &secret).await;
     let idle_expires_at = lines.first().and_then(|r0| r0.get("idle_expires_at")).cloned().unwrap_or(Value::Null);
     Ok(http::json(&json!({

@@ -142,10 +142,8 @@ pub async fn mint(req: Request, env: &Env, bearer: &Bearer, admin_token: &str) -
     rights.dedup();
     let life = match &asked.namespace {
         Some(ns) => {
-            let info = calls::get(env, &internal::secret(env)?, ns).await?;
-            let created_at = info.map(|i| i.created_at);
-            tokens::check_life(bearer.life(), ns, created_at).map_err(HttpError::from)?;
-            Some(created_at.ok_or_else(|| super::not_found(ns))?)
+            let info = calls::get_in_life(env, &internal::secret(env)?, ns, bearer.life()).await?;
+            Some(info.ok_or_else(|| super::not_found(ns))?.created_at)
         }
         None => None,
     };

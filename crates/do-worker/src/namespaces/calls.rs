@@ -8,6 +8,7 @@ use super::info::{Boot, Info};
 use crate::error::{Code, HttpError, HttpResult};
 use crate::internal::{self, REGISTRY_BINDING};
 use crate::names::ReplicaName;
+use crate::tokens;
 use crate::wire::{RegistryOp, Target};
 
 /// The name of the one registry object.
@@ -29,6 +30,14 @@ pub async fn get(env: &Env, secret: &str, ns: &str) -> HttpResult<Option<Info>> 
         404 => Ok(None),
         status => Err(unexpected(status, &mut resp).await),
     }
+}
+
+/// The namespace's info, for a token bound to namespace life `life`
+/// (`None`: any): 401 if the namespace is of another life or gone.
+pub async fn get_in_life(env: &Env, secret: &str, ns: &str, life: Option<u64>) -> HttpResult<Option<Info>> {
+    let info = get(env, secret, ns).await?;
+    tokens::check_life(life, ns, info.as_ref().map(|i| i.created_at))?;
+    Ok(info)
 }
 
 /// May `replica` of `ns` start (`client`: for a client request)?

@@ -181,6 +181,9 @@ async fn deleting_a_namespace_ends_its_tokens_even_if_it_is_created_again() {
     unauthorized(&c.create("j", 1, "w1", 60_000).await);
     unauthorized(&old.request("GET", &c.path("j", ""), None, &[]).await);
     unauthorized(&mint(&old, Some(&ns), &["read"], 60).await);
+    // The test hooks too (they exist in this deployment).
+    unauthorized(&old.request("POST", &format!("/v1/{}/_test/evict/r0", enc(&ns)), None, &[]).await);
+    unauthorized(&old.request("GET", &format!("/v1/{}/_test/replicas", enc(&ns)), None, &[]).await);
     assert_eq!(Found::parse(&admin.get(&ns, "k").await).value, b"second life", "nothing changed");
     admin.request("GET", &format!("/v1/{}/claims/j", enc(&ns)), None, &[]).await.expect_error(404, "claim_not_found");
 
