@@ -236,23 +236,35 @@ impl Memory {
     }
 
     /// This memory's records in the buckets where `theirs` differs, up to
-    /// `max_bytes` of them (at least one, if there is any), in key order.
-    pub fn differing(&self, theirs: &Digest, max_bytes: usize) -> Records {
+    /// `max_bytes` of them (at least one, if there is any), in key order
+    /// from the first key after `after` round to `after` again; and, if
+    /// they did not all fit, the last key taken: where the next answer to
+    /// the same replica starts. Without it every answer would start at the
+    /// same key, and records the other side already holds that fill a
+    /// chunk (one large record does) would travel every round and the rest
+    /// never.
+    pub fn differing(&self, theirs: &Digest, max_bytes: usize, after: Option<&Key>) -> (Records, Option<Key>) {
         let differ: BTreeSet<usize> = (0..BUCKETS).filter(|&b| self.digest.0.get(b) != theirs.0.get(b)).collect();
         let mut records = Vec::new();
-        let mut bytes = 0;
         if differ.is_empty() {
-            return Records(records);
+            return (Records(records), None);
         }
-        for (k, r) in self.records.iter().filter(|(k, _)| differ.contains(&bucket(k))) {
+        let from = after.map_or(Bound::Unbounded, Bound::Excluded);
+        let tail = self.records.range::<Key, _>((from, Bound::Unbounded));
+        let head = after.map(|after| self.records.range::<Key, _>((Bound::Unbounded, Bound::Included(after))));
+        let mut bytes = 0;
+        let mut cut = false;
+        for (k, r) in tail.chain(head.into_iter().flatten()).filter(|(k, _)| differ.contains(&bucket(k))) {
             let more = cost(k, r);
             if !records.is_empty() && bytes + more > max_bytes {
+                cut = true;
                 break;
             }
             bytes += more;
             records.push((k.clone(), r.clone()));
         }
-        Records(records)
+        let next = if cut { records.last().map(|(k, _)| k.clone()) } else { None };
+        (Records(records), next)
     }
 
     fn forget(&mut self, key: &Key, old: &Record) {
@@ -267,7 +279,7 @@ impl Memory {
 }
 
 /// The bucket of a key.
-fn bucket(key: &Key) -> usize {
+pub(super) fn bucket(key: &Key) -> usize {
     (xxh3_64(key.as_str().as_bytes()) >> 56) as usize
 }
 
@@ -589,16 +601,43 @@ mod tests {
             n.merge(&k, &rec(1, i + 1, Value::Bytes(vec![1])));
         }
         assert_eq!(m.digest(), n.digest());
-        assert!(m.differing(n.digest(), MAX_CHUNK_BYTES).0.is_empty());
+        assert!(m.differing(n.digest(), MAX_CHUNK_BYTES, None).0.0.is_empty());
         let k = key("key-7");
         m.merge(&k, &rec(2, 1, Value::Bytes(vec![2])));
-        let diff = m.differing(n.digest(), MAX_CHUNK_BYTES);
+        let (diff, next) = m.differing(n.digest(), MAX_CHUNK_BYTES, None);
+        assert_eq!(next, None, "it all fits");
         assert!(diff.0.iter().any(|(dk, r)| *dk == k && r.stamp.ep == Epoch(2)));
         assert!(diff.0.len() < 10, "only the differing bucket travels: {}", diff.0.len());
         for (dk, r) in &diff.0 {
             n.merge(dk, r);
         }
         assert_eq!(m.digest(), n.digest());
+    }
+
+    #[test]
+    fn answers_to_one_digest_go_round_the_differing_records() {
+        let mut m = Memory::default();
+        let n = Memory::default();
+        let keys: Vec<Key> = (0..5).map(|i| key(&format!("key-{i}"))).collect();
+        for (i, k) in (1..).zip(&keys) {
+            m.merge(k, &rec(1, i, Value::Bytes(vec![0; 100])));
+        }
+        // Room for two records a chunk: five differ, so the answers go
+        // round them, each key within three answers, however the first ones
+        // fill the chunk.
+        let two = 2 * cost(&keys[0], m.get(&keys[0]).unwrap());
+        let mut after = None;
+        let mut seen = BTreeSet::new();
+        for _ in 0..3 {
+            let (records, next) = m.differing(n.digest(), two, after.as_ref());
+            assert_eq!(records.0.len(), 2);
+            assert_eq!(next.as_ref(), records.0.last().map(|(k, _)| k), "cut short: the next answer starts after it");
+            seen.extend(records.0.into_iter().map(|(k, _)| k));
+            after = next;
+        }
+        assert_eq!(seen.len(), keys.len(), "every differing record travelled");
+        // All of it fits: no position is kept.
+        assert_eq!(m.differing(n.digest(), MAX_CHUNK_BYTES, Some(&keys[2])).1, None);
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! [`peer`](super::peer)) decide *when* (their phase); this module says
 //! *what*.
 
+use std::collections::BTreeMap;
+
 use super::config::Config;
 use super::ids::{Epoch, Generation, Instance, Key, Millis, ReplicaId, SplitMix64};
 use super::interface::{Output, Timer};
@@ -27,6 +29,9 @@ pub(super) struct Node {
     /// (once this replica is ready), and a record at or below it for a key
     /// it stores nothing for is refused.
     pub(super) floor: Stamp,
+    /// Per other replica, where the next answer to its digest starts, if
+    /// the last one was cut short (`Memory::differing`).
+    pub(super) gossip_after: BTreeMap<ReplicaId, Key>,
 }
 
 impl Node {
@@ -89,14 +94,23 @@ impl Node {
 
     /// `DigestRecv`: a ready replica takes the digest's floor, then answers
     /// with its records in the buckets where the digests differ (one
-    /// chunk's worth; the next digest brings the rest). A recovering one
-    /// ignores digests.
+    /// chunk's worth; the next digest brings the next chunk). A recovering
+    /// one ignores digests.
     pub(super) fn on_digest(&mut self, from: ReplicaId, floor: Stamp, theirs: &Digest, ready: bool) -> Vec<Output> {
         if !ready {
             return Vec::new();
         }
         self.raise_floor(floor);
-        let records = self.mem.differing(theirs, self.config.chunk_bytes);
+        let (records, next) = self.mem.differing(theirs, self.config.chunk_bytes, self.gossip_after.get(&from));
+        match next {
+            // Kept for the other replicas only: one entry each at most.
+            Some(key) if self.config.others(self.me).any(|r| r == from) => {
+                self.gossip_after.insert(from, key);
+            }
+            _ => {
+                self.gossip_after.remove(&from);
+            }
+        }
         if records.0.is_empty() {
             return Vec::new();
         }

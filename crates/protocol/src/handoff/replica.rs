@@ -12,6 +12,8 @@
 //! arming that timer at `now`. A host runs a timer due now before sleeping
 //! ([`Driver`](super::driver::Driver) keeps the timers).
 
+use std::collections::BTreeMap;
+
 use super::cond::{self, Cond};
 use super::config::Config;
 use super::coordinator::{self, Ask, Coordinator, Listing};
@@ -81,7 +83,16 @@ impl Replica {
         let mut rng = SplitMix64::new(seed);
         let instance = Instance { born: now.0, nonce: rng.next_u64() };
         let is_coordinator = me == config.coordinator();
-        let node = Node { config, me, instance, rng, generation: None, mem: Memory::default(), floor: Stamp::ZERO };
+        let node = Node {
+            config,
+            me,
+            instance,
+            rng,
+            generation: None,
+            mem: Memory::default(),
+            floor: Stamp::ZERO,
+            gossip_after: BTreeMap::new(),
+        };
         let (role, out) = if is_coordinator {
             let (c, out) = Coordinator::boot(&node, now);
             (Role::Coordinator(c), out)

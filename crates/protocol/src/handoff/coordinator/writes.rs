@@ -258,22 +258,22 @@ impl Coordinator {
                 Err(_) => break,
             }
         }
-        // What is left due waits for its key's pending write (or for room):
-        // look again in a retry interval.
-        let next = node.mem.next_expiry().map(|at| if at > now { at } else { now.plus(node.config.retry_ms) });
-        out.extend(next.map(|at| self.arm_expiry(at)));
+        out.extend(expiry_due(node, now).map(|at| self.arm_expiry(at)));
         out
     }
 
     /// Arms the expiry timer for the earliest expiry, when the memory holds
     /// a record that expires before the timer fires (a write committed,
     /// gossip merged, the coordinator became ready); run after every step.
+    /// A record expired already (committed or merged after its expiry) is
+    /// looked at within a retry interval, not at the timer armed for a
+    /// later one (which may be days away).
     pub(in super::super) fn expiry_timer(&mut self, node: &Node, now: Millis) -> Option<Output> {
         if self.phase != Phase::Ready {
             return None;
         }
-        let at = node.mem.next_expiry()?.max(now);
-        let sooner = self.expiry_armed.is_none_or(|armed| at < armed && at > now);
+        let at = expiry_due(node, now)?;
+        let sooner = self.expiry_armed.is_none_or(|armed| at < armed);
         sooner.then(|| self.arm_expiry(at))
     }
 
@@ -281,6 +281,15 @@ impl Coordinator {
         self.expiry_armed = Some(at);
         Output::SetTimer { timer: Timer::Expire, at }
     }
+}
+
+/// When the expiry timer must fire: at the earliest expiry; or, if that
+/// has passed (what is due waits for its key's pending write, or for room,
+/// or was merged expired), a retry interval from `now`, so that a timer
+/// armed by this rule at every step never fires without progress in
+/// between.
+fn expiry_due(node: &Node, now: Millis) -> Option<Millis> {
+    node.mem.next_expiry().map(|at| if at > now { at } else { now.plus(node.config.retry_ms) })
 }
 
 /// Every conditional write waiting: blocked, or for a confirmation.
