@@ -184,14 +184,24 @@ impl Leases<'_> {
         serve(self, request, authority, now_ms).await
     }
 
-    /// Deletes the claim's lease record (a purged claim's), unless the
-    /// namespace's replicas are not running: then the record went with them,
-    /// and this must not start them again.
-    pub async fn forget(&self, claim: &ClaimId) -> Result<(), LeaseStoreError> {
+    /// Deletes the claim's lease record (a purged claim's) if, with the
+    /// claim's lease lock held, `still_due()` says the claim is still to be
+    /// purged (a new attempt authorized meanwhile may be activated, and its
+    /// lease must stay); whether it was. Not if the namespace's replicas are
+    /// not running: then the record went with them, and this must not start
+    /// them again.
+    pub async fn forget(
+        &self,
+        claim: &ClaimId,
+        still_due: impl Fn() -> Result<bool, StoreError>,
+    ) -> Result<bool, LeaseStoreError> {
         let _held = self.lock(claim).await?;
+        if !still_due()? {
+            return Ok(false);
+        }
         let answer = self.call_with(Op::Delete, claim, None, &[(NO_WAKE_HEADER, "1")]).await?;
         match answer.status {
-            200 | 404 | 410 => Ok(()),
+            200 | 404 | 410 => Ok(true),
             status => Err(unexpected(status, &answer.body)),
         }
     }

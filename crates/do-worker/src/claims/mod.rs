@@ -132,9 +132,6 @@ impl ClaimStore {
         if target.op == ClaimOp::Drop {
             return self.drop_everything(target.life).await;
         }
-        self.open(&target.ns).await?;
-        let life = self.enter(|state| state.life)?;
-        tokens::check_life(target.life, &target.ns, life)?;
         let limit = match target.op {
             ClaimOp::Complete => request::MAX_INTERNAL_COMPLETE_BYTES,
             _ => request::MAX_BODY_BYTES,
@@ -143,6 +140,12 @@ impl ClaimStore {
             "POST" => body::read(&req, limit, Code::BodyTooLarge).await?,
             _ => Vec::new(),
         };
+        // The body first: the life is checked after the last await before
+        // serving, so a drop and a new life of the name meanwhile cannot
+        // let an old life's token through.
+        self.open(&target.ns).await?;
+        let life = self.enter(|state| state.life)?;
+        tokens::check_life(target.life, &target.ns, life)?;
         self.serve(&target, &body).await
     }
 
@@ -248,12 +251,12 @@ impl ClaimStore {
                 let call = request::internal(body, Activate::validated)?;
                 let answer = procedures::activate(durable, &leases, &call).await?;
                 self.schedule_purge(durable).await?;
-                Ok(views::activation(&call.operation, &call.request, &answer)?)
+                Ok(views::activation(&call.operation, &call.request, &answer, durable.lease_until(&call.request)?)?)
             }
             ClaimOp::ActivateBaseline => {
                 let call = request::internal(body, Activate::validated)?;
                 let answer = procedures::activate_without_lease_store(durable, &call).await?;
-                Ok(views::activation(&call.operation, &call.request, &answer)?)
+                Ok(views::activation(&call.operation, &call.request, &answer, durable.lease_until(&call.request)?)?)
             }
             ClaimOp::Heartbeat => {
                 let call = request::internal(body, Heartbeat::validated)?;
@@ -315,17 +318,24 @@ impl ClaimStore {
         }
     }
 
-    /// One batch of the purge: the claims whose retention passed, deleted
-    /// with their operations, then their lease records (without starting
-    /// the namespace's replicas if they are not running). How many, and
-    /// whether the batch was full.
+    /// One batch of the purge: the claims whose retention passed, each
+    /// lease record first (without starting the namespace's replicas if
+    /// they are not running), then its rows, if still due. In that order so
+    /// that a lease store that fails leaves the rows, and the next alarm
+    /// tries again; before, a record whose delete failed stayed for good,
+    /// and a claim of the same id created again found it. How many were
+    /// purged, and whether the batch was full.
     async fn purge(&self, ns: &str, durable: &DurableStore) -> std::result::Result<(usize, bool), ClaimError> {
-        let purged = durable.purge(now_ms(), PURGE_BATCH)?;
+        let now = now_ms();
+        let due = durable.due_for_purge(now, PURGE_BATCH)?;
         let leases = self.leases.of(ns, &self.state);
-        for claim in &purged {
-            leases.forget(claim).await?;
+        let mut purged = 0;
+        for claim in &due {
+            if leases.forget(claim, || durable.is_due_for_purge(claim, now)).await? && durable.purge(claim, now)? {
+                purged += 1;
+            }
         }
-        Ok((purged.len(), purged.len() >= PURGE_BATCH))
+        Ok((purged, due.len() >= PURGE_BATCH))
     }
 
     /// After an activation or a completion, the claim may now be due

@@ -41,6 +41,7 @@ use protocol::claim::durable::apply;
 use protocol::claim::types::deadline;
 use protocol::claim::{
     ClaimId, ClaimRow, ClaimState, DurableReply, DurableRequest, DurableRows, Millis, OperationId, OperationRow,
+    RequestKey,
 };
 use serde::de::DeserializeOwned;
 use worker::{SqlStorage, SqlStorageValue};
@@ -227,15 +228,17 @@ impl DurableStore {
         Ok((due.first().copied(), purge.first().copied()))
     }
 
-    /// Deletes (at most `limit` of) the claims whose retention has passed at
-    /// `now`, with their operations; the claims deleted. Rows kept from
-    /// before `purge_at` existed get theirs here, `retention` from `now`.
-    /// Synchronous, hence one transaction (module docs).
-    pub fn purge(&self, now: Millis, limit: usize) -> Result<Vec<ClaimId>, StoreError> {
+    /// (At most `limit` of) the claims whose retention has passed at `now`.
+    /// Rows kept from before `purge_at` existed get theirs here,
+    /// `retention` from `now` (found by a partial index that holds only
+    /// them, not by reading every authorized claim). Synchronous, hence one
+    /// transaction (module docs).
+    pub fn due_for_purge(&self, now: Millis, limit: usize) -> Result<Vec<ClaimId>, StoreError> {
         let limit = sqlite::int(limit as u64);
         self.sql.exec(
             "UPDATE claims SET purge_at = ? WHERE claim IN \
-             (SELECT claim FROM claims WHERE purge_at IS NULL AND state != 'authorized' LIMIT ?)",
+             (SELECT claim FROM claims INDEXED BY claims_unpurged \
+              WHERE purge_at IS NULL AND state != 'authorized' LIMIT ?)",
             vec![sqlite::int(now.saturating_add(self.retention_ms)), limit.clone()],
         )?;
         let due = sqlite::texts(
@@ -243,11 +246,37 @@ impl DurableStore {
             "SELECT claim FROM claims WHERE purge_at <= ? ORDER BY purge_at LIMIT ?",
             vec![sqlite::int(now), limit],
         )?;
-        for claim in &due {
-            self.sql.exec("DELETE FROM operations WHERE claim = ?", vec![claim.as_str().into()])?;
-            self.sql.exec("DELETE FROM claims WHERE claim = ?", vec![claim.as_str().into()])?;
-        }
         Ok(due.into_iter().map(ClaimId).collect())
+    }
+
+    /// The lease deadline the durable store recorded for attempt
+    /// `request`, while it executes the claim (the activation's, or a later
+    /// heartbeat's).
+    pub fn lease_until(&self, request: &RequestKey) -> Result<Option<Millis>, StoreError> {
+        let row = self.claim(&request.claim)?;
+        Ok(row.filter(|row| row.check_executing(request).is_ok()).and_then(|row| row.lease_until))
+    }
+
+    /// Whether `claim`'s retention has passed at `now` (it was not
+    /// authorized again meanwhile).
+    pub fn is_due_for_purge(&self, claim: &ClaimId, now: Millis) -> Result<bool, StoreError> {
+        let found = sqlite::integers(
+            &self.sql,
+            "SELECT COUNT(*) FROM claims WHERE claim = ? AND purge_at <= ?",
+            vec![claim.0.as_str().into(), sqlite::int(now)],
+        )?;
+        Ok(found.first().is_some_and(|&n| n > 0))
+    }
+
+    /// Deletes `claim` with its operations if its retention has passed at
+    /// `now`; whether it did. Synchronous, hence one transaction.
+    pub fn purge(&self, claim: &ClaimId, now: Millis) -> Result<bool, StoreError> {
+        if !self.is_due_for_purge(claim, now)? {
+            return Ok(false);
+        }
+        self.sql.exec("DELETE FROM operations WHERE claim = ?", vec![claim.0.as_str().into()])?;
+        self.sql.exec("DELETE FROM claims WHERE claim = ?", vec![claim.0.as_str().into()])?;
+        Ok(true)
     }
 
     /// How many claims are in each state (the test hook).

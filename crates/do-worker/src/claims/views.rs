@@ -155,9 +155,23 @@ impl<'a> Outcome<'a> {
 }
 
 /// An activation's answer: 200 accepted, 422 rejected, 409 for a reused key.
-pub fn activation(operation: &OperationId, request: &RequestKey, answer: &Answer) -> Result<Response> {
+/// An accepted one names the lease's deadline as recorded (`lease_until`),
+/// so that a replay, answered on what is left of the lease, says how much.
+pub fn activation(
+    operation: &OperationId,
+    request: &RequestKey,
+    answer: &Answer,
+    lease_until: Option<Millis>,
+) -> Result<Response> {
     let (status, outcome) = match answer {
-        Answer::Accepted => (200, Outcome { operation: Some(operation), ..Outcome::new("accepted", request) }),
+        Answer::Accepted => (
+            200,
+            Outcome {
+                operation: Some(operation),
+                lease: lease_until.map(|expires_at| LeaseView { worker: &request.worker, expires_at }),
+                ..Outcome::new("accepted", request)
+            },
+        ),
         Answer::Rejected { reason } => (
             422,
             Outcome {

@@ -56,6 +56,15 @@ async fn an_exact_replay_gets_the_same_answer_and_applies_nothing() {
     // Another key for the same attempt replays too (the claim executes).
     accepted(&c.activate("j", "k2", 1, "w1", LONG).await);
     assert_eq!(c.get("j").await["activations"], 1);
+    // A replay is answered on what is left of the lease, and says so: the
+    // deadline granted, or a heartbeat's since, not lease_ttl_ms from now.
+    let granted = first.json()["lease"]["expires_at"].as_u64();
+    assert!(granted.is_some(), "an accepted activation names its lease's deadline: {}", first.text());
+    let renewed = c.heartbeat("j", 1, "w1", 2 * LONG).await.json()["lease"]["expires_at"].as_u64();
+    assert!(renewed > granted, "{renewed:?} {granted:?}");
+    let replay = c.activate("j", "k", 1, "w1", LONG).await;
+    accepted(&replay);
+    assert_eq!(replay.json()["lease"]["expires_at"].as_u64(), renewed, "{}", replay.text());
 }
 
 #[tokio::test]
