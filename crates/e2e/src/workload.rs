@@ -1,5 +1,7 @@
 //! A workload of clients that PUT, GET and DELETE a few keys of one
-//! namespace and record every operation's invocation and answer for the
+//! namespace, some of the writes conditional (`If-Match` with the ETag of
+//! the value the client last read of that key, or `If-None-Match: *`), and
+//! record every operation's invocation and answer for the
 //! history check (`crate::history`): an acknowledged write took effect
 //! while it ran, a refused one (503 `recovering`, `overloaded`) never did,
 //! an ambiguous one (503 `not_committed`, `superseded`,
@@ -39,27 +41,51 @@ pub struct Log {
 impl Client {
     pub async fn run(mut self, stop: &AtomicBool, done: &AtomicUsize) -> Log {
         let mut log = Log::default();
+        // Per key, the ETag and write id of the value this client last read.
+        let mut last_read: HashMap<String, (String, String)> = HashMap::new();
         while !stop.load(Ordering::SeqCst) {
             let key = format!("k{}", self.below(self.keys));
             let path = Store::kv_path(&self.ns, &key);
             let wid = crate::new_wid();
-            let (call, method, body) = match self.below(100) {
-                0..45 => (Call::Read, "GET", None),
-                45..85 => {
-                    let value = format!("{wid} from client {}", self.id).into_bytes();
-                    log.written.insert(wid.clone(), (key.clone(), value.clone()));
-                    (Call::Write(Val::Put(wid.clone())), "PUT", Some(value))
+            let value = format!("{wid} from client {}", self.id).into_bytes();
+            let mut headers = vec![("handoff-write-id", wid.clone())];
+            let (call, method) = match self.below(100) {
+                0..45 => {
+                    headers.clear();
+                    (Call::Read, "GET")
                 }
-                _ => (Call::Write(Val::Absent), "DELETE", None),
+                45..75 => (Call::Write(Val::Put(wid.clone())), "PUT"),
+                75..90 => {
+                    let expect = match last_read.get(&key) {
+                        Some((etag, read)) => {
+                            headers.push(("if-match", etag.clone()));
+                            Val::Put(read.clone())
+                        }
+                        None => {
+                            headers.push(("if-none-match", "*".to_string()));
+                            Val::Absent
+                        }
+                    };
+                    (Call::CondWrite { expect, write: Val::Put(wid.clone()) }, "PUT")
+                }
+                _ => (Call::Write(Val::Absent), "DELETE"),
             };
-            let headers: &[(&str, &str)] = if call == Call::Read { &[] } else { &[("handoff-write-id", &wid)] };
+            let body = (method == "PUT").then(|| {
+                log.written.insert(wid.clone(), (key.clone(), value.clone()));
+                value
+            });
+            let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
             let invoked = self.start.elapsed();
-            let answer = self.store.try_request(method, &path, body, headers).await;
+            let answer = self.store.try_request(method, &path, body, &headers).await;
             let returned = self.start.elapsed();
             let (outcome, shown) = match classify(&call, &key, &wid, &answer) {
                 Ok((outcome, found)) => {
                     if let Some(found) = found {
+                        let etag = format!("\"{}.{}.{}\"", found.ep, found.ver, found.wid);
+                        last_read.insert(key.clone(), (etag, found.wid.clone()));
                         log.reads.push((key.clone(), found));
+                    } else if outcome == Outcome::Read(Val::Absent) {
+                        last_read.remove(&key);
                     }
                     (outcome, status_of(&answer))
                 }
@@ -109,13 +135,22 @@ fn classify(
             Ok((Outcome::Read(Val::Put(found.wid.clone())), Some(found)))
         }
         (Call::Read, 404) if resp.error_code() == "key_not_found" => Ok((Outcome::Read(Val::Absent), None)),
-        (Call::Write(_), 200) => {
+        (Call::Write(_) | Call::CondWrite { .. }, 200) => {
             let ack = Ack::parse(resp);
             if ack.key != key || ack.wid != wid {
                 return Err(format!("acknowledged as {ack:?}"));
             }
             Ok((Outcome::Written, None))
         }
+        // Nothing written; the key held the write of the ETag the answer
+        // names (a visible value), or nothing.
+        (Call::CondWrite { .. }, 412) if resp.error_code() == "precondition_failed" => match resp.header("etag") {
+            None => Ok((Outcome::PreconditionFailed(Val::Absent), None)),
+            Some(etag) => match etag.trim_matches('"').splitn(3, '.').nth(2) {
+                Some(current) => Ok((Outcome::PreconditionFailed(Val::Put(current.to_string())), None)),
+                None => Err(format!("412 with the ETag {etag}")),
+            },
+        },
         // workerd's own plain-text answer when the isolate serving the
         // request was replaced (an eviction can take the Worker's isolate
         // with it): the request may have been served.

@@ -1,5 +1,6 @@
 //! Linearizability on the real runtime: eight clients PUT, GET and DELETE
-//! a few keys of one namespace on workerd while the test evicts one replica
+//! a few keys of one namespace, some PUTs conditional (`If-Match` the value
+//! last read, or `If-None-Match: *`), on workerd while the test evicts one replica
 //! at a time (the coordinator every other time) every few hundred
 //! milliseconds. Every operation's invocation and answer is recorded, and
 //! the history is checked per key with stateright's LinearizabilityTester
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use e2e::history::{self, Op, Outcome};
+use e2e::history::{self, Call, Op, Outcome};
 use e2e::workload::{Client, Log};
 use e2e::{Ack, Store};
 
@@ -79,9 +80,12 @@ async fn histories_under_evictions_are_linearizable() {
     };
     let run_time = start.elapsed();
     let count = |f: fn(&Op) -> bool| ops.iter().filter(|o| f(o)).count();
+    let cond_written = count(|o| matches!(o.call, Call::CondWrite { .. }) && o.outcome == Outcome::Written);
+    let cond_failed = count(|o| matches!(o.outcome, Outcome::PreconditionFailed(_)));
     println!(
         "linearizability: {} operations by {CLIENTS} clients on {KEYS} keys in {run_time:.1?}: \
-         {} acknowledged writes, {} reads, {} refused, {} ambiguous; {} evictions {evicted:?}",
+         {} acknowledged writes ({cond_written} conditional), {} reads, {cond_failed} 412s, {} refused, \
+         {} ambiguous; {} evictions {evicted:?}",
         ops.len(),
         count(|o| o.outcome == Outcome::Written),
         count(|o| matches!(o.outcome, Outcome::Read(_))),
@@ -89,6 +93,8 @@ async fn histories_under_evictions_are_linearizable() {
         count(|o| o.outcome == Outcome::Ambiguous),
         evicted.len()
     );
+    // The compare-and-set check had both kinds of answer to judge.
+    assert!(cond_written > 0 && cond_failed > 0, "conditional writes: {cond_written} written, {cond_failed} 412s");
     assert!(unexpected.is_empty(), "answers outside the API's contract:\n{}", unexpected.join("\n"));
     assert!(ops.len() >= MIN_OPS, "only {} operations", ops.len());
     assert_eq!(evicted.len(), EVICTIONS, "evictions done within {MAX_RUN:?}");
