@@ -132,6 +132,21 @@ impl Claims {
         reaped.iter().filter_map(|c| c.as_str().map(str::to_string)).collect()
     }
 
+    /// What the claim store holds, `(claims, bytes of rows)`, as its
+    /// triggers kept it (`GET /v1/{ns}/_test/claims`); fails the test
+    /// unless it agrees with a count of the rows.
+    pub async fn usage(&self) -> (u64, u64) {
+        let resp = self.store.request("GET", &format!("/v1/{}/_test/claims", enc(&self.ns)), None, &[]).await;
+        assert_eq!(resp.status, 200, "counts: {}", resp.text());
+        let counts = resp.json();
+        let n = |k: &str| counts[k].as_u64().unwrap_or_else(|| panic!("no {k}: {counts}"));
+        let states = ["authorized", "executing", "succeeded", "failed", "reaped", "dead"];
+        let claims = states.iter().map(|s| n(s)).sum::<u64>();
+        assert_eq!(n("usage_claims"), claims, "the kept count of claims: {counts}");
+        assert_eq!(n("usage_bytes"), n("recounted_bytes"), "the kept bytes: {counts}");
+        (claims, n("usage_bytes"))
+    }
+
     /// Polls the claim until `state` (bounded); the last view.
     pub async fn wait_state(&self, claim: &str, state: &str, within: Duration) -> Value {
         let deadline = Instant::now() + within;

@@ -6,7 +6,7 @@ use protocol::claim::{AuthorizeRefused, ClaimId, DurableError, ProcedureError};
 use super::leases::LeaseStoreError;
 use super::locks::LockError;
 use super::request::InvalidRequest;
-use super::store::{CreateRefused, StoreError};
+use super::store::{CreateRefused, NoRoom, StoreError};
 use crate::error::{Code, HttpError};
 
 /// `Retry-After` for the 503s below.
@@ -20,12 +20,10 @@ pub enum ClaimError {
     UnknownClaim(ClaimId),
     #[error(transparent)]
     Authorize(#[from] AuthorizeRefused),
-    #[error("the namespace holds {max} claims, its max_claims; a new claim needs one to be deleted first")]
-    Full { max: u64 },
-    #[error(
-        "claim {claim} has bound {max} Idempotency-Keys, the most one claim binds; a retry with a key already bound is still answered"
-    )]
-    OperationsFull { claim: ClaimId, max: u64 },
+    #[error("{}", full_message(.0, "a new claim"))]
+    Full(NoRoom),
+    #[error("{}; a retry with a key already bound is still answered", full_message(.full, &format!("a new Idempotency-Key of claim {}", .claim)))]
+    OperationsFull { claim: ClaimId, full: NoRoom },
     #[error(transparent)]
     LeaseStore(LeaseStoreError),
     /// The activation waits for something that has not happened within the
@@ -41,6 +39,19 @@ pub enum ClaimError {
     Procedure(ProcedureError),
 }
 
+/// What a 507 says: what the store is full of, and what waits for room.
+fn full_message(full: &NoRoom, what: &str) -> String {
+    match full {
+        NoRoom::Claims { max } => {
+            format!("the namespace holds {max} claims, its max_claims; {what} waits for finished claims to be purged")
+        }
+        NoRoom::Bytes { held, bound } => format!(
+            "the claim store's rows hold {held} bytes, at its bound of {bound} (max_claim_bytes, and an eighth more for the claims it holds); {what} waits for finished claims to be purged"
+        ),
+        NoRoom::Keys { max } => format!("the claim has bound {max} Idempotency-Keys, the most one claim binds"),
+    }
+}
+
 impl From<LeaseStoreError> for ClaimError {
     fn from(e: LeaseStoreError) -> Self {
         match e {
@@ -54,7 +65,7 @@ impl From<CreateRefused> for ClaimError {
     fn from(e: CreateRefused) -> Self {
         match e {
             CreateRefused::Authorize(refused) => ClaimError::Authorize(refused),
-            CreateRefused::Full { max } => ClaimError::Full { max },
+            CreateRefused::Full(full) => ClaimError::Full(full),
         }
     }
 }
@@ -77,7 +88,7 @@ impl From<ClaimError> for HttpError {
             ClaimError::Authorize(AuthorizeRefused::Live { .. }) => HttpError::new(Code::ClaimExists, message),
             ClaimError::Authorize(AuthorizeRefused::StaleFence { .. }) => HttpError::new(Code::StaleFence, message),
             ClaimError::Authorize(AuthorizeRefused::Dead { .. }) => HttpError::new(Code::ClaimDead, message),
-            ClaimError::Full { .. } => HttpError::new(Code::ClaimsFull, message),
+            ClaimError::Full(_) => HttpError::new(Code::ClaimsFull, message),
             ClaimError::OperationsFull { .. } => HttpError::new(Code::OperationsFull, message),
             ClaimError::LeaseStore(
                 LeaseStoreError::Unavailable { .. }

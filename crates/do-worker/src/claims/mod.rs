@@ -53,7 +53,7 @@ use error::ClaimError;
 use leases::LeaseStore;
 use request::{Activate, Bulk, Complete, Create, Heartbeat, ListPage};
 use state::ClaimsState;
-use store::DurableStore;
+use store::{DurableStore, Limits};
 
 /// Claims one alarm purges at most (each also deletes its lease record).
 const PURGE_BATCH: usize = 50;
@@ -156,12 +156,16 @@ impl ClaimStore {
     }
 
     /// The durable store, with the namespace's retention of finished claims
-    /// and its maximum number of claims.
+    /// and how much it holds at most.
     fn durable(&self) -> HttpResult<DurableStore> {
-        let limits = self.enter(|state| state.settings.as_ref().map(|s| (s.claim_retention_ms(), s.max_claims)))?;
-        let (retention, max_claims) =
+        let limits = self.enter(|state| {
+            state.settings.as_ref().map(|s| {
+                (s.claim_retention_ms(), Limits { max_claims: s.max_claims, max_claim_bytes: s.max_claim_bytes })
+            })
+        })?;
+        let (retention, limits) =
             limits.ok_or_else(|| HttpError::internal("the claim store serves before it opened"))?;
-        Ok(DurableStore::new(self.object.storage().sql(), retention, max_claims))
+        Ok(DurableStore::new(self.object.storage().sql(), retention, limits))
     }
 
     /// Makes sure the namespace exists (asking the registry once per object

@@ -134,10 +134,9 @@ impl<L: LeaseBackend> Host for ObjectHost<'_, L> {
         Ok(match request {
             Request::Durable(r) => {
                 if let DurableRequest::Bind { operation, request, .. } = &r
-                    && !self.durable.operation_room(&request.claim, operation)?
+                    && let Err(full) = self.durable.operation_room(&request.claim, operation)?
                 {
-                    let max = super::store::MAX_OPERATIONS_PER_CLAIM;
-                    return Err(ClaimError::OperationsFull { claim: request.claim.clone(), max });
+                    return Err(ClaimError::OperationsFull { claim: request.claim.clone(), full });
                 }
                 let records = matches!(
                     r,

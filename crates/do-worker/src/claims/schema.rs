@@ -14,7 +14,7 @@ use worker::{SqlStorage, Storage};
 use crate::sqlite::{self, Migration};
 
 /// Migration `n` takes the schema from version `n` to `n + 1`.
-const MIGRATIONS: &[Migration] = &[v1, v2, v3, v4, v5];
+const MIGRATIONS: &[Migration] = &[v1, v2, v3, v4, v5, v6];
 
 /// Creates or migrates the tables; a no-op once current.
 pub fn migrate(storage: &Storage) -> worker::Result<()> {
@@ -135,5 +135,44 @@ fn v5(sql: &SqlStorage) -> worker::Result<()> {
     sqlite::exec_all(
         sql,
         &["CREATE INDEX claims_unpurged ON claims (claim) WHERE purge_at IS NULL AND state != 'authorized'"],
+    )
+}
+
+/// What the store holds, kept by the database itself: the number of claims
+/// and the bytes of the claim and operation rows (their JSON and keys),
+/// counted from what is there at the migration and then by triggers on
+/// every insert, rewrite and delete, whoever writes. A create reads one row
+/// instead of counting the claims, and the byte bound (`max_claim_bytes`)
+/// needs no pass over the store: the runtime refuses SQLite's own page
+/// counts (docs/remora-operating.md).
+fn v6(sql: &SqlStorage) -> worker::Result<()> {
+    sqlite::exec_all(
+        sql,
+        &[
+            "CREATE TABLE usage (id INTEGER PRIMARY KEY CHECK (id = 0), claims INTEGER NOT NULL, bytes INTEGER NOT NULL)",
+            "INSERT INTO usage (id, claims, bytes) SELECT 0, \
+             (SELECT COUNT(*) FROM claims), \
+             (SELECT COALESCE(SUM(length(CAST(claim AS BLOB)) + length(CAST(row AS BLOB))), 0) FROM claims) + \
+             (SELECT COALESCE(SUM(length(CAST(claim AS BLOB)) + length(CAST(operation AS BLOB)) + \
+              length(CAST(row AS BLOB))), 0) FROM operations)",
+            "CREATE TRIGGER usage_claim_added AFTER INSERT ON claims BEGIN \
+             UPDATE usage SET claims = claims + 1, \
+             bytes = bytes + length(CAST(NEW.claim AS BLOB)) + length(CAST(NEW.row AS BLOB)) WHERE id = 0; END",
+            "CREATE TRIGGER usage_claim_rewritten AFTER UPDATE OF row ON claims BEGIN \
+             UPDATE usage SET bytes = bytes - length(CAST(OLD.row AS BLOB)) + length(CAST(NEW.row AS BLOB)) \
+             WHERE id = 0; END",
+            "CREATE TRIGGER usage_claim_deleted AFTER DELETE ON claims BEGIN \
+             UPDATE usage SET claims = claims - 1, \
+             bytes = bytes - length(CAST(OLD.claim AS BLOB)) - length(CAST(OLD.row AS BLOB)) WHERE id = 0; END",
+            "CREATE TRIGGER usage_operation_added AFTER INSERT ON operations BEGIN \
+             UPDATE usage SET bytes = bytes + length(CAST(NEW.claim AS BLOB)) + length(CAST(NEW.operation AS BLOB)) \
+             + length(CAST(NEW.row AS BLOB)) WHERE id = 0; END",
+            "CREATE TRIGGER usage_operation_rewritten AFTER UPDATE OF row ON operations BEGIN \
+             UPDATE usage SET bytes = bytes - length(CAST(OLD.row AS BLOB)) + length(CAST(NEW.row AS BLOB)) \
+             WHERE id = 0; END",
+            "CREATE TRIGGER usage_operation_deleted AFTER DELETE ON operations BEGIN \
+             UPDATE usage SET bytes = bytes - length(CAST(OLD.claim AS BLOB)) - length(CAST(OLD.operation AS BLOB)) \
+             - length(CAST(OLD.row AS BLOB)) WHERE id = 0; END",
+        ],
     )
 }

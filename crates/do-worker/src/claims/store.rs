@@ -88,17 +88,64 @@ pub const MAX_OPERATIONS_PER_CLAIM: u64 = 256;
 pub enum CreateRefused {
     /// The protocol refuses the attempt (409).
     Authorize(AuthorizeRefused),
-    /// A new claim, and the store holds `max` already (507 `claims_full`).
-    Full { max: u64 },
+    /// A new claim, and the store has no room for one (507 `claims_full`).
+    Full(NoRoom),
+}
+
+/// What a store that refuses more is full of.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoRoom {
+    /// It holds `max` claims (`max_claims`).
+    Claims { max: u64 },
+    /// Its rows hold `held` bytes, at or over `bound`.
+    Bytes { held: u64, bound: u64 },
+    /// The claim has bound `max` Idempotency-Keys.
+    Keys { max: u64 },
+}
+
+/// How much a claim store holds at most: the namespace's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    pub max_claims: u64,
+    pub max_claim_bytes: u64,
+}
+
+impl Limits {
+    /// Room for a new claim, in a store holding `claims` claims and
+    /// `bytes` bytes of rows.
+    pub fn room_for_claim(&self, claims: u64, bytes: u64) -> Result<(), NoRoom> {
+        if claims >= self.max_claims {
+            return Err(NoRoom::Claims { max: self.max_claims });
+        }
+        if bytes >= self.max_claim_bytes {
+            return Err(NoRoom::Bytes { held: bytes, bound: self.max_claim_bytes });
+        }
+        Ok(())
+    }
+
+    /// Room for a new Idempotency-Key of a claim that has bound `keys`:
+    /// an eighth beyond `max_claim_bytes` is kept for the claims already
+    /// held, so work admitted before new claims stopped can finish (its
+    /// completion, a retry's activation) while purges make room.
+    pub fn room_for_key(&self, keys: u64, bytes: u64) -> Result<(), NoRoom> {
+        if keys >= MAX_OPERATIONS_PER_CLAIM {
+            return Err(NoRoom::Keys { max: MAX_OPERATIONS_PER_CLAIM });
+        }
+        let bound = self.max_claim_bytes.saturating_add(self.max_claim_bytes / 8);
+        if bytes >= bound {
+            return Err(NoRoom::Bytes { held: bytes, bound });
+        }
+        Ok(())
+    }
 }
 
 /// The durable store of one namespace: its SQLite storage, how long a
-/// finished claim is kept there and how many claims it holds at most (the
+/// finished claim is kept there and how much it holds at most (the
 /// namespace's settings). A handle, made for each request.
 pub struct DurableStore {
     sql: SqlStorage,
     retention_ms: Millis,
-    max_claims: u64,
+    limits: Limits,
 }
 
 /// One page of a listing: the claims, and the cursor of the next page.
@@ -108,8 +155,23 @@ pub struct ClaimPage {
 }
 
 impl DurableStore {
-    pub fn new(sql: SqlStorage, retention_ms: Millis, max_claims: u64) -> DurableStore {
-        DurableStore { sql, retention_ms, max_claims }
+    pub fn new(sql: SqlStorage, retention_ms: Millis, limits: Limits) -> DurableStore {
+        DurableStore { sql, retention_ms, limits }
+    }
+
+    /// How many claims the store holds and the bytes of its rows (one row,
+    /// kept by triggers: schema v6).
+    pub fn usage(&self) -> Result<(u64, u64), StoreError> {
+        let cursor = self.sql.exec("SELECT claims, bytes FROM usage WHERE id = 0", vec![])?;
+        let row = cursor.raw().next().transpose()?;
+        let count = |v: Option<&SqlStorageValue>| match v {
+            Some(SqlStorageValue::Integer(n)) => Ok(u64::try_from(*n).unwrap_or(0)),
+            other => Err(StoreError::Corrupt(format!("usage column is {other:?}"))),
+        };
+        match row {
+            Some(values) => Ok((count(values.first())?, count(values.get(1))?)),
+            None => Err(StoreError::Corrupt("the usage row is missing".to_string())),
+        }
     }
 
     /// Serves one protocol request at `now` as one transaction (module docs).
@@ -123,14 +185,13 @@ impl DurableStore {
     /// Authorizes the attempt `create` asks for, reserved from `now` for
     /// its `reservation_ttl_ms` (the protocol's `Authorize`, one
     /// transaction): the claim's new row, or why it is refused. A new claim
-    /// needs room: fewer than `max_claims` claims in the store (counted in
-    /// the same synchronous run, so two creates cannot both take the last
-    /// place).
+    /// needs room ([`Limits::room_for_claim`], read in the same synchronous
+    /// run, so two creates cannot both take the last place).
     pub fn authorize(&self, create: &Create, now: Millis) -> Result<Result<ClaimRow, CreateRefused>, StoreError> {
         if self.claim(&create.claim)?.is_none() {
-            let held = sqlite::integers(&self.sql, "SELECT COUNT(*) FROM claims", vec![])?;
-            if held.first().copied().unwrap_or(0) >= self.max_claims {
-                return Ok(Err(CreateRefused::Full { max: self.max_claims }));
+            let (claims, bytes) = self.usage()?;
+            if let Err(full) = self.limits.room_for_claim(claims, bytes) {
+                return Ok(Err(CreateRefused::Full(full)));
             }
         }
         let request = DurableRequest::Authorize {
@@ -186,26 +247,27 @@ impl DurableStore {
     }
 
     /// Whether `operation` may be bound to a request on `claim`: it is
-    /// bound already (a retry, answered as before), or the claim has bound
-    /// fewer than [`MAX_OPERATIONS_PER_CLAIM`] keys (two reads of the
-    /// operations' primary key). Checked right before the bind, in the
-    /// same synchronous run, so two requests cannot both take the last
-    /// place.
-    pub fn operation_room(&self, claim: &ClaimId, operation: &OperationId) -> Result<bool, StoreError> {
+    /// bound already (a retry, answered as before), or there is room for a
+    /// new key ([`Limits::room_for_key`]: two reads of the operations'
+    /// primary key, one of the usage row). Checked right before the bind,
+    /// in the same synchronous run, so two requests cannot both take the
+    /// last place.
+    pub fn operation_room(&self, claim: &ClaimId, operation: &OperationId) -> Result<Result<(), NoRoom>, StoreError> {
         let bound_already = sqlite::integers(
             &self.sql,
             "SELECT 1 FROM operations WHERE claim = ? AND operation = ?",
             vec![claim.0.as_str().into(), operation.0.as_str().into()],
         )?;
         if !bound_already.is_empty() {
-            return Ok(true);
+            return Ok(Ok(()));
         }
         let bound = sqlite::integers(
             &self.sql,
             "SELECT COUNT(*) FROM operations WHERE claim = ?",
             vec![claim.0.as_str().into()],
         )?;
-        Ok(bound.first().copied().unwrap_or(0) < MAX_OPERATIONS_PER_CLAIM)
+        let (_, bytes) = self.usage()?;
+        Ok(self.limits.room_for_key(bound.first().copied().unwrap_or(0), bytes))
     }
 
     /// One claim row (a read).
@@ -292,6 +354,19 @@ impl DurableStore {
         }
         let ops = sqlite::integers(&self.sql, "SELECT COUNT(*) FROM operations", vec![])?;
         counts.insert("operations".to_string(), ops.first().copied().unwrap_or(0));
+        // What the triggers kept, beside a count from the rows (they agree
+        // unless a trigger misses a write).
+        let (claims, bytes) = self.usage()?;
+        counts.insert("usage_claims".to_string(), claims);
+        counts.insert("usage_bytes".to_string(), bytes);
+        let recounted = sqlite::integers(
+            &self.sql,
+            "SELECT (SELECT COALESCE(SUM(length(CAST(claim AS BLOB)) + length(CAST(row AS BLOB))), 0) FROM claims) + \
+             (SELECT COALESCE(SUM(length(CAST(claim AS BLOB)) + length(CAST(operation AS BLOB)) + \
+              length(CAST(row AS BLOB))), 0) FROM operations)",
+            vec![],
+        )?;
+        counts.insert("recounted_bytes".to_string(), recounted.first().copied().unwrap_or(0));
         Ok(counts)
     }
 }
@@ -513,7 +588,27 @@ impl DurableRows for SqlRows<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::Page;
+    use super::{Limits, MAX_OPERATIONS_PER_CLAIM, NoRoom, Page};
+
+    #[test]
+    fn new_claims_stop_at_the_bounds_and_held_claims_keep_an_eighth_more() {
+        let limits = Limits { max_claims: 10, max_claim_bytes: 800 };
+        assert_eq!(limits.room_for_claim(9, 799), Ok(()));
+        assert_eq!(limits.room_for_claim(10, 0), Err(NoRoom::Claims { max: 10 }));
+        assert_eq!(limits.room_for_claim(0, 800), Err(NoRoom::Bytes { held: 800, bound: 800 }));
+        // A claim already held binds a new key past max_claim_bytes, up to
+        // an eighth more, and within its own number of keys.
+        assert_eq!(limits.room_for_key(0, 800), Ok(()));
+        assert_eq!(limits.room_for_key(0, 899), Ok(()));
+        assert_eq!(limits.room_for_key(0, 900), Err(NoRoom::Bytes { held: 900, bound: 900 }));
+        assert_eq!(limits.room_for_key(MAX_OPERATIONS_PER_CLAIM - 1, 0), Ok(()));
+        assert_eq!(
+            limits.room_for_key(MAX_OPERATIONS_PER_CLAIM, 0),
+            Err(NoRoom::Keys { max: MAX_OPERATIONS_PER_CLAIM })
+        );
+        let huge = Limits { max_claims: u64::MAX, max_claim_bytes: u64::MAX };
+        assert_eq!(huge.room_for_key(0, u64::MAX - 1), Ok(()), "the eighth saturates");
+    }
 
     /// The rows of `sizes` a page of `limit` and `bytes` takes, and whether
     /// it left one out.

@@ -21,13 +21,25 @@ pub const DEFAULT_IDLE_EXPIRY_SECONDS: u64 = DAY;
 pub const CLAIM_RETENTION: (u64, u64) = (1, 365 * DAY);
 pub const DEFAULT_CLAIM_RETENTION_SECONDS: u64 = 7 * DAY;
 /// `max_claims`: 1 to 1,000,000 claims in a namespace's claim store (507
-/// `claims_full` beyond); 100,000 when not given. Each claim may hold a
-/// 16 KiB result, so the default bounds a claim store near 2 GB of its 10 GB.
+/// `claims_full` beyond); 100,000 when not given. What they store is
+/// bounded by `max_claim_bytes`.
 pub const MAX_CLAIMS: (u64, u64) = (1, 1_000_000);
 pub const DEFAULT_MAX_CLAIMS: u64 = 100_000;
+/// `max_claim_bytes`: 1 MiB to 4 GiB of claim and operation rows (their
+/// JSON and keys) in a namespace's claim store; 1 GiB when not given. New
+/// claims stop there; claims already held may bind new Idempotency-Keys
+/// for an eighth more (`claims::store::Room`). 4 GiB and its eighth, with
+/// SQLite's indexes and pages around the rows, stay within a Durable
+/// Object's 10 GB.
+pub const MAX_CLAIM_BYTES: (u64, u64) = (MIB, 4096 * MIB);
+pub const DEFAULT_MAX_CLAIM_BYTES: u64 = 1024 * MIB;
 
 fn default_max_claims() -> u64 {
     DEFAULT_MAX_CLAIMS
+}
+
+fn default_max_claim_bytes() -> u64 {
+    DEFAULT_MAX_CLAIM_BYTES
 }
 
 /// The settings of a namespace, defaults filled in.
@@ -45,6 +57,10 @@ pub struct Settings {
     /// stored before this existed: the default).
     #[serde(default = "default_max_claims")]
     pub max_claims: u64,
+    /// How many bytes of rows the claim store holds before it refuses new
+    /// claims (settings stored before this existed: the default).
+    #[serde(default = "default_max_claim_bytes")]
+    pub max_claim_bytes: u64,
 }
 
 /// The body of `PUT /v1/{ns}`: every field optional.
@@ -55,6 +71,7 @@ struct Requested {
     idle_expiry_seconds: Option<u64>,
     claim_retention_seconds: Option<u64>,
     max_claims: Option<u64>,
+    max_claim_bytes: Option<u64>,
 }
 
 /// Why settings were refused (400); the message names the field.
@@ -99,6 +116,11 @@ impl Settings {
                 CLAIM_RETENTION,
             )?,
             max_claims: in_range("max_claims", requested.max_claims.unwrap_or(DEFAULT_MAX_CLAIMS), MAX_CLAIMS)?,
+            max_claim_bytes: in_range(
+                "max_claim_bytes",
+                requested.max_claim_bytes.unwrap_or(DEFAULT_MAX_CLAIM_BYTES),
+                MAX_CLAIM_BYTES,
+            )?,
         })
     }
 
@@ -126,23 +148,26 @@ mod tests {
             idle_expiry_seconds: DEFAULT_IDLE_EXPIRY_SECONDS,
             claim_retention_seconds: DEFAULT_CLAIM_RETENTION_SECONDS,
             max_claims: DEFAULT_MAX_CLAIMS,
+            max_claim_bytes: DEFAULT_MAX_CLAIM_BYTES,
         };
         assert_eq!(Settings::parse(b""), Ok(defaults.clone()));
         assert_eq!(Settings::parse(b" {} "), Ok(defaults.clone()));
         let given =
-            br#"{"memory_budget_bytes":2097152,"idle_expiry_seconds":5,"claim_retention_seconds":1,"max_claims":7}"#;
+            br#"{"memory_budget_bytes":2097152,"idle_expiry_seconds":5,"claim_retention_seconds":1,"max_claims":7,"max_claim_bytes":1048576}"#;
         assert_eq!(
             Settings::parse(given),
             Ok(Settings {
                 memory_budget_bytes: Some(2 * MIB),
                 idle_expiry_seconds: 5,
                 claim_retention_seconds: 1,
-                max_claims: 7
+                max_claims: 7,
+                max_claim_bytes: MIB,
             })
         );
         let stored = r#"{"memory_budget_bytes":null,"idle_expiry_seconds":5,"claim_retention_seconds":1}"#;
         let old: Settings = serde_json::from_str(stored).unwrap();
         assert_eq!(old.max_claims, DEFAULT_MAX_CLAIMS, "settings stored before max_claims get the default");
+        assert_eq!(old.max_claim_bytes, DEFAULT_MAX_CLAIM_BYTES, "and before max_claim_bytes");
     }
 
     #[test]
@@ -155,6 +180,8 @@ mod tests {
             (r#"{"claim_retention_seconds":0}"#, "claim_retention_seconds"),
             (r#"{"max_claims":0}"#, "max_claims"),
             (r#"{"max_claims":1000001}"#, "max_claims"),
+            (r#"{"max_claim_bytes":1048575}"#, "max_claim_bytes"),
+            (r#"{"max_claim_bytes":4294967297}"#, "max_claim_bytes"),
         ] {
             let err = Settings::parse(body.as_bytes()).unwrap_err();
             assert_eq!(err.code(), Code::InvalidSetting, "{body}");

@@ -71,6 +71,8 @@ async fn finished_claims_are_deleted_after_the_retention_and_replays_are_404() {
     assert_eq!(c.create("done", 1, "w3", LONG).await.status, 201);
     accepted(&c.activate("done", "first", 1, "w3", LONG).await);
     assert_eq!(c.get("live").await["state"], "executing", "the heartbeating claim is kept");
+    // The kept usage followed the deletions: three claims, as counted.
+    assert_eq!(c.usage().await.0, 3);
 }
 
 async fn s_get_status(c: &Claims, claim: &str) -> u16 {

@@ -327,6 +327,65 @@ async fn a_namespace_holds_at_most_max_claims() {
     assert_eq!(listed["claims"].as_array().map(Vec::len), Some(2), "{listed}");
 }
 
+/// A claim store holds at most `max_claim_bytes` of rows before it refuses
+/// new claims, and an eighth more for the claims it holds: completions
+/// admitted before new claims stopped still finish, until that eighth is
+/// full too; a refused request changes nothing, a retry of a bound key is
+/// still answered, and the kept usage agrees with the rows throughout.
+#[tokio::test]
+async fn a_claim_store_holds_at_most_max_claim_bytes() {
+    let c = Claims::fresh_with("claims-bytes", r#"{"max_claim_bytes":1048576}"#).await;
+    // A 15,000-character result: a completion stores it twice (the claim's
+    // row and the operation's request), about 30 KB.
+    let result = json!("r".repeat(15_000));
+    // Claims executing before the store fills.
+    for i in 0..8 {
+        run_attempt(&c, &format!("held-{i}"), 1, "w").await;
+    }
+    let mut filled = None;
+    for i in 0..100 {
+        let claim = format!("fill-{i}");
+        let created = c.create(&claim, 1, "w", LONG).await;
+        if created.status == 507 {
+            created.expect_error(507, "claims_full");
+            assert!(created.text().contains("max_claim_bytes"), "{}", created.text());
+            filled = Some(i);
+            break;
+        }
+        assert_eq!(created.status, 201, "{}", created.text());
+        accepted(&c.activate(&claim, "act", 1, "w", LONG).await);
+        completed(&c.complete(&claim, "done", 1, "w", "succeeded", result.clone()).await, "succeeded");
+    }
+    let filled = filled.expect("the store never refused a claim at 1 MiB of rows");
+    assert!((20..60).contains(&filled), "refused after {filled} claims of about 30 KB");
+    let (claims, bytes) = c.usage().await;
+    assert!((1_048_576..1_048_576 + 40_000).contains(&bytes), "{bytes} bytes held");
+    c.store
+        .request("GET", &c.path(&format!("fill-{filled}"), ""), None, &[])
+        .await
+        .expect_error(404, "claim_not_found");
+    // The held claims complete in the eighth kept for them, until it is full.
+    let mut done = 0;
+    for i in 0..8 {
+        let claim = format!("held-{i}");
+        let resp = c.complete(&claim, "done", 1, "w", "succeeded", result.clone()).await;
+        if resp.status == 507 {
+            resp.expect_error(507, "operations_full");
+            assert_eq!(c.get(&claim).await["state"], "executing", "a refused completion changes nothing");
+            break;
+        }
+        completed(&resp, "succeeded");
+        done += 1;
+    }
+    assert!((2..8).contains(&done), "{done} completions fit in an eighth of 1 MiB");
+    // A retry of a bound key is answered; the store still refuses new claims.
+    completed(&c.complete("held-0", "done", 1, "w", "succeeded", result.clone()).await, "succeeded");
+    c.create("late", 1, "w", LONG).await.expect_error(507, "claims_full");
+    let (claims_after, bytes_after) = c.usage().await;
+    assert_eq!(claims_after, claims);
+    assert!(bytes_after < 1_048_576 + 1_048_576 / 8 + 40_000, "{bytes_after} bytes held");
+}
+
 /// A claim binds at most 256 Idempotency-Keys (docs/remora-operating.md):
 /// a new key beyond is refused with nothing changed, a bound key is still
 /// answered (its retry).

@@ -23,7 +23,8 @@ async fn created_once_same_settings_200_other_settings_409_out_of_range_400() {
             "idle_expiry_seconds": 3600,
             "claim_retention_seconds": 60,
             "memory_budget_bytes": 4194304,
-            "max_claims": 100000
+            "max_claims": 100000,
+            "max_claim_bytes": 1073741824
         })
     );
     assert_eq!(info["state"], "active");
@@ -44,6 +45,7 @@ async fn created_once_same_settings_200_other_settings_409_out_of_range_400() {
         (r#"{"idle_expiry_seconds":99999999}"#, "idle_expiry_seconds"),
         (r#"{"claim_retention_seconds":0}"#, "claim_retention_seconds"),
         (r#"{"max_claims":0}"#, "max_claims"),
+        (r#"{"max_claim_bytes":1024}"#, "max_claim_bytes"),
     ] {
         let resp = s.create_ns(&unique_ns("life-bad"), body).await;
         resp.expect_error(400, "invalid_setting");
