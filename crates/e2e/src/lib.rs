@@ -327,14 +327,22 @@ impl Store {
     /// is set (`cargo xtask e2e` sets it and has the Worker record): one
     /// directory per namespace, one file per replica. The three replicas
     /// are paused first (they step no message from then on), so every
-    /// message a saved step received was sent by a saved step.
+    /// message a saved step received was sent by a saved step; where each
+    /// one's trace stood at its pause is saved beside it (`{r}.end`: its
+    /// current instance's object and steps, if it booted), so a trace cut
+    /// short of that is found.
     pub async fn save_trace(&self, ns: &str) {
         let Ok(root) = std::env::var("HANDOFF_TRACE_DIR") else { return };
-        for r in ["r0", "r1", "r2"] {
-            self.pause(ns, r, 30_000).await;
-        }
         let dir = std::path::Path::new(&root).join(ns);
         std::fs::create_dir_all(&dir).expect("creating the trace directory");
+        for r in ["r0", "r1", "r2"] {
+            // None from a replica whose current instance has not booted
+            // (evicted, and asked nothing since): it has no steps to cut.
+            let end = &self.pause(ns, r, 30_000).await["trace"];
+            if end.is_object() {
+                std::fs::write(dir.join(format!("{r}.end")), end.to_string()).expect("writing a trace end");
+            }
+        }
         for r in ["r0", "r1", "r2"] {
             let mut rows = Vec::new();
             let mut after = 0u64;
@@ -355,9 +363,12 @@ impl Store {
         }
     }
 
-    pub async fn pause(&self, ns: &str, r: &str, ms: u64) {
+    /// `POST /v1/{ns}/_test/pause/{r}?ms=`: the hook's answer (with
+    /// `trace`, where the replica's trace stands, when it records).
+    pub async fn pause(&self, ns: &str, r: &str, ms: u64) -> Value {
         let resp = self.request("POST", &format!("/v1/{}/_test/pause/{r}?ms={ms}", enc(ns)), None, &[]).await;
         assert_eq!(resp.status, 200, "pause {r}: {}", resp.text());
+        resp.json()
     }
 
     /// PUT with the same write id until acknowledged (503s and transport

@@ -3,7 +3,8 @@
 //! (`model/handoff`), whose actions are exactly these steps:
 //!
 //! - a boot: a replica's first boot (the models' initial states), or its
-//!   reboot after an eviction, at the models' guards: the implementation
+//!   reboot after an eviction into a newer instance (the order the code
+//!   keeps instances in), at the models' guards: the implementation
 //!   model's `Evict` while another replica is ready; with no other replica
 //!   ready, HandoffGenerations' `Evict` (any time: a total death, or one
 //!   outside the spec's regime), counted apart. A coordinator's older
@@ -160,6 +161,17 @@ impl Run<'_> {
         if let Step::Boot { config, me, seed } = &entry.step {
             if let Some(old) = self.current[r] {
                 self.eviction(i, old)?;
+                let replaced = self.drivers[old].as_ref().map(|d| d.replica().instance());
+                if replaced.is_some_and(|replaced| entry.instance <= replaced) {
+                    return Err(self.misfit(
+                        i,
+                        format!(
+                            "the new instance {:?} is not newer than the one it replaces, {replaced:?} (the \
+                             coordinator keeps the newest instance of each peer it heard from)",
+                            entry.instance
+                        ),
+                    ));
+                }
                 let current = view(self.streams, &self.current, &self.drivers);
                 self.invariants.dropping(r, &current);
             }

@@ -2,8 +2,10 @@
 //! in-process network: honest runs fit (one with a total death and a ghost
 //! of the dead generation refused); each kind of tampering is reported (a
 //! message nobody sent, a changed client input, a timer fired or fed
-//! early, a step missing, a refusal the models do not make, a supersession
-//! of a coordinator that was not ready); and each invariant the validator
+//! early, a step missing, a trace cut at its end, host time going back, a
+//! reboot into an older
+//! instance, a refusal the models do not make, a supersession of a
+//! coordinator that was not ready); and each invariant the validator
 //! checks reports a state that breaks it.
 
 use std::collections::VecDeque;
@@ -152,6 +154,12 @@ fn record_run(writes: u64) -> Rows {
 }
 
 fn validate(rows: &Rows, name: &str) -> Result<super::Fitted, ValidateError> {
+    validate_ended(rows, &[], name)
+}
+
+/// [`validate`], with `ends` (object, steps) saved beside the traces as the
+/// pause hook's answers are.
+fn validate_ended(rows: &Rows, ends: &[(u64, u64)], name: &str) -> Result<super::Fitted, ValidateError> {
     let dir: PathBuf = std::env::temp_dir().join(format!("handoff-validate-{name}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).expect("temp dir");
@@ -164,6 +172,10 @@ fn validate(rows: &Rows, name: &str) -> Result<super::Fitted, ValidateError> {
             trace::push_frame(&mut page, object, &row.encode());
         }
         fs::write(dir.join(format!("o{object}.trace")), page).expect("write");
+    }
+    for (object, steps) in ends {
+        let end = format!(r#"{{"object":"{object:016x}","steps":{steps}}}"#);
+        fs::write(dir.join(format!("o{object}.end")), end).expect("write");
     }
     let result = validate_dir(&dir);
     let _ = fs::remove_dir_all(&dir);
@@ -247,6 +259,68 @@ fn a_missing_step_is_reported() {
     let at = at + rows[at..].iter().position(|(o, _)| *o == 1).expect("an r1 step");
     rows.remove(at);
     assert!(misfit(validate(&rows, "gap")).contains("is missing"));
+}
+
+/// A trace cut at its end: without the ends the pause hook names, the
+/// prefix validates; with them, the cut is reported.
+#[test]
+fn a_trace_cut_at_its_end_is_reported() {
+    let net = run(1);
+    let ends: Vec<(u64, u64)> =
+        (0..3).map(|r| (net.objects[r], net.drivers[r].traced_steps().expect("a traced driver"))).collect();
+    validate_ended(&net.rows, &ends, "ended").expect("the whole trace fits its ends");
+    // A replica's last step whose sends (if any) nobody received: cut, the
+    // rest is a behaviour still.
+    let rows = (0..3u64)
+        .find_map(|object| {
+            let mut rows = net.rows.clone();
+            rows.remove(rows.iter().rposition(|(o, _)| *o == object)?);
+            validate(&rows, "cut-unended").is_ok().then_some(rows)
+        })
+        .expect("a last step whose cut leaves a behaviour");
+    assert!(misfit(validate_ended(&rows, &ends, "cut")).contains("had taken"));
+}
+
+/// Host time never goes back within a host object's steps.
+#[test]
+fn host_time_that_goes_back_is_reported() {
+    let mut rows = record_run(1);
+    let last = rows.iter().rposition(|(o, _)| *o == 1).expect("r1 steps");
+    if let (_, Row::Step(e)) = &mut rows[last] {
+        e.now = Millis(999);
+    }
+    assert!(misfit(validate(&rows, "time-back")).contains("before its previous step"));
+}
+
+/// A reboot must be a newer instance than the one it replaces: two boots
+/// of a replica in one millisecond are ordered by their nonces, and the
+/// validator reports the one that comes out older (the coordinator would
+/// keep the replaced instance as the newest).
+#[test]
+fn a_reboot_into_an_older_instance_is_reported() {
+    let mut net = run(0);
+    net.evict(1, 41);
+    let first = net.drivers[1].replica().instance();
+    let (seed, older) = (42..)
+        .find_map(|seed| {
+            let (d, _) = Driver::boot_traced(net.config.clone(), ReplicaId(1), Millis(net.now), seed).ok()?;
+            (d.replica().instance() < first).then_some((seed, d.replica().instance()))
+        })
+        .expect("a seed whose nonce is smaller");
+    assert_eq!(older.born, first.born, "the same millisecond");
+    net.evict(1, seed);
+    assert!(misfit(validate(&net.rows, "older-instance")).contains("is not newer than the one it replaces"));
+    // The same two boots, the second's nonce larger: it fits.
+    let mut net = run(0);
+    net.evict(1, 41);
+    let newer = (42..)
+        .find(|&seed| {
+            Driver::boot_traced(net.config.clone(), ReplicaId(1), Millis(net.now), seed)
+                .is_ok_and(|(d, _)| d.replica().instance() > first)
+        })
+        .expect("a seed whose nonce is larger");
+    net.evict(1, newer);
+    validate(&net.rows, "newer-instance").expect("a newer instance fits");
 }
 
 /// Refused inputs are recorded and replayed: a message the code refuses

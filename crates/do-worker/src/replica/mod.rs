@@ -452,8 +452,11 @@ impl Shell {
             }
             ReplicaOp::Pause => {
                 let ms = target.ms.unwrap_or(0).min(MAX_PAUSE_MS);
-                self.enter("pause", |state, now| state.pause(ms, now))?;
-                Ok(http::json(&json!({ "paused": me.as_str(), "ms": ms }))?)
+                let end = self.enter("pause", |state, now| state.pause(ms, now))?;
+                // Where the trace stands: saved beside it, so the validator
+                // finds a trace cut short of it (docs/verification.md 1.6).
+                let trace = end.map(|(object, steps)| json!({ "object": format!("{object:016x}"), "steps": steps }));
+                Ok(http::json(&json!({ "paused": me.as_str(), "ms": ms, "trace": trace }))?)
             }
             ReplicaOp::Status => {
                 let line = self.enter("status", |state, now| state.status(me, now, isolate::wasm_memory_bytes()))?;

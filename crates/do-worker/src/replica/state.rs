@@ -365,8 +365,13 @@ impl ReplicaState {
     }
 
     /// The pause test hook: peer messages in and out are dropped for `ms`.
-    pub(super) fn pause(&mut self, ms: u64, now: u64) {
+    /// Where the trace of this state instance stands, when recording: its
+    /// object (the birth nonce its rows carry) and the steps taken so far,
+    /// every one of which the trace store holds.
+    pub(super) fn pause(&mut self, ms: u64, now: u64) -> Option<(u64, u64)> {
         self.paused_until = now.saturating_add(ms);
+        let steps = self.trace.as_ref().and(self.driver.as_ref()).and_then(Driver::traced_steps)?;
+        Some((self.born, steps))
     }
 
     fn paused(&self, now: u64) -> bool {

@@ -141,6 +141,14 @@ impl Driver {
         self.deadlines.iter().filter(|&(_, &at)| at <= now).min_by_key(|&(&t, &at)| (at, t)).map(|(&t, _)| t)
     }
 
+    /// How many steps this driver has taken while tracing (the `seq` of
+    /// its next entry); `None` unless booted with [`Driver::boot_traced`].
+    /// A host names it when asked where its trace ends, so a trace cut
+    /// short of it is found (docs/verification.md 1.6).
+    pub fn traced_steps(&self) -> Option<u64> {
+        self.trace.as_ref().map(|t| t.seq)
+    }
+
     /// The steps recorded since the last call (none unless booted with
     /// [`Driver::boot_traced`]), and a [`Row::Lost`] if some were not kept.
     pub fn take_trace(&mut self) -> Vec<Row> {
