@@ -78,6 +78,7 @@ impl Client {
             let invoked = self.start.elapsed();
             let answer = self.store.try_request(method, &path, body, &headers).await;
             let returned = self.start.elapsed();
+            let stamp = shown_stamp(&answer);
             let (outcome, shown) = match classify(&call, &key, &wid, &answer) {
                 Ok((outcome, found)) => {
                     if let Some(found) = found {
@@ -95,7 +96,9 @@ impl Client {
                 }
             };
             let refused = outcome == Outcome::Refused;
-            log.ops.push(Op { client: self.id, key, call, invoked, returned, outcome, answer: shown });
+            let stamp = stamp
+                .filter(|_| matches!(outcome, Outcome::Read(_) | Outcome::Written | Outcome::PreconditionFailed(_)));
+            log.ops.push(Op { client: self.id, key, call, invoked, returned, outcome, answer: shown, stamp });
             done.fetch_add(1, Ordering::SeqCst);
             // Back off while the coordinator recovers; otherwise a few
             // milliseconds between operations, so that keys go quiet now
@@ -163,6 +166,27 @@ fn classify(
             code => Err(format!("503 {code}: {}", resp.text())),
         },
         (_, status) => Err(format!("{status}: {}", resp.text())),
+    }
+}
+
+/// The `(epoch, version)` an answer showed of the key's record: a read's
+/// headers, an acknowledgment's body, a 412's ETag (`"ep.ver.wid"`).
+fn shown_stamp(answer: &Result<Resp, reqwest::Error>) -> Option<(u64, u64)> {
+    let resp = answer.as_ref().ok()?;
+    let number = |s: Option<&str>| s.and_then(|s| s.parse::<u64>().ok());
+    match resp.status {
+        200 if resp.header("handoff-epoch").is_some() => {
+            Some((number(resp.header("handoff-epoch"))?, number(resp.header("handoff-version"))?))
+        }
+        200 => {
+            let j: serde_json::Value = serde_json::from_slice(&resp.body).ok()?;
+            Some((j["ep"].as_u64()?, j["ver"].as_u64()?))
+        }
+        412 => {
+            let mut parts = resp.header("etag")?.trim_matches('"').splitn(3, '.');
+            Some((number(parts.next())?, number(parts.next())?))
+        }
+        _ => None,
     }
 }
 

@@ -73,6 +73,7 @@ mod minimise;
 mod op;
 mod prepare;
 mod report;
+mod stamps;
 mod tester;
 #[cfg(test)]
 mod tests;
@@ -94,7 +95,7 @@ pub fn check(ops: &[Op], effort: Effort) -> Report {
         by_key.entry(op.key.as_str()).or_default().push(op);
     }
     let keys = by_key.into_iter().map(|(key, ops)| (key.to_string(), check_key(&ops, effort))).collect();
-    Report { keys }
+    Report { keys, stamp_regressions: stamps::regressions(ops) }
 }
 
 fn check_key(ops: &[&Op], effort: Effort) -> KeyReport {
@@ -208,6 +209,9 @@ impl fmt::Display for Report {
             if let Some(v) = &k.violation {
                 write!(f, "{v}")?;
             }
+        }
+        for line in &self.stamp_regressions {
+            writeln!(f, "stamp regression: {line}")?;
         }
         Ok(())
     }

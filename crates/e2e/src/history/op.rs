@@ -57,4 +57,9 @@ pub struct Op {
     pub outcome: Outcome,
     /// The answer, for people: `200`, `404`, `503 not_committed`, ...
     pub answer: String,
+    /// The `(epoch, version)` the answer showed: an acknowledged write's,
+    /// the record a read returned, the one a 412's ETag named (`stamps`).
+    /// Histories saved before it have none.
+    #[serde(default)]
+    pub stamp: Option<(u64, u64)>,
 }

@@ -27,6 +27,9 @@ impl Default for Effort {
 pub struct Report {
     /// Per key.
     pub keys: BTreeMap<String, KeyReport>,
+    /// Answers that showed a stamp below one acknowledged before they were
+    /// asked (`stamps`), one line each.
+    pub stamp_regressions: Vec<String>,
 }
 
 /// The verdict on one key's history.
@@ -65,7 +68,7 @@ pub struct Violation {
 
 impl Report {
     pub fn linearizable(&self) -> bool {
-        self.keys.values().all(|k| k.violation.is_none())
+        self.keys.values().all(|k| k.violation.is_none()) && self.stamp_regressions.is_empty()
     }
 
     pub fn undecided(&self) -> usize {

@@ -14,7 +14,22 @@ fn ms(t: u64) -> Duration {
 }
 
 fn op(client: usize, call: Call, (invoked, returned): (u64, u64), outcome: Outcome, answer: &str) -> Op {
-    Op { client, key: "k".into(), call, invoked: ms(invoked), returned: ms(returned), outcome, answer: answer.into() }
+    Op {
+        client,
+        key: "k".into(),
+        call,
+        invoked: ms(invoked),
+        returned: ms(returned),
+        outcome,
+        answer: answer.into(),
+        stamp: None,
+    }
+}
+
+/// `o` with the stamp its answer showed.
+fn stamped(mut o: Op, ep: u64, ver: u64) -> Op {
+    o.stamp = Some((ep, ver));
+    o
 }
 
 fn val(v: Option<&str>) -> Val {
@@ -61,6 +76,54 @@ fn verdict(ops: &[Op]) -> Report {
     let report = check(ops, Effort::default());
     assert_eq!(report.undecided(), 0, "{report}");
     report
+}
+
+/// An ambiguous PUT may take effect at any later time, so the register
+/// explains a read of its value after an acknowledged overwrite; the
+/// stamps do not: the read shows a stamp below the overwrite's, which was
+/// acknowledged before the read was asked.
+#[test]
+fn a_read_below_an_acknowledged_stamp_is_rejected_though_an_ambiguous_write_explains_its_value() {
+    let ops = vec![
+        stamped(ambiguous(put(0, "aaaaaaaa01", (0, 10))), 1, 1),
+        stamped(put(1, "bbbbbbbb02", (20, 30)), 1, 2),
+        stamped(get(2, Some("aaaaaaaa01"), (40, 50)), 1, 1),
+    ];
+    let unstamped: Vec<Op> = ops
+        .iter()
+        .cloned()
+        .map(|mut o| {
+            o.stamp = None;
+            o
+        })
+        .collect();
+    assert!(verdict(&unstamped).linearizable(), "the register alone explains it");
+    let report = verdict(&ops);
+    assert!(!report.linearizable());
+    assert_eq!(report.stamp_regressions.len(), 1, "{report}");
+    assert!(report.to_string().contains("stamp regression"), "{report}");
+    // The same read showing the overwrite's stamp or a higher one is fine;
+    // so is the old stamp asked before the overwrite was acknowledged.
+    for read in
+        [stamped(get(2, Some("bbbbbbbb02"), (40, 50)), 1, 2), stamped(get(2, Some("aaaaaaaa01"), (25, 50)), 1, 1)]
+    {
+        let ops = vec![ops[0].clone(), ops[1].clone(), read];
+        assert!(verdict(&ops).stamp_regressions.is_empty(), "{}", verdict(&ops));
+    }
+}
+
+/// Writes acknowledged one after the other get higher stamps, and a 412's
+/// ETag shows the key's record: both are held to the stamps acknowledged
+/// before them.
+#[test]
+fn a_later_write_or_412_below_an_acknowledged_stamp_is_rejected() {
+    let first = stamped(put(0, "aaaaaaaa01", (0, 10)), 2, 5);
+    let same = stamped(put(1, "bbbbbbbb02", (20, 30)), 2, 5);
+    assert_eq!(verdict(&[first.clone(), same]).stamp_regressions.len(), 1, "a write must get a higher stamp");
+    let higher = stamped(put(1, "bbbbbbbb02", (20, 30)), 3, 1);
+    assert!(verdict(&[first.clone(), higher]).stamp_regressions.is_empty());
+    let refused = stamped(failed(cas(1, Some("zzzzzzzz09"), Some("cccccccc03"), (20, 30)), Some("aaaaaaaa01")), 2, 4);
+    assert_eq!(verdict(&[first, refused]).stamp_regressions.len(), 1, "a 412 showing an older record");
 }
 
 #[test]
@@ -379,6 +442,7 @@ fn random_execution(rng: &mut Rng, clients: usize, most: u64, conditional: bool)
                 returned: Duration::from_micros(returned),
                 outcome,
                 answer: String::new(),
+                stamp: None,
             };
             if let Some(at) = effect {
                 points.push((at, ops.len()));
