@@ -138,8 +138,9 @@ pub enum HttpError {
         code: Code,
         /// Free text for humans; not part of the contract.
         message: String,
-        /// `Retry-After` on a 503, `Allow` on a 405, `WWW-Authenticate` on a 401.
-        header: Option<(&'static str, String)>,
+        /// `Retry-After` on a 503, `Allow` on a 405, `WWW-Authenticate` on
+        /// a 401, a deleted key's stamp on a 404.
+        headers: Vec<(&'static str, String)>,
     },
     /// The runtime failed (a body that cannot be read, a stub that cannot
     /// be made): no answer of ours. `respond` hands it back to the runtime:
@@ -150,7 +151,7 @@ pub enum HttpError {
 
 impl HttpError {
     pub fn new(code: Code, message: impl Into<String>) -> HttpError {
-        HttpError::Answer { code, message: message.into(), header: None }
+        HttpError::Answer { code, message: message.into(), headers: Vec::new() }
     }
 
     /// 500 `internal`.
@@ -180,11 +181,13 @@ impl HttpError {
         }
     }
 
-    /// The same answer with `header` (a 401's `WWW-Authenticate`).
+    /// The same answer with header `name` added (a 401's
+    /// `WWW-Authenticate`).
     pub fn with_header(self, name: &'static str, value: &str) -> HttpError {
         match self {
-            HttpError::Answer { code, message, .. } => {
-                HttpError::Answer { code, message, header: Some((name, value.to_string())) }
+            HttpError::Answer { code, message, mut headers } => {
+                headers.push((name, value.to_string()));
+                HttpError::Answer { code, message, headers }
             }
             runtime => runtime,
         }
@@ -198,13 +201,13 @@ impl HttpError {
 
     /// The response (or, for [`HttpError::Runtime`], the runtime's error).
     pub fn respond(self) -> worker::Result<Response> {
-        let (code, message, header) = match self {
-            HttpError::Answer { code, message, header } => (code, message, header),
+        let (code, message, extra) = match self {
+            HttpError::Answer { code, message, headers } => (code, message, headers),
             HttpError::Runtime(e) => return Err(e),
         };
         let headers = Headers::new();
         headers.set("content-type", "application/json")?;
-        if let Some((name, value)) = header {
+        for (name, value) in extra {
             headers.set(name, &value)?;
         }
         Ok(Response::from_json(&ErrorBody::new(code.as_str(), &message))?
@@ -269,15 +272,15 @@ mod tests {
     #[test]
     fn a_503_suggests_whole_seconds_and_a_405_names_the_methods() {
         let header = |e: HttpError| match e {
-            HttpError::Answer { code, header, .. } => (code.status(), header),
-            HttpError::Runtime(_) => (0, None),
+            HttpError::Answer { code, headers, .. } => (code.status(), headers),
+            HttpError::Runtime(_) => (0, Vec::new()),
         };
         let busy = |ms| HttpError::unavailable(Code::Overloaded, "m", ms);
-        assert_eq!(header(busy(1)), (503, Some(("retry-after", "1".into()))));
-        assert_eq!(header(busy(0)), (503, Some(("retry-after", "1".into()))));
-        assert_eq!(header(busy(1_001)), (503, Some(("retry-after", "2".into()))));
-        assert_eq!(header(HttpError::method_not_allowed("PUT", "/p", "GET")), (405, Some(("allow", "GET".into()))));
-        assert_eq!(header(HttpError::new(Code::NotFound, "m")), (404, None));
+        assert_eq!(header(busy(1)), (503, vec![("retry-after", "1".into())]));
+        assert_eq!(header(busy(0)), (503, vec![("retry-after", "1".into())]));
+        assert_eq!(header(busy(1_001)), (503, vec![("retry-after", "2".into())]));
+        assert_eq!(header(HttpError::method_not_allowed("PUT", "/p", "GET")), (405, vec![("allow", "GET".into())]));
+        assert_eq!(header(HttpError::new(Code::NotFound, "m")), (404, Vec::new()));
     }
 
     #[test]

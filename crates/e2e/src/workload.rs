@@ -170,12 +170,13 @@ fn classify(
 }
 
 /// The `(epoch, version)` an answer showed of the key's record: a read's
-/// headers, an acknowledgment's body, a 412's ETag (`"ep.ver.wid"`).
+/// headers (a 404's too, for a deleted key), an acknowledgment's body, a
+/// 412's ETag (`"ep.ver.wid"`).
 fn shown_stamp(answer: &Result<Resp, reqwest::Error>) -> Option<(u64, u64)> {
     let resp = answer.as_ref().ok()?;
     let number = |s: Option<&str>| s.and_then(|s| s.parse::<u64>().ok());
     match resp.status {
-        200 if resp.header("handoff-epoch").is_some() => {
+        200 | 404 if resp.header("handoff-epoch").is_some() => {
             Some((number(resp.header("handoff-epoch"))?, number(resp.header("handoff-version"))?))
         }
         200 => {

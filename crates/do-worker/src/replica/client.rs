@@ -133,7 +133,13 @@ pub(super) fn read_answer(key: &str, answer: Option<Answer>) -> HttpResult {
             let resp = http::record(bytes, stamp.ep.0, stamp.ver.0, &wid.to_string())?;
             with_tag(resp, Tag { stamp, wid }, expires_at)
         }
-        Read::Committed(Some(_)) => Err(HttpError::new(Code::KeyNotFound, format!("{key} was deleted"))),
+        // A deleted key names its deletion's stamp, as a value names its
+        // write's: a client (and the history check) can order the 404.
+        Read::Committed(Some(Record { stamp, .. })) => {
+            Err(HttpError::new(Code::KeyNotFound, format!("{key} was deleted"))
+                .with_header(http::EPOCH_HEADER, &stamp.ep.0.to_string())
+                .with_header(http::VERSION_HEADER, &stamp.ver.0.to_string()))
+        }
         Read::Committed(None) => Err(HttpError::new(Code::KeyNotFound, format!("{key} does not exist"))),
         Read::Unavailable { status, retry_after_ms } => {
             Err(Unavailable::Recovering { status: Some(status), retry_after_ms }.into())

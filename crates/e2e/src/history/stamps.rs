@@ -6,11 +6,12 @@
 //! another gets a higher stamp, and what a key holds never goes to a lower
 //! one. So once a write's acknowledgment has arrived, every answer that
 //! shows the key's record and was asked for after it shows that stamp or a
-//! higher one: a read's record, a 412's ETag, and a later acknowledged
-//! write (strictly higher). The register check cannot see this: an
-//! ambiguous PUT may take effect at any later time, so it explains a later
-//! read of its value after an acknowledged overwrite, which this check
-//! refuses when the read's stamp is below the overwrite's.
+//! higher one: a read's record (a 404's deletion, when its tombstone is
+//! held), a 412's ETag, and a later acknowledged write (strictly higher).
+//! The register check cannot see this: an ambiguous PUT or DELETE may take
+//! effect at any later time, so it explains a later read of its value (or
+//! a 404) after an acknowledged overwrite, which this check refuses when
+//! the read's stamp is below the overwrite's.
 //!
 //! Within one generation: a new generation (after a total death) starts
 //! its stamps again, and loses every acknowledged write, which the

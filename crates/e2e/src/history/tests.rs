@@ -112,6 +112,22 @@ fn a_read_below_an_acknowledged_stamp_is_rejected_though_an_ambiguous_write_expl
     }
 }
 
+/// The same for a 404 that names its deletion's stamp: an ambiguous DELETE
+/// explains it to the register, the stamps refuse it.
+#[test]
+fn a_deletion_below_an_acknowledged_stamp_is_rejected_though_an_ambiguous_delete_explains_it() {
+    let ops = vec![
+        stamped(put(0, "aaaaaaaa01", (0, 10)), 1, 1),
+        ambiguous(delete(1, (12, 15))),
+        stamped(put(0, "bbbbbbbb02", (20, 30)), 1, 3),
+        stamped(get(2, None, (40, 50)), 1, 2),
+    ];
+    let mut unstamped = ops.clone();
+    unstamped[3].stamp = None;
+    assert!(verdict(&unstamped).linearizable(), "the register alone explains it");
+    assert_eq!(verdict(&ops).stamp_regressions.len(), 1, "{}", verdict(&ops));
+}
+
 /// Writes acknowledged one after the other get higher stamps, and a 412's
 /// ETag shows the key's record: both are held to the stamps acknowledged
 /// before them.

@@ -27,7 +27,15 @@ async fn put_get_overwrite_delete() {
 
     let del = Ack::parse(&s.delete(&ns, "greeting").await);
     assert!(del.stamp() > second.stamp(), "{del:?}");
-    s.get(&ns, "greeting").await.expect_error(404, "key_not_found");
+    let gone = s.get(&ns, "greeting").await;
+    gone.expect_error(404, "key_not_found");
+    // The 404 of a deleted key names its deletion's stamp; a key never
+    // written names none.
+    let stamp = |h: &str| gone.header(h).and_then(|v| v.parse::<u64>().ok());
+    assert_eq!((stamp("handoff-epoch"), stamp("handoff-version")), (Some(del.ep), Some(del.ver)), "{:?}", gone.headers);
+    let never = s.get(&ns, "never-written").await;
+    never.expect_error(404, "key_not_found");
+    assert_eq!(never.header("handoff-epoch"), None);
 
     // Deleting what is already gone is a committed tombstone, too.
     let again = Ack::parse(&s.delete(&ns, "greeting").await);
