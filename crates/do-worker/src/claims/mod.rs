@@ -276,7 +276,7 @@ impl ClaimStore {
             ClaimOp::List => {
                 let page = request::internal(body, ListPage::validated)?;
                 let found = durable.list(page.state, page.after.as_ref(), page.limit)?;
-                Ok(views::claim_page(&found.claims, found.next.as_ref(), now_ms())?)
+                Ok(views::claim_page(&found.claims, found.next.as_ref(), &durable.usage()?, now_ms())?)
             }
             ClaimOp::Get => {
                 let claim = ClaimId(target.key.clone().unwrap_or_default());

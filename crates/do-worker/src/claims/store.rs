@@ -103,6 +103,16 @@ pub enum NoRoom {
     Keys { max: u64 },
 }
 
+/// What a claim store holds against its bounds (a listing shows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub struct Usage {
+    pub claims: u64,
+    /// Bytes of claim and operation rows (their JSON and keys).
+    pub bytes: u64,
+    pub max_claims: u64,
+    pub max_claim_bytes: u64,
+}
+
 /// How much a claim store holds at most: the namespace's settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
@@ -159,9 +169,9 @@ impl DurableStore {
         DurableStore { sql, retention_ms, limits }
     }
 
-    /// How many claims the store holds and the bytes of its rows (one row,
-    /// kept by triggers: schema v6).
-    pub fn usage(&self) -> Result<(u64, u64), StoreError> {
+    /// How many claims the store holds and the bytes of its rows, against
+    /// its bounds (one row, kept by triggers: schema v6).
+    pub fn usage(&self) -> Result<Usage, StoreError> {
         let cursor = self.sql.exec("SELECT claims, bytes FROM usage WHERE id = 0", vec![])?;
         let row = cursor.raw().next().transpose()?;
         let count = |v: Option<&SqlStorageValue>| match v {
@@ -169,7 +179,12 @@ impl DurableStore {
             other => Err(StoreError::Corrupt(format!("usage column is {other:?}"))),
         };
         match row {
-            Some(values) => Ok((count(values.first())?, count(values.get(1))?)),
+            Some(values) => Ok(Usage {
+                claims: count(values.first())?,
+                bytes: count(values.get(1))?,
+                max_claims: self.limits.max_claims,
+                max_claim_bytes: self.limits.max_claim_bytes,
+            }),
             None => Err(StoreError::Corrupt("the usage row is missing".to_string())),
         }
     }
@@ -189,8 +204,8 @@ impl DurableStore {
     /// run, so two creates cannot both take the last place).
     pub fn authorize(&self, create: &Create, now: Millis) -> Result<Result<ClaimRow, CreateRefused>, StoreError> {
         if self.claim(&create.claim)?.is_none() {
-            let (claims, bytes) = self.usage()?;
-            if let Err(full) = self.limits.room_for_claim(claims, bytes) {
+            let usage = self.usage()?;
+            if let Err(full) = self.limits.room_for_claim(usage.claims, usage.bytes) {
                 return Ok(Err(CreateRefused::Full(full)));
             }
         }
@@ -266,7 +281,7 @@ impl DurableStore {
             "SELECT COUNT(*) FROM operations WHERE claim = ?",
             vec![claim.0.as_str().into()],
         )?;
-        let (_, bytes) = self.usage()?;
+        let bytes = self.usage()?.bytes;
         Ok(self.limits.room_for_key(bound.first().copied().unwrap_or(0), bytes))
     }
 
@@ -356,9 +371,9 @@ impl DurableStore {
         counts.insert("operations".to_string(), ops.first().copied().unwrap_or(0));
         // What the triggers kept, beside a count from the rows (they agree
         // unless a trigger misses a write).
-        let (claims, bytes) = self.usage()?;
-        counts.insert("usage_claims".to_string(), claims);
-        counts.insert("usage_bytes".to_string(), bytes);
+        let usage = self.usage()?;
+        counts.insert("usage_claims".to_string(), usage.claims);
+        counts.insert("usage_bytes".to_string(), usage.bytes);
         let recounted = sqlite::integers(
             &self.sql,
             "SELECT (SELECT COALESCE(SUM(length(CAST(claim AS BLOB)) + length(CAST(row AS BLOB))), 0) FROM claims) + \

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use worker::{Response, Result};
 
-use super::store::state_name;
+use super::store::{Usage, state_name};
 use crate::error::Code;
 use crate::http;
 
@@ -69,11 +69,13 @@ pub fn claim(status: u16, row: &ClaimRow, lease: Option<&Lease>, now: Millis) ->
     Ok(http::json(&claim_view(row, lease_view(lease)))?.with_status(status))
 }
 
-/// One page of a listing, `{"claims":[...],"next":C|null}`: each claim as
-/// `GET` shows it, except that `lease` is the durable store's record of the
-/// executing attempt's lease (its last recorded deadline, while ahead of
-/// `now`), not a read of the lease store per claim.
-pub fn claim_page(rows: &[ClaimRow], next: Option<&ClaimId>, now: Millis) -> Result<Response> {
+/// One page of a listing, `{"claims":[...],"next":C|null,"store":{...}}`:
+/// each claim as `GET` shows it, except that `lease` is the durable store's
+/// record of the executing attempt's lease (its last recorded deadline,
+/// while ahead of `now`), not a read of the lease store per claim; and what
+/// the store holds against its bounds (so a client that got a 507 sees how
+/// full it is).
+pub fn claim_page(rows: &[ClaimRow], next: Option<&ClaimId>, store: &Usage, now: Millis) -> Result<Response> {
     let claims: Vec<ClaimView<'_>> = rows
         .iter()
         .map(|row| {
@@ -84,13 +86,14 @@ pub fn claim_page(rows: &[ClaimRow], next: Option<&ClaimId>, now: Millis) -> Res
             claim_view(row, recorded)
         })
         .collect();
-    http::json(&ClaimPageView { claims, next })
+    http::json(&ClaimPageView { claims, next, store })
 }
 
 #[derive(Serialize)]
 struct ClaimPageView<'a> {
     claims: Vec<ClaimView<'a>>,
     next: Option<&'a ClaimId>,
+    store: &'a Usage,
 }
 
 /// The 409's envelope: the error with the bound request.
