@@ -141,7 +141,7 @@ fn run() -> Result<bool> {
         Cmd::ExplorerTest { screenshots } => explorer_test::run(&root, screenshots.as_deref()),
         Cmd::Build => worker::build(&root).map(|()| true),
         Cmd::E2e => worker_stage(&root),
-        Cmd::Validate { dir } => validate::run(&root, dir.as_deref()),
+        Cmd::Validate { dir } => validate::run(&root, dir.as_deref(), false),
         Cmd::Bench(args) => bench::run(&root, &args),
         Cmd::Dev { port, action: None } => worker::dev(&root, port).map(|()| true),
         Cmd::Dev { port, action: Some(DevAction::Restart { role, crash, timeout }) } => {

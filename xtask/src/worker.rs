@@ -454,7 +454,7 @@ pub fn e2e(root: &Path) -> Result<bool> {
         eprintln!("worker: the worker panicked during the end-to-end tests:\n{}", panics.join("\n"));
     }
     println!("worker: end-to-end tests {}", if passed && panics.is_empty() { "passed" } else { "FAILED" });
-    let validated = crate::validate::run(root, Some(&traces))?;
+    let validated = crate::validate::run(root, Some(&traces), true)?;
     Ok(passed && panics.is_empty() && validated)
 }
 
