@@ -382,6 +382,9 @@ impl DurableStore {
             vec![],
         )?;
         counts.insert("recounted_bytes".to_string(), recounted.first().copied().unwrap_or(0));
+        // The whole database, pages, indexes and free pages included (what
+        // the runtime bills and bounds at 10 GB), beside the rows counted.
+        counts.insert("database_bytes".to_string(), self.sql.database_size() as u64);
         Ok(counts)
     }
 }
