@@ -83,6 +83,16 @@ pub struct Resp {
 }
 
 impl Resp {
+    /// The runtime's own answer when the isolate serving the request was
+    /// replaced under it (docs/operating.md 4.2: not one of the API's JSON
+    /// errors; the request may have been served, and a retry under the
+    /// same write id or Idempotency-Key is safe).
+    pub fn is_runtime_restart(&self) -> bool {
+        self.status == 503
+            && serde_json::from_slice::<Value>(&self.body).is_err()
+            && self.text().contains("restarted mid-request")
+    }
+
     pub fn json(&self) -> Value {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|e| panic!("status {}: body is not JSON ({e}): {}", self.status, self.text()))

@@ -157,7 +157,7 @@ fn classify(
         // workerd's own plain-text answer when the isolate serving the
         // request was replaced (an eviction can take the Worker's isolate
         // with it): the request may have been served.
-        (_, 503) if runtime_restart(resp) => Ok((Outcome::Ambiguous, None)),
+        (_, 503) if resp.is_runtime_restart() => Ok((Outcome::Ambiguous, None)),
         (_, 503) => match resp.error_code().as_str() {
             // Answered before the write entered the protocol.
             "recovering" | "overloaded" => Ok((Outcome::Refused, None)),
@@ -191,16 +191,10 @@ fn shown_stamp(answer: &Result<Resp, reqwest::Error>) -> Option<(u64, u64)> {
     }
 }
 
-/// The runtime's answer when the request's isolate restarted under it, not
-/// one of the API's JSON errors.
-fn runtime_restart(resp: &Resp) -> bool {
-    serde_json::from_slice::<serde_json::Value>(&resp.body).is_err() && resp.text().contains("restarted mid-request")
-}
-
 fn status_of(answer: &Result<Resp, reqwest::Error>) -> String {
     match answer {
         Ok(resp) if resp.status == 200 || resp.status == 404 => resp.status.to_string(),
-        Ok(resp) if runtime_restart(resp) => format!("{} runtime restart", resp.status),
+        Ok(resp) if resp.is_runtime_restart() => format!("{} runtime restart", resp.status),
         Ok(resp) => format!("{} {}", resp.status, resp.error_code()),
         Err(e) => format!("transport error: {e}"),
     }
