@@ -132,10 +132,11 @@ impl Claims {
         reaped.iter().filter_map(|c| c.as_str().map(str::to_string)).collect()
     }
 
-    /// What the claim store holds, `(claims, bytes of rows)`, as its
-    /// triggers kept it (`GET /v1/{ns}/_test/claims`); fails the test
-    /// unless it agrees with a count of the rows.
-    pub async fn usage(&self) -> (u64, u64) {
+    /// What the claim store holds, `(claims, bytes of rows, bytes of its
+    /// whole database)`, the first two as its triggers kept them (`GET
+    /// /v1/{ns}/_test/claims`); fails the test unless they agree with a
+    /// count of the rows.
+    pub async fn usage(&self) -> (u64, u64, u64) {
         let resp = self.store.request("GET", &format!("/v1/{}/_test/claims", enc(&self.ns)), None, &[]).await;
         assert_eq!(resp.status, 200, "counts: {}", resp.text());
         let counts = resp.json();
@@ -144,7 +145,7 @@ impl Claims {
         let claims = states.iter().map(|s| n(s)).sum::<u64>();
         assert_eq!(n("usage_claims"), claims, "the kept count of claims: {counts}");
         assert_eq!(n("usage_bytes"), n("recounted_bytes"), "the kept bytes: {counts}");
-        (claims, n("usage_bytes"))
+        (claims, n("usage_bytes"), n("database_bytes"))
     }
 
     /// Polls the claim until `state` (bounded); the last view.

@@ -78,9 +78,8 @@ impl Client {
             let invoked = self.start.elapsed();
             let answer = self.store.try_request(method, &path, body, &headers).await;
             let returned = self.start.elapsed();
-            let stamp = shown_stamp(&answer);
-            let (outcome, shown) = match classify(&call, &key, &wid, &answer) {
-                Ok((outcome, found)) => {
+            let (outcome, shown, stamp) = match classify(&call, &key, &wid, &answer) {
+                Ok(Classified { outcome, found, stamp }) => {
                     if let Some(found) = found {
                         let etag = format!("\"{}.{}.{}\"", found.ep, found.ver, found.wid);
                         last_read.insert(key.clone(), (etag, found.wid.clone()));
@@ -88,16 +87,14 @@ impl Client {
                     } else if outcome == Outcome::Read(Val::Absent) {
                         last_read.remove(&key);
                     }
-                    (outcome, status_of(&answer))
+                    (outcome, status_of(&answer), stamp)
                 }
                 Err(what) => {
                     log.unexpected.push(format!("{method} {key}: {what}"));
-                    (Outcome::Ambiguous, what)
+                    (Outcome::Ambiguous, what, None)
                 }
             };
             let refused = outcome == Outcome::Refused;
-            let stamp = stamp
-                .filter(|_| matches!(outcome, Outcome::Read(_) | Outcome::Written | Outcome::PreconditionFailed(_)));
             log.ops.push(Op { client: self.id, key, call, invoked, returned, outcome, answer: shown, stamp });
             done.fetch_add(1, Ordering::SeqCst);
             // Back off while the coordinator recovers; otherwise a few
@@ -118,76 +115,75 @@ impl Client {
     }
 }
 
-/// What an answer says about the operation's effect (docs/operating.md
-/// 4.2: which 503 comes before a write is accepted), and the value a
-/// read returned; `Err` for an answer the API does not promise.
-fn classify(
-    call: &Call,
-    key: &str,
-    wid: &str,
-    answer: &Result<Resp, reqwest::Error>,
-) -> Result<(Outcome, Option<Found>), String> {
+/// What an answer says about the operation's effect, the value a read
+/// returned, and the `(epoch, version)` it showed of the key's record (a
+/// read's, a 404's for a deleted key, an acknowledgment's, a 412's ETag:
+/// `history::stamps`).
+struct Classified {
+    outcome: Outcome,
+    found: Option<Found>,
+    stamp: Option<(u64, u64)>,
+}
+
+impl Classified {
+    fn of(outcome: Outcome) -> Result<Classified, String> {
+        Ok(Classified { outcome, found: None, stamp: None })
+    }
+}
+
+/// What an answer says (docs/operating.md 4.2: which 503 comes before a
+/// write is accepted); `Err` for an answer the API does not promise.
+fn classify(call: &Call, key: &str, wid: &str, answer: &Result<Resp, reqwest::Error>) -> Result<Classified, String> {
     let resp = match answer {
         Ok(resp) => resp,
         // Sent, perhaps served, no answer.
-        Err(_) => return Ok((Outcome::Ambiguous, None)),
+        Err(_) => return Classified::of(Outcome::Ambiguous),
     };
+    let number = |s: Option<&str>| s.and_then(|s| s.parse::<u64>().ok());
     match (call, resp.status) {
         (Call::Read, 200) => {
             let found = Found::parse(resp);
-            Ok((Outcome::Read(Val::Put(found.wid.clone())), Some(found)))
+            let stamp = Some(found.stamp());
+            Ok(Classified { outcome: Outcome::Read(Val::Put(found.wid.clone())), found: Some(found), stamp })
         }
-        (Call::Read, 404) if resp.error_code() == "key_not_found" => Ok((Outcome::Read(Val::Absent), None)),
+        // A deleted key's 404 names its deletion's stamp; a key never
+        // written (or whose tombstone was collected) names none.
+        (Call::Read, 404) if resp.error_code() == "key_not_found" => {
+            let stamp = number(resp.header("handoff-epoch")).zip(number(resp.header("handoff-version")));
+            Ok(Classified { outcome: Outcome::Read(Val::Absent), found: None, stamp })
+        }
         (Call::Write(_) | Call::CondWrite { .. }, 200) => {
             let ack = Ack::parse(resp);
             if ack.key != key || ack.wid != wid {
                 return Err(format!("acknowledged as {ack:?}"));
             }
-            Ok((Outcome::Written, None))
+            Ok(Classified { outcome: Outcome::Written, found: None, stamp: Some(ack.stamp()) })
         }
         // Nothing written; the key held the write of the ETag the answer
-        // names (a visible value), or nothing.
+        // names (`"ep.ver.wid"`, a visible value), or nothing.
         (Call::CondWrite { .. }, 412) if resp.error_code() == "precondition_failed" => match resp.header("etag") {
-            None => Ok((Outcome::PreconditionFailed(Val::Absent), None)),
-            Some(etag) => match etag.trim_matches('"').splitn(3, '.').nth(2) {
-                Some(current) => Ok((Outcome::PreconditionFailed(Val::Put(current.to_string())), None)),
-                None => Err(format!("412 with the ETag {etag}")),
+            None => Classified::of(Outcome::PreconditionFailed(Val::Absent)),
+            Some(etag) => match etag.trim_matches('"').splitn(3, '.').collect::<Vec<_>>()[..] {
+                [ep, ver, current] => Ok(Classified {
+                    outcome: Outcome::PreconditionFailed(Val::Put(current.to_string())),
+                    found: None,
+                    stamp: number(Some(ep)).zip(number(Some(ver))),
+                }),
+                _ => Err(format!("412 with the ETag {etag}")),
             },
         },
         // workerd's own plain-text answer when the isolate serving the
         // request was replaced (an eviction can take the Worker's isolate
         // with it): the request may have been served.
-        (_, 503) if resp.is_runtime_restart() => Ok((Outcome::Ambiguous, None)),
+        (_, 503) if resp.is_runtime_restart() => Classified::of(Outcome::Ambiguous),
         (_, 503) => match resp.error_code().as_str() {
             // Answered before the write entered the protocol.
-            "recovering" | "overloaded" => Ok((Outcome::Refused, None)),
+            "recovering" | "overloaded" => Classified::of(Outcome::Refused),
             // Pending, pushed, or the object reset while serving it.
-            "not_committed" | "superseded" | "replica_unavailable" => Ok((Outcome::Ambiguous, None)),
+            "not_committed" | "superseded" | "replica_unavailable" => Classified::of(Outcome::Ambiguous),
             code => Err(format!("503 {code}: {}", resp.text())),
         },
         (_, status) => Err(format!("{status}: {}", resp.text())),
-    }
-}
-
-/// The `(epoch, version)` an answer showed of the key's record: a read's
-/// headers (a 404's too, for a deleted key), an acknowledgment's body, a
-/// 412's ETag (`"ep.ver.wid"`).
-fn shown_stamp(answer: &Result<Resp, reqwest::Error>) -> Option<(u64, u64)> {
-    let resp = answer.as_ref().ok()?;
-    let number = |s: Option<&str>| s.and_then(|s| s.parse::<u64>().ok());
-    match resp.status {
-        200 | 404 if resp.header("handoff-epoch").is_some() => {
-            Some((number(resp.header("handoff-epoch"))?, number(resp.header("handoff-version"))?))
-        }
-        200 => {
-            let j: serde_json::Value = serde_json::from_slice(&resp.body).ok()?;
-            Some((j["ep"].as_u64()?, j["ver"].as_u64()?))
-        }
-        412 => {
-            let mut parts = resp.header("etag")?.trim_matches('"').splitn(3, '.');
-            Some((number(parts.next())?, number(parts.next())?))
-        }
-        _ => None,
     }
 }
 

@@ -374,13 +374,7 @@ impl DurableStore {
         let usage = self.usage()?;
         counts.insert("usage_claims".to_string(), usage.claims);
         counts.insert("usage_bytes".to_string(), usage.bytes);
-        let recounted = sqlite::integers(
-            &self.sql,
-            "SELECT (SELECT COALESCE(SUM(length(CAST(claim AS BLOB)) + length(CAST(row AS BLOB))), 0) FROM claims) + \
-             (SELECT COALESCE(SUM(length(CAST(claim AS BLOB)) + length(CAST(operation AS BLOB)) + \
-              length(CAST(row AS BLOB))), 0) FROM operations)",
-            vec![],
-        )?;
+        let recounted = sqlite::integers(&self.sql, &format!("SELECT {}", super::schema::ROW_BYTES), vec![])?;
         counts.insert("recounted_bytes".to_string(), recounted.first().copied().unwrap_or(0));
         // The whole database, pages, indexes and free pages included (what
         // the runtime bills and bounds at 10 GB), beside the rows counted.
