@@ -131,6 +131,8 @@ struct CfgSummary<'a> {
     reduction_needed: Option<&'a str>,
     /// Why its module has no Rust model (`\* NO MIRROR`).
     no_mirror: Option<&'a str>,
+    /// The actions its `\* UNFIRED Action: why` lines declare never fire.
+    unfired: &'a [String],
 }
 
 /// Failure kinds that map to distinct exit codes.
@@ -217,6 +219,7 @@ fn real_main() -> Result<ExitCode> {
                 reductions: registry::dispatch(&module, Reductions).unwrap_or(false),
                 reduction_needed: cfg.reduction_needed.as_deref(),
                 no_mirror: cfg.no_mirror.as_deref(),
+                unfired: &cfg.unfired,
                 module,
                 search: cfg.search,
                 constants: cfg.constants.iter().map(|(name, _)| name.as_str()).collect(),

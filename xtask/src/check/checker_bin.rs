@@ -47,6 +47,10 @@ pub struct CfgInfo {
     pub reduction_needed: Option<String>,
     /// Why its module has no Rust model (`\* NO MIRROR: why`).
     pub no_mirror: Option<String>,
+    /// The actions it declares never fire (`\* UNFIRED Action: why`).
+    /// Required, like `reductions`: read as none when missing, a TLA-only
+    /// row's declarations would go unchecked.
+    pub unfired: Vec<String>,
 }
 
 /// Asks the checker what `cfg` says; a malformed cfg is an error naming

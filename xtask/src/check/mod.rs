@@ -258,7 +258,7 @@ fn tla_stage(
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let Some(target) = targets.get(i) else { return Ok(()) };
                 let Some(spec) = &target.spec else { continue };
-                let outcome = runner.run(spec, target, coverage)?;
+                let outcome = runner.run(spec, target, coverage || target.tlc_judges_actions())?;
                 summary::print_tla_line(checker.name, target, &outcome);
                 if let Some(slot) = outcomes.lock().map_err(|_| anyhow::anyhow!("a TLA+ lane panicked"))?.get_mut(i) {
                     *slot = Some(outcome);
@@ -394,6 +394,7 @@ mod tests {
             reductions,
             reduction_needed: None,
             no_mirror: None,
+            unfired: Vec::new(),
         }
     }
 

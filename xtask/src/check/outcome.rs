@@ -55,10 +55,33 @@ pub struct TlcActionCoverage {
     /// Where the action starts in its module (TLC names a disjunct of
     /// `Next` that is no operator call `Next`: the line tells them apart).
     pub line: u32,
+    /// The module the action is in.
+    pub module: String,
+    /// The span (line, column, end line, end column) of the disjunct, when
+    /// TLC reports one disjunct of the operator rather than an action it
+    /// calls (`<UnfencedA line 318, ... of module M (330 8 330 38)>`): it
+    /// does so for `\E x \in S : A(x)` where S is a variable's value.
+    pub disjunct: Option<[u32; 4]>,
+    /// The one action the disjunct calls, read from its module's source
+    /// (`tlc::name_disjuncts`).
+    pub calls: Option<String>,
     /// Distinct states the action found first.
     pub distinct: u64,
     /// States the action generated (its steps).
     pub found: u64,
+}
+
+impl TlcActionCoverage {
+    /// The name a cfg's `\* UNFIRED` line gives it: the action, the one
+    /// action a disjunct calls, or `Operator (line L)` for a disjunct on
+    /// line L that calls none or several.
+    pub fn label(&self) -> String {
+        match (&self.calls, self.disjunct) {
+            (Some(action), _) => action.clone(),
+            (None, Some([line, ..])) => format!("{} (line {line})", self.action),
+            (None, None) => self.action.clone(),
+        }
+    }
 }
 
 impl Outcome {

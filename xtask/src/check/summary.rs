@@ -23,6 +23,12 @@ pub struct Row {
     /// Why the module has no Rust model, as the cfg says.
     #[serde(skip)]
     no_mirror: Option<String>,
+    /// The actions the cfg declares never fire (`\* UNFIRED`), and
+    /// whether TLC's coverage judges them ([`Target::tlc_judges_actions`]).
+    #[serde(skip)]
+    unfired: Vec<String>,
+    #[serde(skip)]
+    tlc_judges_actions: bool,
     pub tla: Option<Outcome>,
     pub rust: Option<RustOutcome>,
 }
@@ -35,6 +41,8 @@ impl Row {
             expect: t.expect.clone(),
             temporal: t.temporal.clone(),
             no_mirror: t.no_mirror.clone(),
+            unfired: t.unfired.clone(),
+            tlc_judges_actions: t.tlc_judges_actions(),
             tla: None,
             rust: None,
         }
@@ -84,7 +92,35 @@ impl Row {
         if let Some(r) = self.rust.as_ref().filter(|r| r.verdict != "pass" && r.verdict != "no model") {
             return Some(format!("Rust checker: {}", rust_verdict(r)));
         }
+        if let Some(why) = self.tlc_vacuity() {
+            return Some(why);
+        }
         (self.parity() == Some(false)).then(|| "the distinct-state counts differ".into())
+    }
+
+    /// For a row TLC alone checks: the actions that never fired though the
+    /// cfg does not declare them (`\* UNFIRED Action: why`), and the
+    /// declarations of actions that fired or that TLC does not name, from
+    /// TLC's coverage. Nothing to judge without coverage (the `tla`
+    /// checker reports none; the summary says so).
+    fn tlc_vacuity(&self) -> Option<String> {
+        if !self.tlc_judges_actions {
+            return None;
+        }
+        let coverage = self.tla.as_ref().filter(|o| o.verdict == "pass")?.coverage.as_deref()?;
+        let mut wrong = Vec::new();
+        for c in coverage {
+            let (label, declared) = (c.label(), self.unfired.contains(&c.label()));
+            if c.found == 0 && !declared {
+                wrong.push(format!("{label} never fired"));
+            } else if c.found > 0 && declared {
+                wrong.push(format!("{label} is declared UNFIRED but fired {} times", c.found));
+            }
+        }
+        for name in self.unfired.iter().filter(|n| !coverage.iter().any(|c| &c.label() == *n)) {
+            wrong.push(format!("UNFIRED {name} names no action of TLC's coverage"));
+        }
+        (!wrong.is_empty()).then(|| format!("vacuous (TLC's coverage): {}", wrong.join("; ")))
     }
 
     fn ok(&self) -> bool {
@@ -191,6 +227,18 @@ impl Summary {
                 println!("{} ({}): FAIL: {why}", r.cfg, r.spec);
             }
         }
+        let unjudged: Vec<&str> = self
+            .rows
+            .iter()
+            .filter(|r| r.tlc_judges_actions && r.tla.as_ref().is_some_and(|o| o.coverage.is_none()))
+            .map(|r| r.cfg.as_str())
+            .collect();
+        if !unjudged.is_empty() {
+            println!(
+                "not judged for actions that never fire (no Rust model, and the TLA+ checker reported no coverage): {}",
+                unjudged.join(", ")
+            );
+        }
         if let Some(c) = &self.tla_checker {
             println!("\nTLA+ checker: {}", c.describe());
         }
@@ -286,7 +334,7 @@ pub fn print_coverage(rows: &[Row]) {
             .unwrap_or_default()
             .iter()
             .filter(|t| !rust.iter().any(|c| c.action == t.action))
-            .map(|t| (format!("{} (line {})", t.action, t.line), t))
+            .map(|t| (if t.disjunct.is_some() { t.label() } else { format!("{} (line {})", t.action, t.line) }, t))
             .collect();
         let names = rust.iter().map(|c| c.action.len()).chain(tlc_only.iter().map(|(name, _)| name.len()));
         let width = names.chain(["action".len()]).max().unwrap_or(0);
@@ -313,6 +361,7 @@ pub fn print_coverage(rows: &[Row]) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::outcome::TlcActionCoverage;
     use super::*;
 
     fn row(expect: Option<&str>, temporal: &[&str]) -> Row {
@@ -322,6 +371,8 @@ mod tests {
             expect: expect.map(str::to_string),
             temporal: temporal.iter().map(|s| s.to_string()).collect(),
             no_mirror: None,
+            unfired: Vec::new(),
+            tlc_judges_actions: false,
             tla: None,
             rust: None,
         }
@@ -358,6 +409,43 @@ mod tests {
         assert!(r.problem().is_some_and(|p| p.contains("TLA+ checker passed, but its distinct-state count")));
         (r.tla, r.rust) = (tla("pass", Some(7), None), rust("pass", None, None));
         assert!(r.problem().is_some_and(|p| p.contains("Rust checker passed, but its distinct-state count")));
+    }
+
+    /// TLC's coverage of one action (`disjunct`: the line of a disjunct
+    /// that calls no one action).
+    fn fired(action: &str, disjunct: Option<u32>, found: u64) -> TlcActionCoverage {
+        TlcActionCoverage {
+            action: action.into(),
+            line: 1,
+            module: "M".into(),
+            disjunct: disjunct.map(|l| [l, 1, l, 9]),
+            calls: None,
+            distinct: found.min(1),
+            found,
+        }
+    }
+
+    #[test]
+    fn a_tla_only_row_fails_on_an_action_that_never_fired_unless_declared() {
+        let mut r = row(None, &[]);
+        (r.no_mirror, r.tlc_judges_actions) = (Some("liveness under fairness".into()), true);
+        r.rust = rust("no model", None, None);
+        r.tla = tla("pass", Some(7), None);
+        assert_eq!(r.problem(), None, "no coverage (the `tla` checker): nothing to judge");
+        let coverage = vec![fired("Write", None, 5), fired("Decline", None, 0), fired("Next", Some(30), 0)];
+        if let Some(o) = r.tla.as_mut() {
+            o.coverage = Some(coverage);
+        }
+        let problem = r.problem().unwrap_or_default();
+        assert!(problem.contains("Decline never fired") && problem.contains("Next (line 30) never fired"), "{problem}");
+        r.unfired = vec!["Decline".into(), "Next (line 30)".into()];
+        assert_eq!(r.problem(), None, "both declared");
+        r.unfired.push("Write".into());
+        assert!(r.problem().is_some_and(|p| p.contains("Write is declared UNFIRED but fired 5 times")));
+        r.unfired = vec!["Decline".into(), "Next (line 30)".into(), "Gossip".into()];
+        assert!(r.problem().is_some_and(|p| p.contains("UNFIRED Gossip names no action")));
+        r.tlc_judges_actions = false;
+        assert_eq!(r.problem(), None, "a row with a Rust model is judged by the Rust checker");
     }
 
     #[test]

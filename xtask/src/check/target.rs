@@ -41,9 +41,20 @@ pub struct Target {
     pub reduction_needed: Option<String>,
     /// Why the module has no Rust model (`\* NO MIRROR: why`).
     pub no_mirror: Option<String>,
+    /// The actions the cfg declares never fire (`\* UNFIRED Action: why`):
+    /// the Rust checker judges them where it has a model, the summary from
+    /// TLC's coverage where only TLC checks the cfg.
+    pub unfired: Vec<String>,
 }
 
 impl Target {
+    /// Whether TLC's coverage judges which actions fire (`\* UNFIRED`):
+    /// the cfg has no Rust model (which would judge them, with its own
+    /// coverage), and is no counterexample (which stops at its violation).
+    pub fn tlc_judges_actions(&self) -> bool {
+        self.no_mirror.is_some() && self.expect.is_none()
+    }
+
     /// The cfg's file name, for tables (with the search when it is not
     /// breadth-first).
     pub fn cfg_name(&self) -> String {
@@ -89,6 +100,7 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
         reductions,
         reduction_needed,
         no_mirror,
+        unfired,
     } = info;
     let target = |spec, temporal: Vec<String>| Target {
         module: module.clone(),
@@ -101,6 +113,7 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
         reductions,
         reduction_needed: reduction_needed.clone(),
         no_mirror: no_mirror.clone(),
+        unfired: unfired.clone(),
     };
     if let Some(name) = &expect_violated
         && !invariants.contains(name)
@@ -329,6 +342,7 @@ mod tests {
             reductions: false,
             reduction_needed: None,
             no_mirror: None,
+            unfired: Vec::new(),
         }
     }
 

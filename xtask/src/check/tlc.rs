@@ -149,7 +149,11 @@ pub fn run(tlc: &Tlc, spec: &Path, cfg: &Path, label: &str, coverage: bool, how:
     let started = Instant::now();
     let output = stream::run(cmd, label, is_progress)?;
     let _ = std::fs::remove_dir_all(&meta);
-    Ok(parse(&output.stdout, started.elapsed().as_secs_f64()))
+    let mut outcome = parse(&output.stdout, started.elapsed().as_secs_f64());
+    if let (Some(coverage), Some(dir)) = (outcome.coverage.as_mut(), spec.parent()) {
+        name_disjuncts(coverage, dir);
+    }
+    Ok(outcome)
 }
 
 /// A fresh directory for TLC's states and fingerprints of one run.
@@ -258,6 +262,44 @@ pub fn parse(out: &str, seconds: f64) -> Outcome {
     }
 }
 
+/// Names each disjunct of `coverage` by the one action it calls (`\E d
+/// \in digs : DigestRecvR(d)` is `DigestRecvR`), from its module's source
+/// in `dir`; a disjunct that calls several (or whose source cannot be read)
+/// keeps its line.
+fn name_disjuncts(coverage: &mut [TlcActionCoverage], dir: &Path) {
+    let mut sources = std::collections::BTreeMap::new();
+    for c in coverage.iter_mut() {
+        let Some([line, col, end_line, end_col]) = c.disjunct else { continue };
+        let source = sources
+            .entry(c.module.clone())
+            .or_insert_with(|| std::fs::read_to_string(dir.join(format!("{}.tla", c.module))).ok());
+        let Some(source) = source else { continue };
+        let text: String = source
+            .lines()
+            .enumerate()
+            .skip(line.saturating_sub(1) as usize)
+            .take(end_line.saturating_sub(line) as usize + 1)
+            .map(|(i, l)| {
+                let from = if i + 1 == line as usize { col.saturating_sub(1) as usize } else { 0 };
+                let to = if i + 1 == end_line as usize { end_col as usize } else { l.len() };
+                l.get(from..to.min(l.len())).unwrap_or("")
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        let called: std::collections::BTreeSet<&str> = text
+            .match_indices('(')
+            .filter_map(|(i, _)| {
+                let before = text.get(..i)?;
+                let start = before.rfind(|ch: char| !(ch.is_alphanumeric() || ch == '_')).map_or(0, |s| s + 1);
+                before.get(start..).filter(|name| name.starts_with(|ch: char| ch.is_ascii_uppercase()))
+            })
+            .collect();
+        if let [only] = called.into_iter().collect::<Vec<_>>()[..] {
+            c.calls = Some(only.to_string());
+        }
+    }
+}
+
 /// The actions of TLC's last coverage report (`-coverage`): the lines
 /// `<Name line L, col C to line L2, col C2 of module M>: distinct:found`
 /// (a variable's line has one number; sub-expressions are indented).
@@ -270,9 +312,20 @@ fn parse_coverage(out: &str) -> Option<Vec<TlcActionCoverage>> {
             let (start, counts) = rest.split_once(">: ")?;
             let (distinct, found) = counts.trim().split_once(':')?;
             let number = |n: &str| n.trim().replace(',', "").parse().ok();
+            // `... of module M (320 8 320 43)`: one disjunct of the operator.
+            let (place, disjunct) = match start.strip_suffix(')').and_then(|s| s.rsplit_once(" (")) {
+                Some((place, span)) => {
+                    let n: Vec<u32> = span.split_whitespace().filter_map(|n| n.parse().ok()).collect();
+                    (place, Some(<[u32; 4]>::try_from(n).ok()?))
+                }
+                None => (start, None),
+            };
             Some(TlcActionCoverage {
                 action: name.to_string(),
                 line: start.split_once(',')?.0.trim().parse().ok()?,
+                module: place.rsplit_once(" of module ")?.1.trim().to_string(),
+                disjunct,
+                calls: None,
                 distinct: number(distinct)?,
                 found: number(found)?,
             })
@@ -396,6 +449,23 @@ The depth of the complete state graph search is 3.
     }
 
     #[test]
+    fn a_disjunct_is_named_by_the_one_action_it_calls() {
+        let dir = std::env::temp_dir().join(format!("handoff-disjuncts-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let module = "Next ==\n    \\/ \\E d \\in digs, S \\in SUBSET Keys : Recv(d, S)\n    \\/ \\E s \\in snaps : A(s) \\/ B(s)\n";
+        std::fs::write(dir.join("M.tla"), module).unwrap();
+        let out = "The coverage statistics at 2026-12-07 08:00:00\n\
+                   <Next line 1, col 1 to line 1, col 4 of module M (2 8 2 52)>: 0:0\n\
+                   <Next line 1, col 1 to line 1, col 4 of module M (3 8 3 39)>: 2:5\n\
+                   <Next line 1, col 1 to line 1, col 4 of module Gone (3 8 3 39)>: 2:5\n";
+        let mut coverage = parse_coverage(out).unwrap();
+        name_disjuncts(&mut coverage, &dir);
+        let labels: Vec<String> = coverage.iter().map(TlcActionCoverage::label).collect();
+        assert_eq!(labels, ["Recv", "Next (line 3)", "Next (line 3)"], "two calls, or no source: the line");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn reads_the_last_coverage_report() {
         let out = "The coverage statistics at 2026-12-03 22:17:00\n\
                    <Init line 49, col 1 to line 49, col 4 of module M>: 1:1\n\
@@ -404,10 +474,20 @@ The depth of the complete state graph search is 3.
                    <Init line 49, col 1 to line 49, col 4 of module M>: 3:3\n\
                    \x20 line 50, col 23 to line 50, col 51 of module M: 1:1\n\
                    <Activate line 61, col 1 to line 61, col 8 of module M>: 1,234:56,789\n\
-                   <Reap line 70, col 1 to line 70, col 4 of module M>: 0:7\n";
+                   <Reap line 70, col 1 to line 70, col 4 of module M>: 0:7\n\
+                   <Other line 80, col 1 to line 80, col 9 of module M (82 8 82 40)>: 0:0\n";
         let coverage = parse_coverage(out).unwrap();
-        let names: Vec<_> = coverage.iter().map(|c| (c.action.as_str(), c.line, c.distinct, c.found)).collect();
-        assert_eq!(names, vec![("Init", 49, 3, 3), ("Activate", 61, 1234, 56789), ("Reap", 70, 0, 7)]);
+        let names: Vec<_> = coverage.iter().map(|c| (c.label(), c.line, c.distinct, c.found)).collect();
+        let label = |s: &str| s.to_string();
+        assert_eq!(
+            names,
+            vec![
+                (label("Init"), 49, 3, 3),
+                (label("Activate"), 61, 1234, 56789),
+                (label("Reap"), 70, 0, 7),
+                (label("Other (line 82)"), 80, 0, 0)
+            ]
+        );
         assert_eq!(parse_coverage("no coverage here"), None);
     }
 
