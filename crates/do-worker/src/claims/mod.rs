@@ -36,7 +36,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use protocol::claim::types::deadline;
-use protocol::claim::{ClaimId, DurableReply, DurableRequest, Fence, Millis, WorkerId};
+use protocol::claim::{ClaimId, ClaimRow, DurableReply, DurableRequest, Fence, Millis, WorkerId};
 use wasm_bindgen::JsValue;
 use worker::{DurableObject, Env, Request, Response, Result, ScheduledTime, State, durable_object};
 
@@ -53,7 +53,7 @@ use error::ClaimError;
 use leases::LeaseStore;
 use request::{Activate, Bulk, Complete, Create, Heartbeat, ListPage};
 use state::ClaimsState;
-use store::{DurableStore, Limits};
+use store::{Authorized, DurableStore, Limits};
 
 /// Claims one alarm purges at most (each also deletes its lease record).
 const PURGE_BATCH: usize = 50;
@@ -247,9 +247,13 @@ impl ClaimStore {
             ClaimOp::Create => {
                 let create = request::internal(body, Create::validated)?;
                 let now = now_ms();
-                let row = durable.authorize(&create, now)??;
-                self.schedule(durable, row.reservation.as_ref().map(|r| r.expires_at), false).await?;
-                Ok(views::claim(201, &row, None, now)?)
+                match durable.authorize(&create, now)?? {
+                    Authorized::New(row) => {
+                        self.schedule(durable, row.reservation.as_ref().map(|r| r.expires_at), false).await?;
+                        Ok(views::claim(201, &row, None, now)?)
+                    }
+                    Authorized::Again(row) => shown(&row, &leases).await,
+                }
             }
             ClaimOp::Activate => {
                 let call = request::internal(body, Activate::validated)?;
@@ -281,8 +285,7 @@ impl ClaimStore {
             ClaimOp::Get => {
                 let claim = ClaimId(target.key.clone().unwrap_or_default());
                 let row = durable.claim(&claim)?.ok_or_else(|| ClaimError::UnknownClaim(claim.clone()))?;
-                let lease = leases.read(&claim).await?;
-                Ok(views::claim(200, &row, lease.as_ref(), now_ms())?)
+                shown(&row, &leases).await
             }
             ClaimOp::Reap => {
                 let (mut reaped, more) = procedures::reap(durable)?;
@@ -385,4 +388,10 @@ impl From<worker::Error> for ClaimError {
     fn from(e: worker::Error) -> Self {
         ClaimError::Store(e.into())
     }
+}
+
+/// A claim as GET shows it: its row and its lease record (200).
+async fn shown(row: &ClaimRow, leases: &leases::Leases<'_>) -> std::result::Result<Response, ClaimError> {
+    let lease = leases.read(&row.claim).await?;
+    Ok(views::claim(200, row, lease.as_ref(), now_ms())?)
 }

@@ -22,7 +22,7 @@
 
 use percent_encoding::percent_decode_str;
 use protocol::claim::{
-    ClaimId, ClaimState, DEFAULT_MAX_ATTEMPTS, Fence, Millis, OperationId, Outcome, RequestKey, WorkerId,
+    ClaimId, ClaimRow, ClaimState, DEFAULT_MAX_ATTEMPTS, Fence, Millis, OperationId, Outcome, RequestKey, WorkerId,
 };
 use std::collections::BTreeMap;
 
@@ -147,6 +147,18 @@ impl Create {
 
     pub fn parse(body: &[u8]) -> Result<Create, InvalidRequest> {
         parse::<Create>(body)?.validated()
+    }
+
+    /// Whether this create asks for `row`'s current attempt again: the same
+    /// fence and worker, and, for a first attempt (whose `max_attempts` the
+    /// create set), the same `max_attempts`; a later attempt keeps the
+    /// claim's, whatever its create said. The reservation's TTL is not
+    /// compared: the row keeps the deadline the first create set, and shows
+    /// it.
+    pub fn repeats(&self, row: &ClaimRow) -> bool {
+        row.fence == self.fence
+            && row.worker == self.worker
+            && (row.attempt > 1 || row.max_attempts == self.max_attempts())
     }
 
     pub fn validated(self) -> Result<Create, InvalidRequest> {
@@ -393,6 +405,29 @@ mod tests {
 
     fn claim(s: &str) -> ClaimId {
         ClaimId::from(s)
+    }
+
+    #[test]
+    fn a_create_repeats_the_current_attempt_only_with_the_same_fence_worker_and_first_max_attempts() {
+        let create = |body: &str| Create::parse(body.as_bytes()).unwrap();
+        let first = create(r#"{"claim":"j","fence":3,"worker":"w1","reservation_ttl_ms":60000,"max_attempts":5}"#);
+        let mut row = ClaimRow::authorize(claim("j"), Fence(3), WorkerId::from("w1"), 1_000);
+        row.max_attempts = 5;
+        assert!(first.repeats(&row));
+        let lasting = create(r#"{"claim":"j","fence":3,"worker":"w1","reservation_ttl_ms":5,"max_attempts":5}"#);
+        assert!(lasting.repeats(&row), "the reservation's TTL is the first create's");
+        assert!(
+            !create(r#"{"claim":"j","fence":3,"worker":"w2","reservation_ttl_ms":60000,"max_attempts":5}"#)
+                .repeats(&row)
+        );
+        assert!(
+            !create(r#"{"claim":"j","fence":4,"worker":"w1","reservation_ttl_ms":60000,"max_attempts":5}"#)
+                .repeats(&row)
+        );
+        let default = create(r#"{"claim":"j","fence":3,"worker":"w1","reservation_ttl_ms":60000}"#);
+        assert!(!default.repeats(&row), "a first attempt's create set max_attempts (3 when left out)");
+        row.attempt = 2;
+        assert!(default.repeats(&row), "a later attempt keeps the claim's max_attempts, whatever its create says");
     }
 
     #[test]

@@ -83,6 +83,16 @@ pub fn state_name(state: ClaimState) -> &'static str {
 /// request (a completion's 16 KiB result).
 pub const MAX_OPERATIONS_PER_CLAIM: u64 = 256;
 
+/// What a create that is not refused did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Authorized {
+    /// Authorized the attempt: the claim's new row (201).
+    New(ClaimRow),
+    /// The attempt was the claim's current one already: its row, unchanged
+    /// (200).
+    Again(ClaimRow),
+}
+
 /// Why a create is refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CreateRefused {
@@ -201,12 +211,19 @@ impl DurableStore {
     /// its `reservation_ttl_ms` (the protocol's `Authorize`, one
     /// transaction): the claim's new row, or why it is refused. A new claim
     /// needs room ([`Limits::room_for_claim`], read in the same synchronous
-    /// run, so two creates cannot both take the last place).
-    pub fn authorize(&self, create: &Create, now: Millis) -> Result<Result<ClaimRow, CreateRefused>, StoreError> {
-        if self.claim(&create.claim)?.is_none() {
-            let usage = self.usage()?;
-            if let Err(full) = self.limits.room_for_claim(usage.claims, usage.bytes) {
-                return Ok(Err(CreateRefused::Full(full)));
+    /// run, so two creates cannot both take the last place). A create of
+    /// the claim's current attempt again ([`Create::repeats`]: a client
+    /// retrying a create whose answer it lost) changes nothing: the row as
+    /// it is, [`Authorized::Again`].
+    pub fn authorize(&self, create: &Create, now: Millis) -> Result<Result<Authorized, CreateRefused>, StoreError> {
+        match self.claim(&create.claim)? {
+            Some(row) if create.repeats(&row) => return Ok(Ok(Authorized::Again(row))),
+            Some(_) => {}
+            None => {
+                let usage = self.usage()?;
+                if let Err(full) = self.limits.room_for_claim(usage.claims, usage.bytes) {
+                    return Ok(Err(CreateRefused::Full(full)));
+                }
             }
         }
         let request = DurableRequest::Authorize {
@@ -217,7 +234,7 @@ impl DurableStore {
             max_attempts: create.max_attempts(),
         };
         match self.transition(&request, now)? {
-            DurableReply::Authorized { row } => Ok(Ok(row)),
+            DurableReply::Authorized { row } => Ok(Ok(Authorized::New(row))),
             DurableReply::AuthorizeRefused { refused } => Ok(Err(CreateRefused::Authorize(refused))),
             reply => Err(StoreError::Unexpected { request: format!("{request:?}"), reply: format!("{reply:?}") }),
         }

@@ -103,6 +103,29 @@ async fn stale_fences_and_wrong_workers_are_rejected_for_good() {
 }
 
 #[tokio::test]
+async fn a_create_retried_is_answered_with_the_claim_as_it_is() {
+    let c = Claims::fresh("claims-create-again").await;
+    let first = c.create("j", 3, "w1", LONG).await;
+    assert_eq!(first.status, 201, "{}", first.text());
+    // The client lost the answer and sends the same create again.
+    let again = c.create("j", 3, "w1", LONG).await;
+    assert_eq!((again.status, again.json()), (200, first.json()), "the same attempt, unchanged");
+    assert_eq!(c.get("j").await, first.json(), "its reservation was not renewed");
+    // Another worker, or another first max_attempts, is another request.
+    c.create("j", 3, "w2", LONG).await.expect_error(409, "claim_exists");
+    let body =
+        serde_json::json!({"claim": "j", "fence": 3, "worker": "w1", "reservation_ttl_ms": LONG, "max_attempts": 4});
+    c.create_raw(&body).await.expect_error(409, "claim_exists");
+    // Once the attempt executes, a retried create shows it executing.
+    accepted(&c.activate("j", "a", 3, "w1", LONG).await);
+    let executing = c.create("j", 3, "w1", LONG).await;
+    assert_eq!(executing.status, 200, "{}", executing.text());
+    let view = executing.json();
+    assert_eq!((view["state"].as_str(), view["lease"]["worker"].as_str()), (Some("executing"), Some("w1")), "{view}");
+    assert_eq!(view, c.get("j").await);
+}
+
+#[tokio::test]
 async fn only_a_reaped_claim_takes_a_new_attempt_with_a_higher_fence() {
     let c = Claims::fresh("claims-create").await;
     assert_eq!(c.create("j", 3, "w1", 1_000).await.status, 201);
