@@ -189,8 +189,11 @@ pub struct Declarations {
     /// Those of the extended modules first, each in `VARIABLES` order.
     pub variables: Vec<String>,
     pub definitions: BTreeSet<String>,
-    /// Definitions whose body says "eventually" (`<>`) or "leads to" (`~>`).
+    /// Definitions whose body says "eventually" (`<>`) or "leads to" (`~>`),
+    /// or uses such a definition (`Live == PeersRecover /\ Converges`).
     pub temporal: BTreeSet<String>,
+    /// The words of each definition's body: what it may use.
+    uses: std::collections::BTreeMap<String, BTreeSet<String>>,
 }
 
 impl Declarations {
@@ -198,7 +201,27 @@ impl Declarations {
         let mut out = Declarations::default();
         let mut seen = BTreeSet::new();
         out.collect(module, dirs, &mut seen)?;
+        out.close_temporal();
         Ok(out)
+    }
+
+    /// Makes temporal every definition that uses a temporal one, until
+    /// nothing changes (each round adds one, or stops).
+    fn close_temporal(&mut self) {
+        loop {
+            let more: Vec<String> = self
+                .uses
+                .iter()
+                .filter(|(name, words)| {
+                    !self.temporal.contains(*name) && words.iter().any(|w| self.temporal.contains(w))
+                })
+                .map(|(name, _)| name.clone())
+                .collect();
+            if more.is_empty() {
+                return;
+            }
+            self.temporal.extend(more);
+        }
     }
 
     fn collect(&mut self, module: &str, dirs: &[PathBuf], seen: &mut BTreeSet<String>) -> Result<()> {
@@ -238,11 +261,12 @@ impl Declarations {
                 i += 1;
             }
         }
-        // A definition's body is its first line and the indented lines
-        // after it.
+        // A definition starts at the line's start (an indented `==` is a
+        // LET's); its body is its first line and the indented lines after it.
         let mut current: Option<String> = None;
         for line in text.lines() {
             if let Some((lhs, _)) = line.split_once("==")
+                && !line.starts_with(char::is_whitespace)
                 && let Some(name) = lhs.split(|c: char| !(c.is_alphanumeric() || c == '_')).find(|w| !w.is_empty())
                 && !line.trim_start().starts_with("/\\")
                 && !line.trim_start().starts_with("\\/")
@@ -252,10 +276,13 @@ impl Declarations {
             } else if !line.starts_with(char::is_whitespace) && !line.is_empty() {
                 current = None;
             }
-            if let Some(name) = &current
-                && (line.contains("<>") || line.contains("~>"))
-            {
-                self.temporal.insert(name.clone());
+            if let Some(name) = &current {
+                if line.contains("<>") || line.contains("~>") {
+                    self.temporal.insert(name.clone());
+                }
+                let body = line.split_once("==").map_or(line, |(_, body)| body);
+                let words = body.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty());
+                self.uses.entry(name.clone()).or_default().extend(words.map(str::to_string));
             }
         }
         Ok(())
@@ -373,6 +400,20 @@ mod tests {
         assert_eq!(zombie[acks.len()..], ["zombies".to_string(), "supersedes".to_string()]);
         let v2 = variables("HandoffV2")?;
         assert!(acks.len() > v2.len() && acks[..v2.len()] == v2[..], "{acks:?} / {v2:?}");
+        Ok(())
+    }
+
+    #[test]
+    fn a_property_that_uses_a_liveness_property_is_one() -> Result<()> {
+        let dir = std::env::temp_dir().join(format!("handoff-temporal-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let module = "---- MODULE T ----\nVARIABLE x\nRecovers == x = 0 ~> x = 1\nBoth ==\n    /\\ Recovers\n    /\\ x \\in Nat\n\
+                      Safe == [][x' >= x]_x\nLocal == LET Inner == <>(x = 1) IN x = 0\nUsesLocal == Local\n====\n";
+        std::fs::write(dir.join("T.tla"), module)?;
+        let temporal = declarations("T", &dir)?.temporal;
+        std::fs::remove_dir_all(&dir)?;
+        let names: Vec<&str> = temporal.iter().map(String::as_str).collect();
+        assert_eq!(names, ["Both", "Local", "Recovers", "UsesLocal"], "a LET's name is no definition of its own");
         Ok(())
     }
 
