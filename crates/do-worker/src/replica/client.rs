@@ -133,10 +133,11 @@ pub(super) fn read_answer(key: &str, answer: Option<Answer>) -> HttpResult {
             let resp = http::record(bytes, stamp.ep.0, stamp.ver.0, &wid.to_string())?;
             with_tag(resp, Tag { stamp, wid }, expires_at)
         }
-        // A deleted key names its deletion's stamp, as a value names its
+        // A deleted key (an expired one is deleted by its expiry) names its
+        // deletion's stamp, as a value names its
         // write's: a client (and the history check) can order the 404.
         Read::Committed(Some(Record { stamp, .. })) => {
-            Err(HttpError::new(Code::KeyNotFound, format!("{key} was deleted"))
+            Err(HttpError::new(Code::KeyNotFound, format!("{key} was deleted (or expired)"))
                 .with_header(http::EPOCH_HEADER, &stamp.ep.0.to_string())
                 .with_header(http::VERSION_HEADER, &stamp.ver.0.to_string()))
         }
