@@ -110,7 +110,8 @@ impl Row {
         let coverage = self.tla.as_ref().filter(|o| o.verdict == "pass")?.coverage.as_deref()?;
         let mut wrong = Vec::new();
         for c in coverage {
-            let (label, declared) = (c.label(), self.unfired.contains(&c.label()));
+            let label = c.label();
+            let declared = self.unfired.contains(&label);
             if c.found == 0 && !declared {
                 wrong.push(format!("{label} never fired"));
             } else if c.found > 0 && declared {

@@ -134,8 +134,8 @@ pub(super) fn read_answer(key: &str, answer: Option<Answer>) -> HttpResult {
             with_tag(resp, Tag { stamp, wid }, expires_at)
         }
         // A deleted key (an expired one is deleted by its expiry) names its
-        // deletion's stamp, as a value names its
-        // write's: a client (and the history check) can order the 404.
+        // deletion's stamp, as a value names its write's: a client (and the
+        // history check) can order the 404.
         Read::Committed(Some(Record { stamp, .. })) => {
             Err(HttpError::new(Code::KeyNotFound, format!("{key} was deleted (or expired)"))
                 .with_header(http::EPOCH_HEADER, &stamp.ep.0.to_string())
