@@ -137,6 +137,8 @@ pub struct Ack {
     pub ep: u64,
     pub ver: u64,
     pub wid: String,
+    /// When the written value expires (a write with a time to live).
+    pub expires_at: Option<u64>,
 }
 
 impl Ack {
@@ -149,6 +151,7 @@ impl Ack {
             ep: field("ep").as_u64().unwrap_or_else(|| panic!("ep: {j}")),
             ver: field("ver").as_u64().unwrap_or_else(|| panic!("ver: {j}")),
             wid: field("wid").as_str().unwrap_or_else(|| panic!("wid: {j}")).to_string(),
+            expires_at: field("expires_at").as_u64(),
         };
         assert_eq!(ack.wid.len(), 32, "wid is 32 hex digits: {j}");
         ack
@@ -166,6 +169,9 @@ pub struct Found {
     pub ep: u64,
     pub ver: u64,
     pub wid: String,
+    /// When the value expires (`Handoff-Expires-At`), if it was written
+    /// with a time to live.
+    pub expires_at: Option<u64>,
 }
 
 impl Found {
@@ -181,6 +187,9 @@ impl Found {
             ep: num("handoff-epoch"),
             ver: num("handoff-version"),
             wid: resp.header("handoff-write-id").unwrap_or_else(|| panic!("no handoff-write-id")).to_string(),
+            expires_at: resp
+                .header("handoff-expires-at")
+                .map(|v| v.parse().unwrap_or_else(|_| panic!("bad handoff-expires-at {v:?}: {:?}", resp.headers))),
         }
     }
 

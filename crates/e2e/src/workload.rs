@@ -6,6 +6,10 @@
 //! while it ran, a refused one (503 `recovering`, `overloaded`) never did,
 //! an ambiguous one (503 `not_committed`, `superseded`,
 //! `replica_unavailable`, a transport error) may have, at any later time.
+//! A third of the writes carry a time to live far longer than a run
+//! ([`TTL_MS`]): none expires while the history is recorded, and every
+//! read checks that the value's expiry travelled with it through the
+//! evictions and reseeds (`Log::check_reads`).
 //! Used by the tests that check linearizability under evictions, crashes
 //! and rolling restarts.
 
@@ -27,11 +31,26 @@ pub struct Client {
     pub keys: u64,
 }
 
+/// The time to live of the writes that carry one: ten minutes, longer
+/// than any run, so that no value expires while the register (which has
+/// no clock) is checked.
+pub const TTL_MS: u64 = 600_000;
+
+/// A PUT as sent, and its expiry if it was acknowledged.
+pub struct Written {
+    pub key: String,
+    pub value: Vec<u8>,
+    /// Sent with `Handoff-TTL-Ms: TTL_MS`.
+    pub ttl: bool,
+    /// The acknowledgment's `expires_at`.
+    pub acked_expiry: Option<u64>,
+}
+
 #[derive(Default)]
 pub struct Log {
     pub ops: Vec<Op>,
-    /// Write id -> (key, value) of every PUT sent.
-    pub written: HashMap<String, (String, Vec<u8>)>,
+    /// Write id -> every PUT sent.
+    pub written: HashMap<String, Written>,
     /// Every value read, with its key.
     pub reads: Vec<(String, Found)>,
     /// Answers the API does not promise.
@@ -70,8 +89,13 @@ impl Client {
                 }
                 _ => (Call::Write(Val::Absent), "DELETE"),
             };
+            let ttl = method == "PUT" && self.below(3) == 0;
+            if ttl {
+                headers.push(("handoff-ttl-ms", TTL_MS.to_string()));
+            }
             let body = (method == "PUT").then(|| {
-                log.written.insert(wid.clone(), (key.clone(), value.clone()));
+                let written = Written { key: key.clone(), value: value.clone(), ttl, acked_expiry: None };
+                log.written.insert(wid.clone(), written);
                 value
             });
             let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -79,7 +103,10 @@ impl Client {
             let answer = self.store.try_request(method, &path, body, &headers).await;
             let returned = self.start.elapsed();
             let (outcome, shown, stamp) = match classify(&call, &key, &wid, &answer) {
-                Ok(Classified { outcome, found, stamp }) => {
+                Ok(Classified { outcome, found, stamp, expires_at }) => {
+                    if let Some(written) = log.written.get_mut(&wid).filter(|_| outcome == Outcome::Written) {
+                        written.acked_expiry = expires_at;
+                    }
                     if let Some(found) = found {
                         let etag = format!("\"{}.{}.{}\"", found.ep, found.ver, found.wid);
                         last_read.insert(key.clone(), (etag, found.wid.clone()));
@@ -123,11 +150,13 @@ struct Classified {
     outcome: Outcome,
     found: Option<Found>,
     stamp: Option<(u64, u64)>,
+    /// An acknowledged write's `expires_at`.
+    expires_at: Option<u64>,
 }
 
 impl Classified {
     fn of(outcome: Outcome) -> Result<Classified, String> {
-        Ok(Classified { outcome, found: None, stamp: None })
+        Ok(Classified { outcome, found: None, stamp: None, expires_at: None })
     }
 }
 
@@ -143,21 +172,26 @@ fn classify(call: &Call, key: &str, wid: &str, answer: &Result<Resp, reqwest::Er
     match (call, resp.status) {
         (Call::Read, 200) => {
             let found = Found::parse(resp);
-            let stamp = Some(found.stamp());
-            Ok(Classified { outcome: Outcome::Read(Val::Put(found.wid.clone())), found: Some(found), stamp })
+            let (stamp, outcome) = (Some(found.stamp()), Outcome::Read(Val::Put(found.wid.clone())));
+            Ok(Classified { outcome, found: Some(found), stamp, expires_at: None })
         }
         // A deleted key's 404 names its deletion's stamp; a key never
         // written (or whose tombstone was collected) names none.
         (Call::Read, 404) if resp.error_code() == "key_not_found" => {
             let stamp = number(resp.header("handoff-epoch")).zip(number(resp.header("handoff-version")));
-            Ok(Classified { outcome: Outcome::Read(Val::Absent), found: None, stamp })
+            Ok(Classified { outcome: Outcome::Read(Val::Absent), found: None, stamp, expires_at: None })
         }
         (Call::Write(_) | Call::CondWrite { .. }, 200) => {
             let ack = Ack::parse(resp);
             if ack.key != key || ack.wid != wid {
                 return Err(format!("acknowledged as {ack:?}"));
             }
-            Ok(Classified { outcome: Outcome::Written, found: None, stamp: Some(ack.stamp()) })
+            Ok(Classified {
+                outcome: Outcome::Written,
+                found: None,
+                stamp: Some(ack.stamp()),
+                expires_at: ack.expires_at,
+            })
         }
         // Nothing written; the key held the write of the ETag the answer
         // names (`"ep.ver.wid"`, a visible value), or nothing.
@@ -168,6 +202,7 @@ fn classify(call: &Call, key: &str, wid: &str, answer: &Result<Resp, reqwest::Er
                     outcome: Outcome::PreconditionFailed(Val::Put(current.to_string())),
                     found: None,
                     stamp: number(Some(ep)).zip(number(Some(ver))),
+                    expires_at: None,
                 }),
                 _ => Err(format!("412 with the ETag {etag}")),
             },
@@ -197,18 +232,38 @@ fn status_of(answer: &Result<Resp, reqwest::Error>) -> String {
 }
 
 impl Log {
-    /// Every value read was the one its write id's PUT wrote, to that key
-    /// (what the register abstracts away).
-    pub fn check_reads(&self) {
+    /// Every value read was the one its write id's PUT wrote, to that key,
+    /// with the expiry it was written with: one if and only if the PUT had
+    /// a time to live, the acknowledged one if it was acknowledged (what
+    /// the register abstracts away). Returns how many reads had an
+    /// expiry to check.
+    pub fn check_reads(&self) -> usize {
+        for (wid, w) in self.written.iter().filter(|(_, w)| w.acked_expiry.is_some()) {
+            assert!(w.ttl, "{}: write {wid} sent without a time to live, acknowledged with an expiry", w.key);
+        }
         for (key, found) in &self.reads {
-            match self.written.get(&found.wid) {
-                Some((k, v)) => {
-                    assert_eq!(k, key, "write {} was to {k}, read under {key}", found.wid);
-                    assert_eq!(&found.value, v, "{key}: a value other than write {} wrote", found.wid);
-                }
-                None => panic!("{key}: read write id {}, which no client wrote", found.wid),
+            let Some(w) = self.written.get(&found.wid) else {
+                panic!("{key}: read write id {}, which no client wrote", found.wid)
+            };
+            assert_eq!(&w.key, key, "write {} was to {}, read under {key}", found.wid, w.key);
+            assert_eq!(found.value, w.value, "{key}: a value other than write {} wrote", found.wid);
+            assert_eq!(
+                found.expires_at.is_some(),
+                w.ttl,
+                "{key}: write {} read with expiry {:?}",
+                found.wid,
+                found.expires_at
+            );
+            if let Some(acked) = w.acked_expiry {
+                assert_eq!(
+                    found.expires_at,
+                    Some(acked),
+                    "{key}: write {} acknowledged to expire at {acked}",
+                    found.wid
+                );
             }
         }
+        self.reads.iter().filter(|(_, found)| found.expires_at.is_some()).count()
     }
 
     /// The logs of several clients as one.

@@ -73,10 +73,10 @@ async fn histories_under_evictions_are_linearizable() {
     for client in clients {
         logs.push(client.await.expect("client task"));
     }
-    let Log { ops, unexpected, .. } = {
+    let (Log { ops, unexpected, .. }, expiring) = {
         let log = Log::merge(logs);
-        log.check_reads();
-        log
+        let expiring = log.check_reads();
+        (log, expiring)
     };
     let run_time = start.elapsed();
     let count = |f: fn(&Op) -> bool| ops.iter().filter(|o| f(o)).count();
@@ -85,7 +85,7 @@ async fn histories_under_evictions_are_linearizable() {
     println!(
         "linearizability: {} operations by {CLIENTS} clients on {KEYS} keys in {run_time:.1?}: \
          {} acknowledged writes ({cond_written} conditional), {} reads, {cond_failed} 412s, {} refused, \
-         {} ambiguous; {} evictions {evicted:?}",
+         {} ambiguous, {expiring} reads of a value with a time to live (its expiry as written); {} evictions {evicted:?}",
         ops.len(),
         count(|o| o.outcome == Outcome::Written),
         count(|o| matches!(o.outcome, Outcome::Read(_))),
@@ -93,8 +93,10 @@ async fn histories_under_evictions_are_linearizable() {
         count(|o| o.outcome == Outcome::Ambiguous),
         evicted.len()
     );
-    // The compare-and-set check had both kinds of answer to judge.
+    // The compare-and-set check had both kinds of answer to judge, and the
+    // expiry check values to look at.
     assert!(cond_written > 0 && cond_failed > 0, "conditional writes: {cond_written} written, {cond_failed} 412s");
+    assert!(expiring > 0, "no read of a value written with a time to live");
     assert!(unexpected.is_empty(), "answers outside the API's contract:\n{}", unexpected.join("\n"));
     assert!(ops.len() >= MIN_OPS, "only {} operations", ops.len());
     assert_eq!(evicted.len(), EVICTIONS, "evictions done within {MAX_RUN:?}");
