@@ -301,3 +301,44 @@ impl Log {
         counts
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A log of one PUT of `k` (with a time to live or not, acknowledged
+    /// to expire at `acked`) and one read of it showing `read_expiry`.
+    fn log(ttl: bool, acked: Option<u64>, read_expiry: Option<u64>) -> Log {
+        let mut log = Log::default();
+        let value = b"v".to_vec();
+        log.written.insert("w".into(), Written { key: "k".into(), value: value.clone(), ttl, acked_expiry: acked });
+        let found = Found { value, ep: 1, ver: 1, wid: "w".into(), expires_at: read_expiry };
+        log.reads.push(("k".into(), found));
+        log
+    }
+
+    #[test]
+    fn a_read_shows_the_expiry_its_write_was_acknowledged_with() {
+        assert_eq!(log(true, Some(9), Some(9)).check_reads(), 1);
+        assert_eq!(log(false, None, None).check_reads(), 0);
+        assert_eq!(log(true, None, Some(9)).check_reads(), 1, "an ambiguous write: any expiry");
+    }
+
+    #[test]
+    #[should_panic(expected = "read with expiry None")]
+    fn a_value_that_lost_its_expiry_is_refused() {
+        log(true, Some(9), None).check_reads();
+    }
+
+    #[test]
+    #[should_panic(expected = "acknowledged to expire at 9")]
+    fn a_value_with_another_expiry_is_refused() {
+        log(true, Some(9), Some(10)).check_reads();
+    }
+
+    #[test]
+    #[should_panic(expected = "read with expiry Some(9)")]
+    fn a_value_written_without_a_time_to_live_that_expires_is_refused() {
+        log(false, None, Some(9)).check_reads();
+    }
+}
