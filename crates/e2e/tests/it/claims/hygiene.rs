@@ -1,6 +1,7 @@
 //! Claims hygiene: an Idempotency-Key is bound only for a claim that exists
 //! (and only on it); finished claims and their operations are deleted after
-//! the namespace's retention; migrations are idempotent and atomic.
+//! the namespace's retention, a claim's lease record before its rows;
+//! migrations are idempotent and atomic.
 
 use std::time::{Duration, Instant};
 
@@ -73,6 +74,46 @@ async fn finished_claims_are_deleted_after_the_retention_and_replays_are_404() {
     assert_eq!(c.get("live").await["state"], "executing", "the heartbeating claim is kept");
     // The kept usage followed the deletions: three claims, as counted.
     assert_eq!(c.usage().await.0, 3);
+}
+
+/// A purge whose lease store fails deletes nothing: the claim's lease
+/// record goes first, and only then its rows, so while the coordinator
+/// cannot commit (paused: it drops every peer message) the reaped claim
+/// keeps its rows; once it can, a later alarm deletes both.
+#[tokio::test]
+async fn a_purge_the_lease_store_fails_keeps_the_claim_for_the_next_alarm() {
+    const RETENTION_S: u64 = 5;
+    const PAUSE: Duration = Duration::from_secs(20);
+    let c = Claims::fresh_with("claims-purge-fails", &format!(r#"{{"claim_retention_seconds":{RETENTION_S}}}"#)).await;
+    let s = &c.store;
+    assert_eq!(c.create("x", 1, "w1", LONG).await.status, 201);
+    accepted(&c.activate("x", "go", 1, "w1", 1000).await);
+    c.wait_state("x", "reaped", Duration::from_secs(20)).await;
+    // Within the retention: the purge is not due yet.
+    let paused_at = Instant::now();
+    s.pause(&c.ns, "r0", PAUSE.as_millis() as u64).await;
+    assert_eq!(c.usage().await.0, 1, "paused before the purge was due");
+    // Past the retention, while the lease record cannot be deleted: the
+    // alarm's purge fails (a lease call gives up after 10 s) and the rows stay.
+    tokio::time::sleep(Duration::from_secs(RETENTION_S + 2)).await;
+    while paused_at.elapsed() + Duration::from_secs(2) < PAUSE {
+        assert_eq!(
+            c.usage().await.0,
+            1,
+            "rows deleted while the lease record could not be, {:?} into the pause",
+            paused_at.elapsed()
+        );
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    // After the pause, a later alarm (the runtime retries a failed one)
+    // deletes both.
+    let deadline = Instant::now() + PAUSE + Duration::from_secs(60);
+    while s_get_status(&c, "x").await != 404 {
+        assert!(Instant::now() < deadline, "the claim not purged after the pause");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert_eq!(c.usage().await.0, 0);
+    s.get(&c.ns, "_remora/lease/x").await.expect_error(404, "key_not_found");
 }
 
 async fn s_get_status(c: &Claims, claim: &str) -> u16 {
