@@ -33,6 +33,9 @@ pub const EXPECTED_RUNS: &[&str] = &[
     "linearizable",
 ];
 
+/// The files of a whole run: each replica's trace and end.
+const RUN_FILES: [&str; 6] = ["r0.trace", "r1.trace", "r2.trace", "r0.end", "r1.end", "r2.end"];
+
 /// What is missing from `runs` (directories) of [`EXPECTED_RUNS`], one
 /// line each.
 pub fn missing(runs: &[PathBuf]) -> Vec<String> {
@@ -48,7 +51,7 @@ pub fn missing(runs: &[PathBuf]) -> Vec<String> {
             lines.push(format!("no run {expected}-*"));
         }
         for run in found {
-            for file in ["r0.trace", "r1.trace", "r2.trace", "r0.end", "r1.end", "r2.end"] {
+            for file in RUN_FILES {
                 if !run.join(file).is_file() {
                     lines.push(format!("{}: no {file}", run.display()));
                 }
@@ -96,7 +99,7 @@ mod tests {
         for prefix in EXPECTED_RUNS {
             let run = dir.join(format!("{prefix}-0123456789abcdef"));
             fs::create_dir_all(&run).expect("run dir");
-            for file in ["r0.trace", "r1.trace", "r2.trace", "r0.end", "r1.end", "r2.end"] {
+            for file in RUN_FILES {
                 fs::write(run.join(file), b"").expect("file");
             }
             runs.push(run);

@@ -322,8 +322,9 @@ pub fn print_rust_line_as(cfg: &str, o: Option<&RustOutcome>) {
 
 /// `--coverage`: per cfg, each action's steps and the distinct states it
 /// reached first, from the Rust checker's exhaustive runs, beside TLC's
-/// `-coverage` figures for the same action where TLC ran (TLC's actions
-/// that the mirror does not name, `Init` among them, follow).
+/// `-coverage` figures for the same action where TLC ran (by
+/// [`super::outcome::TlcActionCoverage::label`]; TLC's actions that the mirror does not
+/// name, `Init` among them, follow).
 pub fn print_coverage(rows: &[Row]) {
     for r in rows {
         let rust = r.rust.as_ref().and_then(|o| o.coverage.as_deref()).unwrap_or_default();
@@ -334,13 +335,13 @@ pub fn print_coverage(rows: &[Row]) {
         let tlc_only: Vec<_> = tlc
             .unwrap_or_default()
             .iter()
-            .filter(|t| !rust.iter().any(|c| c.action == t.action))
-            .map(|t| (if t.disjunct.is_some() { t.label() } else { format!("{} (line {})", t.action, t.line) }, t))
+            .filter(|t| !rust.iter().any(|c| c.action == t.label()))
+            .map(|t| (t.label(), t))
             .collect();
         let names = rust.iter().map(|c| c.action.len()).chain(tlc_only.iter().map(|(name, _)| name.len()));
         let width = names.chain(["action".len()]).max().unwrap_or(0);
         let of_tlc = |action: &str| {
-            let found = tlc?.iter().find(|t| t.action == action)?;
+            let found = tlc?.iter().find(|t| t.label() == action)?;
             Some((found.found.to_string(), found.distinct.to_string()))
         };
         let dash = || ("-".to_string(), "-".to_string());
