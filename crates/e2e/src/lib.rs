@@ -83,8 +83,8 @@ pub struct Resp {
 }
 
 impl Resp {
-    /// The runtime's own answer when the isolate serving the request was
-    /// replaced under it (docs/operating.md 4.2: not one of the API's JSON
+    /// Wrangler's own answer when the Worker was reloaded or restarted
+    /// under the request (docs/operating.md 4.2: not one of the API's JSON
     /// errors; the request may have been served, and a retry under the
     /// same write id or Idempotency-Key is safe).
     pub fn is_runtime_restart(&self) -> bool {

@@ -207,9 +207,8 @@ fn classify(call: &Call, key: &str, wid: &str, answer: &Result<Resp, reqwest::Er
                 _ => Err(format!("412 with the ETag {etag}")),
             },
         },
-        // workerd's own plain-text answer when the isolate serving the
-        // request was replaced (an eviction can take the Worker's isolate
-        // with it): the request may have been served.
+        // Wrangler's own plain-text answer when the Worker was reloaded or
+        // restarted under the request: it may have been served.
         (_, 503) if resp.is_runtime_restart() => Classified::of(Outcome::Ambiguous),
         (_, 503) => match resp.error_code().as_str() {
             // Answered before the write entered the protocol.

@@ -439,9 +439,9 @@ async fn racing_completions_end_each_claim_in_one_state_consistent_with_every_an
         ] {
             let (c, claim) = (c.clone(), claim.clone());
             tasks.push(tokio::spawn(async move {
-                // The runtime's own 503 when an isolate was replaced under
-                // the request (once in CI, 2026-12-07) is no answer of
-                // ours: retried under the same key, as a client would.
+                // Wrangler's own 503 when the Worker was reloaded under the
+                // request (once in CI, 2026-12-07) is no answer of ours:
+                // retried under the same key, as a client would.
                 let mut resp = c.complete(&claim, key, fence, "w1", outcome, json!({ "by": key })).await;
                 for _ in 0..5 {
                     if !resp.is_runtime_restart() {
