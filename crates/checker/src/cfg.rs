@@ -19,7 +19,10 @@
 //! must report `Name` violated (`cargo xtask check` fails the cfg if one
 //! passes or reports something else). A line `\* REDUCTION needed: why`
 //! says that the cfg's model cannot be explored without its reductions;
-//! `checker list` reports it beside whether the model has reductions.
+//! `checker list` reports it beside whether the model has reductions. A line
+//! `\* UNREDUCED depth N: why` says that without them the graph is too large
+//! to exhaust: an unreduced run explores it breadth-first to depth N, which
+//! is complete to that depth only (`checker check --depth-bound`).
 //! Anything else (`SYMMETRY`, `VIEW`, `CONSTRAINT`, `<-` substitutions) is
 //! refused with an error rather than silently ignored, because it would
 //! change the state count that the mirrors must reproduce.
@@ -121,6 +124,10 @@ pub struct TlcConfig {
     /// Why the model cannot be explored without its reductions at these
     /// bounds (a `\* REDUCTION needed: why` line).
     pub reduction_needed: Option<String>,
+    /// How deep an unreduced run explores, breadth-first, a graph too large
+    /// to exhaust without the reductions (a `\* UNREDUCED depth N: why`
+    /// line).
+    pub unreduced_depth: Option<usize>,
     /// Why its module has no Rust model (a `\* NO MIRROR: why` line):
     /// `cargo xtask check` fails a cfg without one whose module has none.
     pub no_mirror: Option<String>,
@@ -158,6 +165,7 @@ impl TlcConfig {
             unfired_reduced: unfired_lines(text, true)?,
             expect_violated: expect_line(text)?,
             reduction_needed: reason_line(text, "REDUCTION", "needed")?,
+            unreduced_depth: unreduced_depth_line(text)?,
             no_mirror: reason_line(text, "NO", "MIRROR")?,
             check_deadlock: true,
             ..TlcConfig::default()
@@ -445,6 +453,41 @@ fn reason_line(text: &str, word: &str, what: &str) -> Result<Option<String>, Cfg
         }
     }
     Ok(found)
+}
+
+/// A `\* UNREDUCED depth N: why` line (N at least 2: a bound of one
+/// state explores nothing), at most once, and not in a cfg that needs its
+/// reductions (`REDUCTION needed`), which has no unreduced run.
+fn unreduced_depth_line(text: &str) -> Result<Option<usize>, CfgError> {
+    let mut found = None;
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = line.trim().strip_prefix("\\*").and_then(|rest| rest.trim().strip_prefix("UNREDUCED ")) else {
+            continue;
+        };
+        let depth = rest
+            .trim()
+            .strip_prefix("depth ")
+            .and_then(|r| r.split_once(':'))
+            .filter(|(_, why)| !why.trim().is_empty())
+            .and_then(|(n, _)| n.trim().parse::<usize>().ok())
+            .filter(|&n| n >= 2);
+        let Some(depth) = depth else {
+            return Err(syntax(
+                i + 1,
+                format!("`UNREDUCED {}`: expected `UNREDUCED depth N: why`, N at least 2", rest.trim()),
+            ));
+        };
+        if found.replace((i + 1, depth)).is_some() {
+            return Err(syntax(i + 1, "a second UNREDUCED line".into()));
+        }
+    }
+    if let Some((line, _)) = found
+        && reason_line(text, "REDUCTION", "needed")?.is_some()
+    {
+        let why = "UNREDUCED beside REDUCTION needed: a cfg that needs its reductions has no unreduced run";
+        return Err(syntax(line, why.into()));
+    }
+    Ok(found.map(|(_, depth)| depth))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -746,6 +789,19 @@ mod tests {
         assert_eq!(cfg.no_mirror.as_deref(), Some("liveness under fairness"));
         let err = TlcConfig::parse("\\* NO MIRROR\n").unwrap_err();
         assert_eq!(err.to_string(), "line 1: `NO MIRROR`: expected `NO MIRROR: why`");
+    }
+
+    #[test]
+    fn an_unreduced_depth_line_gives_a_bound_and_says_why() {
+        assert_eq!(TlcConfig::parse("CONSTANT A = 1\n").unwrap().unreduced_depth, None);
+        let cfg = TlcConfig::parse("\\* UNREDUCED depth 18: 9 GB of frontier\n").unwrap();
+        assert_eq!(cfg.unreduced_depth, Some(18));
+        for bad in ["\\* UNREDUCED depth 18\n", "\\* UNREDUCED depth 18:\n", "\\* UNREDUCED depth 1: too small\n"] {
+            let err = TlcConfig::parse(bad).unwrap_err().to_string();
+            assert!(err.contains("expected `UNREDUCED depth N: why`"), "{bad}: {err}");
+        }
+        let both = TlcConfig::parse("\\* UNREDUCED depth 9: big\n\\* REDUCTION needed: bigger\n").unwrap_err();
+        assert!(both.to_string().contains("has no unreduced run"), "{both}");
     }
 
     #[test]

@@ -20,13 +20,14 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, bail, ensure};
 use checker::cfg::{Reduction, TlcConfig};
 use checker::registry::{self, MirrorVisitor};
 use checker::run::{self, RunOptions, Walks};
 use checker::search::Search;
 use checker::spec::Mirror;
 use clap::{Parser, Subcommand};
+use stateright::Expectation;
 
 /// The models clone and drop states by the million; the system allocator
 /// spent about half the time of a run of the implementation model.
@@ -89,6 +90,15 @@ enum Command {
         /// no reductions).
         #[arg(long)]
         no_reduction: bool,
+        /// Breadth-first only: explore the states at most this deep (an
+        /// initial state has depth 1) and no further. The run is complete
+        /// for them (every one met, every step between them checked) and
+        /// says nothing beyond; no coverage is judged. For graphs too large
+        /// to exhaust, where a depth-first run's count would only be a
+        /// lower bound. Not with liveness properties, which need the whole
+        /// graph.
+        #[arg(long)]
+        depth_bound: Option<usize>,
     },
     /// Serve the stateright web explorer for a spec's Rust model.
     Explore {
@@ -129,6 +139,8 @@ struct CfgSummary<'a> {
     reductions: bool,
     /// Why the cfg cannot be explored without them (`\* REDUCTION needed`).
     reduction_needed: Option<&'a str>,
+    /// How deep an unreduced run goes, breadth-first (`\* UNREDUCED depth N`).
+    unreduced_depth: Option<usize>,
     /// Why its module has no Rust model (`\* NO MIRROR`).
     no_mirror: Option<&'a str>,
     /// The actions its `\* UNFIRED Action: why` lines declare never fire.
@@ -168,17 +180,31 @@ fn real_main() -> Result<ExitCode> {
             seed,
             max_depth,
             no_reduction,
+            depth_bound,
         } => {
             let mut target = Target::resolve(&spec, config.as_deref())?;
             if no_reduction {
                 target.cfg.reduction = Reduction::Off;
             }
+            // Unreduced, a cfg too large to exhaust says how deep to go
+            // (`\* UNREDUCED depth N`), unless the command line says
+            // otherwise.
+            let cfg_bound = target
+                .cfg
+                .unreduced_depth
+                .filter(|_| no_reduction && depth_bound.is_none() && search.is_none_or(|s| s == Search::Bfs));
             let opts = RunOptions {
                 threads: threads.unwrap_or_else(default_threads),
                 progress_every: progress.then_some(Duration::from_secs(5)),
-                search: search.unwrap_or(target.cfg.search),
+                search: search.unwrap_or(if cfg_bound.is_some() { Search::Bfs } else { target.cfg.search }),
                 walks: Walks { seed, max_depth, budget: Duration::from_secs(seconds) },
+                depth_bound: depth_bound.or(cfg_bound),
             };
+            ensure!(
+                opts.depth_bound.is_none() || opts.search == Search::Bfs,
+                "--depth-bound needs a breadth-first search (--search bfs), not {}",
+                opts.search.name()
+            );
             let mut report =
                 target.dispatch(CheckVisitor { target: &target, mutation: mutation.as_deref(), opts })??;
             report.reduction = target.cfg.reduction;
@@ -218,6 +244,7 @@ fn real_main() -> Result<ExitCode> {
                 rust_model: registry::MODULES.contains(&module.as_str()),
                 reductions: registry::dispatch(&module, Reductions).unwrap_or(false),
                 reduction_needed: cfg.reduction_needed.as_deref(),
+                unreduced_depth: cfg.unreduced_depth,
                 no_mirror: cfg.no_mirror.as_deref(),
                 unfired: &cfg.unfired,
                 module,
@@ -339,6 +366,14 @@ impl MirrorVisitor for CheckVisitor<'_> {
     type Output = Result<run::Report>;
     fn visit<M: Mirror>(self) -> Self::Output {
         let model: M = self.target.build(self.mutation)?;
+        if let Some(bound) = self.opts.depth_bound {
+            let eventually = model.properties().iter().any(|p| p.expectation != Expectation::Always);
+            ensure!(
+                !eventually && model.liveness().is_empty(),
+                "--depth-bound {bound}: {} has liveness properties, which need the whole graph",
+                self.target.module
+            );
+        }
         Ok(run::check(
             model,
             &self.target.spec.display().to_string(),

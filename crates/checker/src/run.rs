@@ -44,11 +44,15 @@ pub struct RunOptions {
     pub search: Search,
     /// The walks when `search` is [`Search::Simulation`].
     pub walks: Walks,
+    /// Breadth-first only: the greatest depth explored
+    /// (`engine::Options::depth_bound`); the report then says the run is
+    /// complete to that depth only, and judges no coverage.
+    pub depth_bound: Option<usize>,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { threads: 1, progress_every: None, search: Search::Bfs, walks: Walks::default() }
+        RunOptions { threads: 1, progress_every: None, search: Search::Bfs, walks: Walks::default(), depth_bound: None }
     }
 }
 
@@ -74,6 +78,10 @@ pub struct Report {
     pub unique_states: usize,
     pub states: usize,
     pub max_depth: usize,
+    /// A breadth-first run stopped at this depth: it is complete for the
+    /// states within it (every one met, every step between them checked)
+    /// and says nothing of the states beyond.
+    pub depth_bound: Option<usize>,
     pub seconds: f64,
     pub verdict: &'static str,
     pub violated: Option<String>,
@@ -131,8 +139,12 @@ struct Run<'a> {
 impl Run<'_> {
     /// Runs the engine's breadth- or depth-first search and reports.
     fn exhaustive<M: Mirror>(&self, model: &M) -> Report {
-        let engine_opts =
-            engine::Options { threads: self.opts.threads.max(1), progress_every: self.opts.progress_every };
+        let depth_bound = self.opts.depth_bound.filter(|_| self.opts.search == Search::Bfs);
+        let engine_opts = engine::Options {
+            threads: self.opts.threads.max(1),
+            progress_every: self.opts.progress_every,
+            depth_bound,
+        };
         let kind = |a: &M::Action| model.action_kind(a);
         let names = model.action_names();
         let liveness = model.liveness();
@@ -185,6 +197,7 @@ impl Run<'_> {
             unique_states: outcome.unique,
             states: outcome.generated as usize,
             max_depth: outcome.max_depth,
+            depth_bound,
             seconds,
             verdict: if violated.is_some() { "violation" } else { "pass" },
             violated,
@@ -250,6 +263,7 @@ impl Run<'_> {
             unique_states: checker.unique_state_count(),
             states: checker.state_count(),
             max_depth: checker.max_depth(),
+            depth_bound: None,
             seconds,
             verdict: if violated.is_some() { "violation" } else { "pass" },
             violated,
@@ -264,11 +278,15 @@ impl Report {
     /// One line: what was checked, how far, and the verdict.
     pub fn summary(&self) -> String {
         format!(
-            "{} ({}, {}{}): {} distinct states, {} states, depth {}, {:.1} s: {}",
+            "{} ({}, {}{}{}): {} distinct states, {} states, depth {}, {:.1} s: {}",
             self.spec,
             self.config,
             self.search.name(),
             if self.reduction == Reduction::Off { ", no reduction" } else { "" },
+            match self.depth_bound {
+                Some(bound) => format!(", complete to depth {bound} only"),
+                None => String::new(),
+            },
             self.unique_states,
             self.states,
             self.max_depth,
@@ -288,9 +306,11 @@ impl Report {
     /// model (a typo, or a renamed action, would otherwise never be
     /// checked): a spec that passes because an action can never happen
     /// checks less than it seems to.
+    /// A run bounded in depth is not judged: an action may first fire
+    /// deeper.
     pub fn judge_coverage(&mut self, expected_unfired: &[String]) {
         let Some(coverage) = &self.coverage else { return };
-        if self.verdict != "pass" {
+        if self.verdict != "pass" || self.depth_bound.is_some() {
             return;
         }
         self.unfired = coverage

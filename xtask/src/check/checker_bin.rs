@@ -45,6 +45,9 @@ pub struct CfgInfo {
     /// Why the cfg cannot be explored without them (`\* REDUCTION needed`).
     #[serde(default)]
     pub reduction_needed: Option<String>,
+    /// How deep its unreduced run goes, breadth-first (`\* UNREDUCED depth N`).
+    #[serde(default)]
+    pub unreduced_depth: Option<u64>,
     /// Why its module has no Rust model (`\* NO MIRROR: why`).
     pub no_mirror: Option<String>,
     /// The actions it declares never fire (`\* UNFIRED Action: why`).

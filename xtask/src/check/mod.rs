@@ -287,13 +287,27 @@ fn unreduced(bin: &Path, targets: &[target::Target]) -> Result<Vec<Row>> {
             continue;
         }
         let mut row = Row::new(target);
-        row.cfg.push_str(rust_stage::UNREDUCED);
-        let outcome = rust_stage::run(bin, target, 0, true)?;
+        row.cfg = target.unreduced_name();
+        let mut outcome = rust_stage::run(bin, target, 0, true)?;
+        ran_as_named(target, &mut outcome);
         summary::print_rust_line_as(&row.cfg, Some(&outcome));
         row.rust = Some(outcome);
         rows.push(row);
     }
     Ok(rows)
+}
+
+/// Fails a passing unreduced run that did not go as far as its row's name
+/// says (`Target::unreduced_name`): bounded in depth where the cfg declares
+/// a bound, and to that bound; exhaustive where it declares none.
+fn ran_as_named(target: &target::Target, outcome: &mut rust_stage::RustOutcome) {
+    if outcome.verdict == "pass" && outcome.depth_bound != target.unreduced_depth {
+        outcome.verdict = "error".into();
+        outcome.message = Some(format!(
+            "the cfg's UNREDUCED depth is {:?}, the checker's depth bound was {:?}",
+            target.unreduced_depth, outcome.depth_bound
+        ));
+    }
 }
 
 /// Whether `--unreduced` checks `t` a second time: an exhaustive cfg of a
@@ -393,6 +407,7 @@ mod tests {
             expect: expect.map(str::to_string),
             reductions,
             reduction_needed: None,
+            unreduced_depth: None,
             no_mirror: None,
             unfired: Vec::new(),
         }
@@ -405,5 +420,25 @@ mod tests {
         assert!(!has_unreduced_run(&target(false, "bfs", None)), "a mirror has nothing to switch off");
         assert!(!has_unreduced_run(&target(true, "simulation", None)));
         assert!(!has_unreduced_run(&target(true, "bfs", Some("RollLosesNothing"))));
+    }
+
+    #[test]
+    fn an_unreduced_row_says_how_far_it_went_and_went_that_far() {
+        let whole = target(true, "dfs", None);
+        assert_eq!(whole.unreduced_name(), "X.cfg (dfs) (unreduced)");
+        let bounded = target::Target { unreduced_depth: Some(18), ..target(true, "dfs", None) };
+        assert_eq!(bounded.unreduced_name(), "X.cfg (unreduced, bfs to depth 18 only)");
+        let ran = |depth_bound| rust_stage::RustOutcome { verdict: "pass".into(), depth_bound, ..Default::default() };
+        for (t, depth_bound, verdict) in [
+            (&bounded, Some(18), "pass"),
+            (&bounded, None, "error"),
+            (&bounded, Some(12), "error"),
+            (&whole, None, "pass"),
+            (&whole, Some(18), "error"),
+        ] {
+            let mut outcome = ran(depth_bound);
+            ran_as_named(t, &mut outcome);
+            assert_eq!(outcome.verdict, verdict, "{} ran to {depth_bound:?}", t.unreduced_name());
+        }
     }
 }

@@ -13,9 +13,6 @@ use super::target::Target;
 /// How the Rust checker's lines are labelled (beside `tlc` or `tla`).
 pub const RUST: &str = "rust";
 
-/// The label of a row checked without the model's reductions.
-pub const UNREDUCED: &str = " (unreduced)";
-
 /// What the Rust checker said about one cfg.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RustOutcome {
@@ -24,6 +21,9 @@ pub struct RustOutcome {
     pub verdict: String,
     pub unique_states: Option<u64>,
     pub max_depth: Option<u64>,
+    /// A breadth-first run bounded in depth (the cfg's `\* UNREDUCED depth
+    /// N` line): complete to that depth only.
+    pub depth_bound: Option<u64>,
     pub seconds: Option<f64>,
     pub violated: Option<String>,
     pub message: Option<String>,
@@ -56,10 +56,12 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64, unreduced: bool
     if target.search == "simulation" {
         cmd.args(["--seconds", &simulation_seconds.to_string()]);
     }
-    let mut label = format!("{RUST} {}", target.cfg_name());
+    let label = match unreduced {
+        true => format!("{RUST} {}", target.unreduced_name()),
+        false => format!("{RUST} {}", target.cfg_name()),
+    };
     if unreduced {
         cmd.arg("--no-reduction");
-        label.push_str(UNREDUCED);
     }
     let out = stream::run(cmd, &label, |line| line.contains("distinct states,").then(|| line.trim().to_string()))?;
     let last_error = || out.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
@@ -71,6 +73,7 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64, unreduced: bool
                 verdict: v["verdict"].as_str().unwrap_or("error").to_string(),
                 unique_states: v["unique_states"].as_u64(),
                 max_depth: v["max_depth"].as_u64(),
+                depth_bound: v["depth_bound"].as_u64(),
                 seconds: v["seconds"].as_f64(),
                 violated: v["violated"].as_str().map(str::to_string),
                 message: None,

@@ -39,6 +39,9 @@ pub struct Target {
     /// needed: why`).
     pub reductions: bool,
     pub reduction_needed: Option<String>,
+    /// How deep the unreduced run goes, breadth-first, where the whole
+    /// unreduced graph is out of reach (`\* UNREDUCED depth N: why`).
+    pub unreduced_depth: Option<u64>,
     /// Why the module has no Rust model (`\* NO MIRROR: why`).
     pub no_mirror: Option<String>,
     /// The actions the cfg declares never fire (`\* UNFIRED Action: why`):
@@ -63,6 +66,21 @@ impl Target {
             .file_name()
             .map_or_else(|| self.cfg_path.display().to_string(), |n| n.to_string_lossy().into_owned());
         if self.search == "bfs" { name } else { format!("{name} ({})", self.search) }
+    }
+
+    /// The name of its unreduced run's row: a run bounded in depth says it
+    /// is complete to that depth only.
+    pub fn unreduced_name(&self) -> String {
+        match self.unreduced_depth {
+            Some(depth) => {
+                let name = self
+                    .cfg_path
+                    .file_name()
+                    .map_or_else(|| self.cfg_path.display().to_string(), |n| n.to_string_lossy().into_owned());
+                format!("{name} (unreduced, bfs to depth {depth} only)")
+            }
+            None => format!("{} (unreduced)", self.cfg_name()),
+        }
     }
 }
 
@@ -99,6 +117,7 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
         expect_violated,
         reductions,
         reduction_needed,
+        unreduced_depth,
         no_mirror,
         unfired,
     } = info;
@@ -112,6 +131,7 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
         expect: expect_violated.clone(),
         reductions,
         reduction_needed: reduction_needed.clone(),
+        unreduced_depth,
         no_mirror: no_mirror.clone(),
         unfired: unfired.clone(),
     };
@@ -368,6 +388,7 @@ mod tests {
             expect_violated: None,
             reductions: false,
             reduction_needed: None,
+            unreduced_depth: None,
             no_mirror: None,
             unfired: Vec::new(),
         }

@@ -6,7 +6,8 @@
 //! for the whole search and meet at a barrier between levels, where what each
 //! collected becomes its part of the next level as it is (no copy: a copy of
 //! the whole level by one thread, while the others waited, was about a tenth
-//! of a large run).
+//! of a large run). With a depth bound the last level is not expanded: the
+//! run is then complete for the states within the bound, and only for them.
 
 use std::hash::Hash;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -72,7 +73,8 @@ where
     let mut progress = Progress::new(opts.progress_every);
     let (shared_ref, levels_ref) = (&shared, &levels);
     let workers: Vec<Worker<M::Action>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads).map(|t| scope.spawn(move || search(shared_ref, levels_ref, t))).collect();
+        let handles: Vec<_> =
+            (0..threads).map(|t| scope.spawn(move || search(shared_ref, levels_ref, opts.depth_bound, t))).collect();
         progress.wait(&shared, || handles.iter().all(|h| h.is_finished()));
         handles.into_iter().map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
     });
@@ -83,7 +85,7 @@ where
 /// Thread `me`: expands its share of each level, then waits for the others;
 /// one of them (the barrier's leader) then makes the collected states the
 /// next level and decides whether the search is over.
-fn search<M>(shared: &Shared<'_, M>, levels: &Levels<M::State>, me: usize) -> Worker<M::Action>
+fn search<M>(shared: &Shared<'_, M>, levels: &Levels<M::State>, bound: Option<usize>, me: usize) -> Worker<M::Action>
 where
     M: Model,
     M::State: Hash + PartialEq,
@@ -93,9 +95,10 @@ where
         {
             let current = levels.current.read().unwrap_or_else(PoisonError::into_inner);
             let depth = levels.depth.load(Ordering::Relaxed);
+            let expand = bound.is_none_or(|bound| depth < bound);
             let mut next = std::mem::take(&mut *levels.collected[me].lock().unwrap_or_else(PoisonError::into_inner));
             // Its own part first, then helps with the others'.
-            for p in (0..current.len()).map(|i| (me + i) % current.len()) {
+            for p in (0..current.len()).map(|i| (me + i) % current.len()).filter(|_| expand) {
                 let part = &current[p];
                 loop {
                     let start = levels.cursors[p].fetch_add(CHUNK, Ordering::Relaxed);
@@ -122,6 +125,8 @@ where
                 cursor.store(0, Ordering::Relaxed);
             }
             levels.depth.fetch_add(1, Ordering::Relaxed);
+            // A bounded run's last level is met and checked, not expanded:
+            // nothing is collected from it, so the search ends after it.
             levels.done.store(current.iter().all(Vec::is_empty) || shared.stopped(), Ordering::Relaxed);
         }
         levels.barrier.wait();

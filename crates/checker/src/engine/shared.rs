@@ -20,6 +20,12 @@ pub struct Options {
     pub threads: usize,
     /// Print progress to stderr this often (`None`: silent).
     pub progress_every: Option<Duration>,
+    /// Breadth-first only: expand no state of this depth (an initial state
+    /// has depth 1), so the run meets exactly the states at most this many
+    /// states deep and checks every step between them (`None`: the whole
+    /// graph). Depth-first search ignores it: a state it first meets along a
+    /// long path may lie within the bound along a shorter one.
+    pub depth_bound: Option<usize>,
 }
 
 /// How often an action was taken during a run.

@@ -42,7 +42,7 @@ fn searches_with(model: &Graph, liveness: &[Liveness<Graph>]) -> Vec<Outcome> {
     let kind = |_: &u8| 0;
     let mut out = Vec::new();
     for threads in [1, 2] {
-        let opts = Options { threads, progress_every: None };
+        let opts = Options { threads, progress_every: None, depth_bound: None };
         out.push(bfs(model, &kind, 1, liveness, opts));
         out.push(dfs(model, &kind, 1, liveness, opts));
     }
@@ -142,5 +142,58 @@ fn eventually_always_holds_at_the_end_and_around_every_cycle() {
     for outcome in searches_with(&loops, &stays()) {
         assert_eq!(outcome.violation.as_ref().map(|v| v.0), Some("StaysAtLeastTwo"));
         assert!(outcome.lasso.is_some());
+    }
+}
+
+/// Points `(x, y)` of a 10 x 10 grid from `(0, 0)`, a step adding one to
+/// either: the states at depth `d` (an initial state has depth 1) are those
+/// with `x + y = d - 1`; `x + y < 6` fails at depth 7.
+struct Grid;
+
+impl Model for Grid {
+    type State = (u8, u8);
+    type Action = (u8, u8);
+
+    fn init_states(&self) -> Vec<(u8, u8)> {
+        vec![(0, 0)]
+    }
+
+    fn actions(&self, &(x, y): &(u8, u8), actions: &mut Vec<(u8, u8)>) {
+        actions.extend([(x + 1, y), (x, y + 1)].into_iter().filter(|&(x, y)| x < 10 && y < 10));
+    }
+
+    fn next_state(&self, _: &(u8, u8), action: (u8, u8)) -> Option<(u8, u8)> {
+        Some(action)
+    }
+
+    fn properties(&self) -> Vec<Property<Self>> {
+        vec![Property::always("Near", |_: &Grid, &(x, y): &(u8, u8)| x + y < 6)]
+    }
+}
+
+fn bounded(depth_bound: Option<usize>, threads: usize) -> Outcome {
+    bfs(&Grid, &|_: &(u8, u8)| 0, 1, &[], Options { threads, progress_every: None, depth_bound })
+}
+
+/// A bounded breadth-first run meets exactly the states within the bound,
+/// checks each (a violation within it is found, one beyond is not), and
+/// expands none at the bound.
+#[test]
+fn a_depth_bound_stops_the_search_at_that_depth_and_no_sooner() {
+    for threads in [1, 2] {
+        for bound in 1..=6 {
+            let outcome = bounded(Some(bound), threads);
+            // Points with x + y < bound: 1 + 2 + ... + bound.
+            assert_eq!(outcome.unique, bound * (bound + 1) / 2, "bound {bound}");
+            assert_eq!(outcome.max_depth, bound);
+            assert!(outcome.violation.is_none(), "bound {bound}: {:?}", outcome.violation);
+            // Every step out of the levels above the bound, none out of it.
+            let steps: usize = (1..bound).map(|d| 2 * d).sum();
+            assert_eq!(outcome.generated, 1 + steps as u64, "bound {bound}");
+        }
+        let at_seven = bounded(Some(7), threads);
+        assert_eq!(at_seven.violation.as_ref().map(|v| (v.0, v.1.len())), Some(("Near", 7)));
+        let whole = bounded(None, threads);
+        assert_eq!(whole.violation.as_ref().map(|v| v.0), Some("Near"));
     }
 }

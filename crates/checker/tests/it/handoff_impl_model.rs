@@ -87,6 +87,28 @@ fn a_declined_reseed_is_not_inert() {
     );
 }
 
+/// The same rule on the whole cfg (two writes), unreduced and
+/// breadth-first but bounded in depth (`--depth-bound`, the way the deep
+/// tier's graph, too large to exhaust unreduced, is checked completely to
+/// a depth): caught within 12 steps, while the code's rule passes the same
+/// bounded run.
+#[test]
+fn a_bounded_unreduced_run_of_the_whole_cfg_catches_it() {
+    let mut cfg = TlcConfig::load(&models("large/HandoffImpl.cfg")).unwrap();
+    cfg.reduction = checker::cfg::Reduction::Off;
+    let opts = RunOptions { threads: 2, search: Search::Bfs, depth_bound: Some(12), ..Default::default() };
+    for mutation in [None, Some("PruneDeclinedReseeds")] {
+        let model = HandoffImpl::from_cfg(&cfg, mutation).unwrap();
+        let report = run::check(model, "HandoffImpl", "large/HandoffImpl.cfg", mutation, &opts);
+        assert_eq!(report.depth_bound, Some(12));
+        let expected = mutation.map(|_| "ReductionSound");
+        assert_eq!(report.violated.as_deref(), expected, "{mutation:?}:\n{}", run::format_trace(&report));
+        if mutation.is_none() {
+            assert_eq!(report.max_depth, 12, "every level to the bound was explored");
+        }
+    }
+}
+
 /// Slow (3 to 50 s each on 2 cores): `cargo xtask check --slow` and
 /// `cargo xtask test` run them; the default check skips `::slow::`.
 mod slow {
