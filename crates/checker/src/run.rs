@@ -82,6 +82,9 @@ pub struct Report {
     /// states within it (every one met, every step between them checked)
     /// and says nothing of the states beyond.
     pub depth_bound: Option<usize>,
+    /// The liveness properties a run bounded in depth did not check (they
+    /// need the whole graph): it checked the invariants and steps only.
+    pub liveness_unchecked: Vec<&'static str>,
     pub seconds: f64,
     pub verdict: &'static str,
     pub violated: Option<String>,
@@ -165,7 +168,13 @@ impl Run<'_> {
                 let shortest = (self.opts.search == Search::Bfs && outcome.lasso.is_none())
                     .then(|| shortest_violation(model, path.len()))
                     .flatten();
-                match shortest.or_else(|| engine::replay(model, &liveness, path).map(|steps| (*name, steps))) {
+                // A bounded run's keys carry no liveness bits: its path
+                // replays without the properties.
+                let replayed = || match depth_bound {
+                    Some(_) => engine::replay(model, &[], path),
+                    None => engine::replay(model, &liveness, path),
+                };
+                match shortest.or_else(|| replayed().map(|steps| (*name, steps))) {
                     Some((name, steps)) => {
                         let mut trace = trace_of::<M>(model, steps);
                         if let Some(back) = outcome.lasso {
@@ -198,6 +207,10 @@ impl Run<'_> {
             states: outcome.generated as usize,
             max_depth: outcome.max_depth,
             depth_bound,
+            liveness_unchecked: match depth_bound {
+                Some(_) => engine::liveness_names(model, &liveness),
+                None => Vec::new(),
+            },
             seconds,
             verdict: if violated.is_some() { "violation" } else { "pass" },
             violated,
@@ -264,6 +277,7 @@ impl Run<'_> {
             states: checker.state_count(),
             max_depth: checker.max_depth(),
             depth_bound: None,
+            liveness_unchecked: Vec::new(),
             seconds,
             verdict: if violated.is_some() { "violation" } else { "pass" },
             violated,
@@ -283,9 +297,12 @@ impl Report {
             self.config,
             self.search.name(),
             if self.reduction == Reduction::Off { ", no reduction" } else { "" },
-            match self.depth_bound {
-                Some(bound) => format!(", complete to depth {bound} only"),
-                None => String::new(),
+            match (self.depth_bound, self.liveness_unchecked.as_slice()) {
+                (Some(bound), []) => format!(", complete to depth {bound} only"),
+                (Some(bound), names) => {
+                    format!(", complete to depth {bound} only, liveness not checked: {}", names.join(", "))
+                }
+                (None, _) => String::new(),
             },
             self.unique_states,
             self.states,

@@ -56,7 +56,7 @@ where
     M::State: Hash + PartialEq + Send + Sync,
     M::Action: Send,
 {
-    let shared = Shared::new(model, kind, kinds, liveness);
+    let shared = Shared::new(model, kind, kinds, liveness, opts.depth_bound.is_some());
     let initial = shared.initial_states();
     let generated = initial.len() as u64;
     let threads = opts.threads.max(1);

@@ -81,7 +81,7 @@ where
     M::State: Hash + PartialEq + Send + Sync,
     M::Action: Send,
 {
-    let shared = Shared::new(model, kind, kinds, liveness);
+    let shared = Shared::new(model, kind, kinds, liveness, false);
     let initial: Vec<Job<M::State>> = shared.initial_states().into_iter().map(|(s, key)| (s, key, 1)).collect();
     let generated = initial.len() as u64;
     let threads = opts.threads.max(1);

@@ -44,6 +44,15 @@ pub use liveness::{Condition, Liveness};
 use shared::all_liveness;
 pub use shared::{Counts, Options, Outcome};
 
+/// The names of the liveness properties a run of `model` checks (its
+/// `eventually` ones and `liveness`), as a bounded run reports them unchecked.
+pub fn liveness_names<M: Model + 'static>(model: &M, liveness: &[Liveness<M>]) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = all_liveness(model, liveness).iter().map(Liveness::name).collect();
+    // A property checked in parts has one name.
+    names.dedup();
+    names
+}
+
 /// A path as stateright gives it: each state with the action taken from it.
 pub type Steps<M> = Vec<(<M as Model>::State, Option<<M as Model>::Action>)>;
 

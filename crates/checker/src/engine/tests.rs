@@ -197,3 +197,21 @@ fn a_depth_bound_stops_the_search_at_that_depth_and_no_sooner() {
         assert_eq!(whole.violation.as_ref().map(|v| v.0), Some("Near"));
     }
 }
+
+/// A run bounded in depth checks no liveness property: a state at the
+/// bound has successors it never sees, so "nothing follows" is unknown
+/// there (the run's report names the properties it left unchecked).
+#[test]
+fn a_bounded_run_checks_no_liveness_property() {
+    let kind = |_: &u8| 0;
+    for threads in [1, 2] {
+        let whole = Options { threads, progress_every: None, depth_bound: None };
+        let bounded = Options { depth_bound: Some(3), ..whole };
+        // 0 -> 2 -> 3 violates `<>(s = 1)` at its end; checked, the
+        // property also makes two states of 3 (owed via 2, paid via 1).
+        assert!(bfs(&diamond(1), &kind, 1, &[], whole).violation.is_some());
+        let outcome = bfs(&diamond(1), &kind, 1, &[], bounded);
+        assert!(outcome.violation.is_none(), "{:?}", outcome.violation);
+        assert_eq!(outcome.unique, 4, "states 0 to 3, without the bits of a property");
+    }
+}

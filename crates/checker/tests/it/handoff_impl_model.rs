@@ -109,6 +109,23 @@ fn a_bounded_unreduced_run_of_the_whole_cfg_catches_it() {
     }
 }
 
+/// A liveness cfg unreduced and bounded in depth (its `\* UNREDUCED depth`
+/// line's kind of run) checks its invariants and steps, and names the
+/// liveness properties it left to the reduced run.
+#[test]
+fn a_bounded_run_of_a_liveness_cfg_names_what_it_did_not_check() {
+    let mut cfg = TlcConfig::load(&models("HandoffImplLiveness.cfg")).unwrap();
+    cfg.reduction = checker::cfg::Reduction::Off;
+    let model = HandoffImpl::from_cfg(&cfg, None).unwrap();
+    let opts = RunOptions { threads: 2, search: Search::Bfs, depth_bound: Some(10), ..Default::default() };
+    let report = run::check(model, "HandoffImpl", "HandoffImplLiveness.cfg", None, &opts);
+    assert_eq!(report.verdict, "pass", "{:?}", report.violated);
+    for name in ["AckedWritesReachEveryReplica", "PeersRecover", "CoordinatorServesAgain", "FencesLift"] {
+        assert!(report.liveness_unchecked.contains(&name), "{name}: {:?}", report.liveness_unchecked);
+    }
+    assert!(report.summary().contains("liveness not checked: "), "{}", report.summary());
+}
+
 /// Slow (3 to 50 s each on 2 cores): `cargo xtask check --slow` and
 /// `cargo xtask test` run them; the default check skips `::slow::`.
 mod slow {
