@@ -61,26 +61,24 @@ impl Target {
     /// The cfg's file name, for tables (with the search when it is not
     /// breadth-first).
     pub fn cfg_name(&self) -> String {
-        let name = self
-            .cfg_path
-            .file_name()
-            .map_or_else(|| self.cfg_path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let name = self.file_name();
         if self.search == "bfs" { name } else { format!("{name} ({})", self.search) }
     }
 
     /// The name of its unreduced run's row: a run bounded in depth says it
-    /// is complete to that depth only.
+    /// is complete to that depth only (and searched breadth-first, whatever
+    /// the cfg's SEARCH line says).
     pub fn unreduced_name(&self) -> String {
         match self.unreduced_depth {
-            Some(depth) => {
-                let name = self
-                    .cfg_path
-                    .file_name()
-                    .map_or_else(|| self.cfg_path.display().to_string(), |n| n.to_string_lossy().into_owned());
-                format!("{name} (unreduced, bfs to depth {depth} only)")
-            }
+            Some(depth) => format!("{} (unreduced, bfs to depth {depth} only)", self.file_name()),
             None => format!("{} (unreduced)", self.cfg_name()),
         }
+    }
+
+    fn file_name(&self) -> String {
+        self.cfg_path
+            .file_name()
+            .map_or_else(|| self.cfg_path.display().to_string(), |n| n.to_string_lossy().into_owned())
     }
 }
 
