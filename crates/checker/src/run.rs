@@ -168,12 +168,7 @@ impl Run<'_> {
                 let shortest = (self.opts.search == Search::Bfs && outcome.lasso.is_none())
                     .then(|| shortest_violation(model, path.len()))
                     .flatten();
-                // A bounded run's keys carry no liveness bits: its path
-                // replays without the properties.
-                let replayed = || match depth_bound {
-                    Some(_) => engine::replay(model, &[], path),
-                    None => engine::replay(model, &liveness, path),
-                };
+                let replayed = || engine::replay(model, &liveness, depth_bound.is_some(), path);
                 match shortest.or_else(|| replayed().map(|steps| (*name, steps))) {
                     Some((name, steps)) => {
                         let mut trace = trace_of::<M>(model, steps);

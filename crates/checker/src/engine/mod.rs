@@ -41,8 +41,8 @@ pub use dfs::dfs;
 pub use fingerprint::{Fingerprint, Fingerprinter, Key, Pending, fingerprint};
 use liveness::Checks;
 pub use liveness::{Condition, Liveness};
-use shared::all_liveness;
 pub use shared::{Counts, Options, Outcome};
+use shared::{all_liveness, checked_liveness};
 
 /// The names of the liveness properties a run of `model` checks (its
 /// `eventually` ones and `liveness`), as a bounded run reports them unchecked.
@@ -57,14 +57,20 @@ pub fn liveness_names<M: Model + 'static>(model: &M, liveness: &[Liveness<M>]) -
 pub type Steps<M> = Vec<(<M as Model>::State, Option<<M as Model>::Action>)>;
 
 /// The states and actions of the path whose fingerprints are `path`,
-/// found again by running the model (with the same `liveness` properties
-/// as the run that found it) from its initial states.
-pub fn replay<M: Model + 'static>(model: &M, liveness: &[Liveness<M>], path: &[Fingerprint]) -> Option<Steps<M>>
+/// found again by running the model (with the same `liveness` properties,
+/// and `bounded` in depth or not, as the run that found it: that decides
+/// what its keys carry) from its initial states.
+pub fn replay<M: Model + 'static>(
+    model: &M,
+    liveness: &[Liveness<M>],
+    bounded: bool,
+    path: &[Fingerprint],
+) -> Option<Steps<M>>
 where
     M::State: Hash + PartialEq,
     M::Action: Clone,
 {
-    let checks = Checks::new(&all_liveness(model, liveness));
+    let checks = Checks::new(&checked_liveness(model, liveness, bounded));
     let key = |s: &M::State, before| match checks.is_empty() {
         true => Key { node: fingerprint(s), pending: 0 },
         false => Key::new(fingerprint(s), checks.owed(model, s, before)),

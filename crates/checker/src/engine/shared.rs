@@ -98,9 +98,7 @@ where
         Shared {
             model,
             properties: model.properties().into_iter().filter(|p| p.expectation == Expectation::Always).collect(),
-            // A run bounded in depth checks no liveness property: a state at
-            // the bound has successors it never sees.
-            checks: Checks::new(&if bounded { Vec::new() } else { all_liveness(model, liveness) }),
+            checks: Checks::new(&checked_liveness(model, liveness, bounded)),
             graph: Mutex::default(),
             kind,
             kinds,
@@ -313,6 +311,17 @@ impl<A> Worker<A> {
 
 /// The model's stateright `eventually` properties (as `<>Q`), then
 /// `liveness`.
+/// The liveness properties a run checks, and so what its keys carry: all
+/// of them ([`all_liveness`]), or none in a run bounded in depth (a state at
+/// the bound has successors the run never sees).
+pub(super) fn checked_liveness<M: Model + 'static>(
+    model: &M,
+    liveness: &[Liveness<M>],
+    bounded: bool,
+) -> Vec<Liveness<M>> {
+    if bounded { Vec::new() } else { all_liveness(model, liveness) }
+}
+
 pub(super) fn all_liveness<M: Model + 'static>(model: &M, liveness: &[Liveness<M>]) -> Vec<Liveness<M>> {
     let eventually = model.properties().into_iter().filter(|p| p.expectation == Expectation::Eventually);
     eventually

@@ -4,7 +4,7 @@
 
 use stateright::{Model, Property};
 
-use super::{Liveness, Options, Outcome, bfs, dfs, replay};
+use super::{Liveness, Options, Outcome, bfs, dfs, fingerprint, replay};
 
 /// A graph of numbered states from 0: `edges[s]` are the successors of `s`.
 struct Graph {
@@ -52,7 +52,7 @@ fn searches_with(model: &Graph, liveness: &[Liveness<Graph>]) -> Vec<Outcome> {
 /// The states of a violation's path, replayed.
 fn states(model: &Graph, liveness: &[Liveness<Graph>], outcome: &Outcome) -> Vec<u8> {
     let (_, path) = outcome.violation.as_ref().expect("a violation");
-    let steps = replay(model, liveness, path).expect("the path replays");
+    let steps = replay(model, liveness, false, path).expect("the path replays");
     steps.iter().map(|(s, _)| *s).collect()
 }
 
@@ -214,4 +214,17 @@ fn a_bounded_run_checks_no_liveness_property() {
         assert!(outcome.violation.is_none(), "{:?}", outcome.violation);
         assert_eq!(outcome.unique, 4, "states 0 to 3, without the bits of a property");
     }
+}
+
+/// A bounded run's path replays as that run keyed it: by the states alone,
+/// though the model has an `eventually` property (whose bits would make
+/// other keys).
+#[test]
+fn a_bounded_run_s_path_replays_without_liveness_bits() {
+    // `<>(s = 7)` is owed all along 0 -> 2 -> 3.
+    let model = diamond(7);
+    let path: Vec<_> = [0u8, 2, 3].iter().map(fingerprint).collect();
+    let steps = replay(&model, &[], true, &path).expect("the bounded run's path replays");
+    assert_eq!(steps.iter().map(|(s, _)| *s).collect::<Vec<_>>(), [0, 2, 3]);
+    assert!(replay(&model, &[], false, &path).is_none(), "keyed with the property's bits, it is another path");
 }
