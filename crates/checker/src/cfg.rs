@@ -128,6 +128,10 @@ pub struct TlcConfig {
     /// to exhaust without the reductions (a `\* UNREDUCED depth N: why`
     /// line).
     pub unreduced_depth: Option<usize>,
+    /// Why the run that keeps one step's drops (`Reduction::KeepOne`,
+    /// which `--unreduced` adds where the cfg declares an UNREDUCED depth)
+    /// belongs to the deep tier (a `\* KEEP ONE deep: why` line).
+    pub keep_one_deep: Option<String>,
     /// Why its module has no Rust model (a `\* NO MIRROR: why` line):
     /// `cargo xtask check` fails a cfg without one whose module has none.
     pub no_mirror: Option<String>,
@@ -147,6 +151,21 @@ pub enum Reduction {
     #[default]
     On,
     Off,
+    /// On, except that any one step may keep what it would drop, and then
+    /// everything that follows from that: every state of the unreduced
+    /// model is, for each thing it holds that the reductions would drop,
+    /// a state of this one, so checking the argument here checks it over
+    /// the whole unreduced graph (docs/verification.md 1.8).
+    #[serde(rename = "keep-one")]
+    KeepOne,
+}
+
+impl Reduction {
+    /// Whether the model keeps (some of) what the reductions drop, and so
+    /// checks their argument on every step (`ReductionSound`).
+    pub fn checks_argument(self) -> bool {
+        self != Reduction::On
+    }
 }
 
 impl TlcConfig {
@@ -166,6 +185,7 @@ impl TlcConfig {
             expect_violated: expect_line(text)?,
             reduction_needed: reason_line(text, "REDUCTION", "needed")?,
             unreduced_depth: unreduced_depth_line(text)?,
+            keep_one_deep: keep_one_deep_line(text)?,
             no_mirror: reason_line(text, "NO", "MIRROR")?,
             check_deadlock: true,
             ..TlcConfig::default()
@@ -490,6 +510,18 @@ fn unreduced_depth_line(text: &str) -> Result<Option<usize>, CfgError> {
     Ok(found.map(|(_, depth)| depth))
 }
 
+/// A `\* KEEP ONE deep: why` line, at most once, only beside an
+/// `UNREDUCED depth` line (elsewhere the whole unreduced run covers more).
+fn keep_one_deep_line(text: &str) -> Result<Option<String>, CfgError> {
+    let found = reason_line(text, "KEEP", "ONE deep")?;
+    if found.is_some() && unreduced_depth_line(text)?.is_none() {
+        let line = text.lines().position(|l| l.trim().starts_with("\\* KEEP ")).map_or(1, |i| i + 1);
+        let why = "KEEP ONE without UNREDUCED depth: the whole unreduced run covers what it would";
+        return Err(syntax(line, why.into()));
+    }
+    Ok(found)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Section {
     Specification,
@@ -802,6 +834,17 @@ mod tests {
         }
         let both = TlcConfig::parse("\\* UNREDUCED depth 9: big\n\\* REDUCTION needed: bigger\n").unwrap_err();
         assert!(both.to_string().contains("has no unreduced run"), "{both}");
+    }
+
+    #[test]
+    fn a_keep_one_line_puts_that_run_in_the_deep_tier_beside_a_depth() {
+        let cfg = TlcConfig::parse("\\* UNREDUCED depth 9: big\n\\* KEEP ONE deep: 400 s\n").unwrap();
+        assert_eq!(cfg.keep_one_deep.as_deref(), Some("400 s"));
+        assert_eq!(TlcConfig::parse("\\* UNREDUCED depth 9: big\n").unwrap().keep_one_deep, None);
+        let alone = TlcConfig::parse("\\* KEEP ONE deep: 400 s\n").unwrap_err();
+        assert!(alone.to_string().contains("without UNREDUCED depth"), "{alone}");
+        let bad = TlcConfig::parse("\\* UNREDUCED depth 9: big\n\\* KEEP ONE: 400 s\n").unwrap_err();
+        assert!(bad.to_string().contains("expected `KEEP ONE deep: why`"), "{bad}");
     }
 
     #[test]

@@ -89,6 +89,14 @@ enum Command {
         /// no reductions).
         #[arg(long)]
         no_reduction: bool,
+        /// Check the reductions' argument over the whole unreduced graph
+        /// without exploring it: the model reduces, except that any one
+        /// step may keep what it would drop, and then what follows from
+        /// that, and every step is checked as with --no-reduction (models
+        /// of the implementation; docs/verification.md 1.8 says why this
+        /// covers every unreduced state).
+        #[arg(long, conflicts_with = "no_reduction")]
+        keep_one: bool,
         /// Breadth-first only: explore the states at most this deep (an
         /// initial state has depth 1) and no further. The run is complete
         /// for them (every one met, every step between them checked) and
@@ -140,6 +148,8 @@ struct CfgSummary<'a> {
     reduction_needed: Option<&'a str>,
     /// How deep an unreduced run goes, breadth-first (`\* UNREDUCED depth N`).
     unreduced_depth: Option<usize>,
+    /// Why its run keeping one step's drops is deep-tier (`\* KEEP ONE deep`).
+    keep_one_deep: Option<&'a str>,
     /// Why its module has no Rust model (`\* NO MIRROR`).
     no_mirror: Option<&'a str>,
     /// The actions its `\* UNFIRED Action: why` lines declare never fire.
@@ -179,11 +189,15 @@ fn real_main() -> Result<ExitCode> {
             seed,
             max_depth,
             no_reduction,
+            keep_one,
             depth_bound,
         } => {
             let mut target = Target::resolve(&spec, config.as_deref())?;
             if no_reduction {
                 target.cfg.reduction = Reduction::Off;
+            }
+            if keep_one {
+                target.cfg.reduction = Reduction::KeepOne;
             }
             // Unreduced, a cfg too large to exhaust says how deep to go
             // (`\* UNREDUCED depth N`), unless the command line says
@@ -245,6 +259,7 @@ fn real_main() -> Result<ExitCode> {
                 reductions: registry::dispatch(&module, Reductions).unwrap_or(false),
                 reduction_needed: cfg.reduction_needed.as_deref(),
                 unreduced_depth: cfg.unreduced_depth,
+                keep_one_deep: cfg.keep_one_deep.as_deref(),
                 no_mirror: cfg.no_mirror.as_deref(),
                 unfired: &cfg.unfired,
                 module,

@@ -291,7 +291,11 @@ impl Report {
             self.spec,
             self.config,
             self.search.name(),
-            if self.reduction == Reduction::Off { ", no reduction" } else { "" },
+            match self.reduction {
+                Reduction::On => "",
+                Reduction::Off => ", no reduction",
+                Reduction::KeepOne => ", one step's drops kept",
+            },
             match (self.depth_bound, self.liveness_unchecked.as_slice()) {
                 (Some(bound), []) => format!(", complete to depth {bound} only"),
                 (Some(bound), names) => {

@@ -48,6 +48,9 @@ pub struct CfgInfo {
     /// How deep its unreduced run goes, breadth-first (`\* UNREDUCED depth N`).
     #[serde(default)]
     pub unreduced_depth: Option<u64>,
+    /// Why its run keeping one step's drops is deep-tier (`\* KEEP ONE deep`).
+    #[serde(default)]
+    pub keep_one_deep: Option<String>,
     /// Why its module has no Rust model (`\* NO MIRROR: why`).
     pub no_mirror: Option<String>,
     /// The actions it declares never fire (`\* UNFIRED Action: why`).

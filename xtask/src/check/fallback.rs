@@ -24,7 +24,7 @@ pub fn test(root: &Path) -> Result<bool> {
     eprintln!("Fallback stage: {} on {}, against the mirror", tla.version_line, target.cfg_name());
     let mut row = Row::new(&target);
     row.tla = Some(tla_rs::run(&tla.exe, spec, &target.cfg_path, &target.cfg_name(), target.liveness)?);
-    row.rust = Some(rust_stage::run(&bin, &target, 0, false)?);
+    row.rust = Some(rust_stage::run(&bin, &target, 0, rust_stage::Reductions::On)?);
     let count = |n: Option<u64>| n.map_or("-".into(), |n| n.to_string());
     let (tla_out, rust_out) = (row.tla.as_ref(), row.rust.as_ref());
     let equal = row.parity() == Some(true);

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail, ensure};
 
 use outcome::{CheckerUsed, Outcome};
+use rust_stage::Reductions;
 use summary::{Row, Summary};
 
 /// Cfgs of the models of the implementation (Rust only: no TLA+ module of
@@ -183,11 +184,11 @@ pub fn run_with_tests(root: &Path, args: &CheckArgs) -> Result<(bool, Option<cra
         if !args.tla_only {
             eprintln!("Rust stage: stateright models");
             for (target, row) in targets.iter().zip(&mut rows) {
-                row.rust = Some(rust_stage::run(&bin, target, simulation_seconds, false)?);
+                row.rust = Some(rust_stage::run(&bin, target, simulation_seconds, Reductions::On)?);
                 summary::print_rust_line(target, row.rust.as_ref());
             }
             if args.unreduced {
-                rows.extend(unreduced(&bin, &targets)?);
+                rows.extend(unreduced(&bin, &targets, args.deep)?);
             }
             if !args.rust_only && args.cfg.is_none() {
                 eprintln!("Snapshot stage: cargo test (unit and insta snapshot tests)");
@@ -277,8 +278,10 @@ fn tla_stage(
 
 /// The unreduced runs (`--unreduced`): a row per exhaustive cfg of a model
 /// with reductions, except counterexamples (their reduced run shows the
-/// violation) and cfgs that say why they need the reductions.
-fn unreduced(bin: &Path, targets: &[target::Target]) -> Result<Vec<Row>> {
+/// violation) and cfgs that say why they need the reductions; where that
+/// run is bounded in depth, a second row keeping one step's drops over the
+/// whole graph (`Target::has_keep_one_run`; `deep`: the deep tier).
+fn unreduced(bin: &Path, targets: &[target::Target], deep: bool) -> Result<Vec<Row>> {
     eprintln!("Rust stage, unreduced: the implementation models without their reductions");
     let mut rows = Vec::new();
     for target in targets.iter().filter(|t| has_unreduced_run(t)) {
@@ -288,13 +291,37 @@ fn unreduced(bin: &Path, targets: &[target::Target]) -> Result<Vec<Row>> {
         }
         let mut row = Row::new(target);
         row.cfg = target.unreduced_name();
-        let mut outcome = rust_stage::run(bin, target, 0, true)?;
+        let mut outcome = rust_stage::run(bin, target, 0, Reductions::Off)?;
         ran_as_named(target, &mut outcome);
         summary::print_rust_line_as(&row.cfg, Some(&outcome));
         row.rust = Some(outcome);
         rows.push(row);
+        if target.has_keep_one_run(deep) {
+            let mut row = Row::new(target);
+            row.cfg = target.keep_one_name();
+            let mut outcome = rust_stage::run(bin, target, 0, Reductions::KeepOne)?;
+            kept_one_whole(&mut outcome);
+            summary::print_rust_line_as(&row.cfg, Some(&outcome));
+            row.rust = Some(outcome);
+            rows.push(row);
+        } else if let Some(why) = &target.keep_one_deep {
+            eprintln!("  {}: not kept one (--deep runs it: {why})", target.file_name());
+        }
     }
     Ok(rows)
+}
+
+/// Fails a passing run named as keeping one step's drops that did not, or
+/// did not explore the whole graph.
+fn kept_one_whole(outcome: &mut rust_stage::RustOutcome) {
+    if outcome.verdict == "pass" && (outcome.reduction.as_deref() != Some("keep-one") || outcome.depth_bound.is_some())
+    {
+        outcome.verdict = "error".into();
+        outcome.message = Some(format!(
+            "the run was to keep one step's drops over the whole graph; the checker reports reduction {:?}, depth bound {:?}",
+            outcome.reduction, outcome.depth_bound
+        ));
+    }
 }
 
 /// Fails a passing unreduced run that did not go as far as its row's name
@@ -408,6 +435,7 @@ mod tests {
             reductions,
             reduction_needed: None,
             unreduced_depth: None,
+            keep_one_deep: None,
             no_mirror: None,
             unfired: Vec::new(),
         }
@@ -439,6 +467,32 @@ mod tests {
             let mut outcome = ran(depth_bound);
             ran_as_named(t, &mut outcome);
             assert_eq!(outcome.verdict, verdict, "{} ran to {depth_bound:?}", t.unreduced_name());
+        }
+    }
+
+    #[test]
+    fn a_keep_one_row_runs_where_the_unreduced_one_is_bounded_and_keeps_one_whole() {
+        let whole = target(true, "bfs", None);
+        let bounded = target::Target { unreduced_depth: Some(18), ..target(true, "dfs", None) };
+        let deep = target::Target { keep_one_deep: Some("400 s".into()), ..bounded.clone() };
+        assert!(!whole.has_keep_one_run(true), "the whole unreduced run covers more");
+        assert!(bounded.has_keep_one_run(false) && bounded.has_keep_one_run(true));
+        assert!(!deep.has_keep_one_run(false) && deep.has_keep_one_run(true));
+        assert_eq!(bounded.keep_one_name(), "X.cfg (one step's drops kept)");
+        for (reduction, depth_bound, verdict) in [
+            (Some("keep-one"), None, "pass"),
+            (Some("off"), None, "error"),
+            (None, None, "error"),
+            (Some("keep-one"), Some(9), "error"),
+        ] {
+            let mut outcome = rust_stage::RustOutcome {
+                verdict: "pass".into(),
+                reduction: reduction.map(str::to_string),
+                depth_bound,
+                ..Default::default()
+            };
+            kept_one_whole(&mut outcome);
+            assert_eq!(outcome.verdict, verdict, "{reduction:?} to {depth_bound:?}");
         }
     }
 }

@@ -24,6 +24,9 @@ pub struct RustOutcome {
     /// A breadth-first run bounded in depth (the cfg's `\* UNREDUCED depth
     /// N` line): complete to that depth only.
     pub depth_bound: Option<u64>,
+    /// How the run used the model's reductions, as the checker reports it
+    /// (`"on"`, `"off"`, `"keep-one"`).
+    pub reduction: Option<String>,
     pub seconds: Option<f64>,
     pub violated: Option<String>,
     pub message: Option<String>,
@@ -42,10 +45,21 @@ pub struct ActionCoverage {
     pub distinct: u64,
 }
 
+/// How a run uses the model's reductions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reductions {
+    /// As the cfg says (on, for a model that has them).
+    On,
+    /// Without them (`--no-reduction`).
+    Off,
+    /// Keeping one step's drops, breadth-first over the whole graph
+    /// (`--keep-one --search bfs`).
+    KeepOne,
+}
+
 /// Runs the model of `target`'s module on its cfg, searched as the cfg
-/// says; a simulation runs for `simulation_seconds`; `unreduced`: without
-/// the model's reductions (`--no-reduction`).
-pub fn run(bin: &Path, target: &Target, simulation_seconds: u64, unreduced: bool) -> Result<RustOutcome> {
+/// says; a simulation runs for `simulation_seconds`.
+pub fn run(bin: &Path, target: &Target, simulation_seconds: u64, reductions: Reductions) -> Result<RustOutcome> {
     let mut cmd = Command::new(bin);
     cmd.arg("check");
     match &target.spec {
@@ -56,12 +70,19 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64, unreduced: bool
     if target.search == "simulation" {
         cmd.args(["--seconds", &simulation_seconds.to_string()]);
     }
-    let label = match unreduced {
-        true => format!("{RUST} {}", target.unreduced_name()),
-        false => format!("{RUST} {}", target.cfg_name()),
+    let label = match reductions {
+        Reductions::On => format!("{RUST} {}", target.cfg_name()),
+        Reductions::Off => format!("{RUST} {}", target.unreduced_name()),
+        Reductions::KeepOne => format!("{RUST} {}", target.keep_one_name()),
     };
-    if unreduced {
-        cmd.arg("--no-reduction");
+    match reductions {
+        Reductions::On => {}
+        Reductions::Off => {
+            cmd.arg("--no-reduction");
+        }
+        Reductions::KeepOne => {
+            cmd.args(["--keep-one", "--search", "bfs"]);
+        }
     }
     let out = stream::run(cmd, &label, |line| line.contains("distinct states,").then(|| line.trim().to_string()))?;
     let last_error = || out.stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
@@ -74,6 +95,7 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64, unreduced: bool
                 unique_states: v["unique_states"].as_u64(),
                 max_depth: v["max_depth"].as_u64(),
                 depth_bound: v["depth_bound"].as_u64(),
+                reduction: v["reduction"].as_str().map(str::to_string),
                 seconds: v["seconds"].as_f64(),
                 violated: v["violated"].as_str().map(str::to_string),
                 message: None,

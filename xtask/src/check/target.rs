@@ -42,6 +42,10 @@ pub struct Target {
     /// How deep the unreduced run goes, breadth-first, where the whole
     /// unreduced graph is out of reach (`\* UNREDUCED depth N: why`).
     pub unreduced_depth: Option<u64>,
+    /// Why its run keeping one step's drops belongs to `--deep`
+    /// (`\* KEEP ONE deep: why`); without it `--unreduced` runs it
+    /// wherever the cfg declares an UNREDUCED depth.
+    pub keep_one_deep: Option<String>,
     /// Why the module has no Rust model (`\* NO MIRROR: why`).
     pub no_mirror: Option<String>,
     /// The actions the cfg declares never fire (`\* UNFIRED Action: why`):
@@ -75,7 +79,20 @@ impl Target {
         }
     }
 
-    fn file_name(&self) -> String {
+    /// The name of the row of its run that keeps one step's drops (the
+    /// whole graph, breadth-first).
+    pub fn keep_one_name(&self) -> String {
+        format!("{} (one step's drops kept)", self.file_name())
+    }
+
+    /// Whether `--unreduced` also runs it keeping one step's drops: where
+    /// its unreduced run is bounded in depth, in the deep tier or unless
+    /// the cfg puts that run there.
+    pub fn has_keep_one_run(&self, deep: bool) -> bool {
+        self.unreduced_depth.is_some() && (deep || self.keep_one_deep.is_none())
+    }
+
+    pub fn file_name(&self) -> String {
         self.cfg_path
             .file_name()
             .map_or_else(|| self.cfg_path.display().to_string(), |n| n.to_string_lossy().into_owned())
@@ -116,6 +133,7 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
         reductions,
         reduction_needed,
         unreduced_depth,
+        keep_one_deep,
         no_mirror,
         unfired,
     } = info;
@@ -130,6 +148,7 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
         reductions,
         reduction_needed: reduction_needed.clone(),
         unreduced_depth,
+        keep_one_deep: keep_one_deep.clone(),
         no_mirror: no_mirror.clone(),
         unfired: unfired.clone(),
     };
@@ -387,6 +406,7 @@ mod tests {
             reductions: false,
             reduction_needed: None,
             unreduced_depth: None,
+            keep_one_deep: None,
             no_mirror: None,
             unfired: Vec::new(),
         }

@@ -109,6 +109,25 @@ fn a_bounded_unreduced_run_of_the_whole_cfg_catches_it() {
     }
 }
 
+/// Both old rules, with one step's drops kept (`--keep-one`, the run that
+/// covers the whole unreduced graph where it is out of reach): each is
+/// caught, breadth-first, in a few steps, as the unreduced run catches it.
+#[test]
+fn keeping_one_step_s_drops_catches_both_old_rules() {
+    let text = std::fs::read_to_string(models("large/HandoffImpl.cfg")).unwrap();
+    let mut cfg = TlcConfig::parse(&text.replace("MaxWrites = 2", "MaxWrites = 0")).unwrap();
+    cfg.reduction = checker::cfg::Reduction::KeepOne;
+    let opts = RunOptions { threads: 1, search: Search::Bfs, ..Default::default() };
+    for (mutation, depth) in [("PruneAnsweredRequests", 4), ("PruneDeclinedReseeds", 9)] {
+        let model = HandoffImpl::from_cfg(&cfg, Some(mutation)).unwrap();
+        let report = run::check(model, "HandoffImpl", "large/HandoffImpl.cfg", Some(mutation), &opts);
+        let trace = run::format_trace(&report);
+        assert_eq!(report.violated.as_deref(), Some("ReductionSound"), "{mutation}:\n{trace}");
+        assert_eq!(report.max_depth, depth, "{mutation}:\n{trace}");
+        assert!(trace.contains("keeping what it drops"), "{mutation}: a step kept its drops:\n{trace}");
+    }
+}
+
 /// A liveness cfg unreduced and bounded in depth (its `\* UNREDUCED depth`
 /// line's kind of run) checks its invariants and steps, and names the
 /// liveness properties it left to the reduced run.

@@ -82,6 +82,12 @@ pub struct HandoffGenerations {
     timers_when_quiet: bool,
     /// Whether the model drops what can change nothing (`step` says what).
     reduction: Reduction,
+    /// The mutation `PruneByReplicasOnly`: the reductions' old rule,
+    /// unsound (`step`, `may_reboot`).
+    prune_by_replicas_only: bool,
+    /// The mutation `PruneRequestsByOwnGeneration`: another old rule, as
+    /// unsound (`step`, `answers_may_reboot`).
+    prune_requests_by_own_generation: bool,
     checks: Vec<&'static str>,
     /// Whether the cfg lists `ServesAgain`.
     serves_again: bool,
@@ -113,6 +119,10 @@ const MUTATIONS: [(&str, Mutation); 3] = [
     ("GoOnWhenUncollectedDeclined", Mutation::GoOnWhenUncollectedDeclined),
     ("TakeStaleDecline", Mutation::TakeStaleDecline),
 ];
+
+/// The model's own mutations: the reductions' old, unsound rules.
+const PRUNE_BY_REPLICAS_ONLY: &str = "PruneByReplicasOnly";
+const PRUNE_REQUESTS_BY_OWN_GENERATION: &str = "PruneRequestsByOwnGeneration";
 
 /// An acknowledged write (ghost).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -146,6 +156,8 @@ pub struct GenState {
     /// instant at which no other replica was ready.
     pub nobody_ready_since_boot: bool,
     pub violation: Option<&'static str>,
+    /// `Reduction::KeepOne` only: a step has kept what it would drop.
+    pub kept: bool,
 }
 
 /// One step of the environment or of a replica.
@@ -162,6 +174,9 @@ pub enum GenAction {
     /// Every ready replica is evicted at once (a deploy, or a run of bad
     /// luck); replicas still recovering survive it.
     TotalDeath,
+    /// `Reduction::KeepOne`: the step, keeping what it would drop (and
+    /// from then on what follows from that).
+    Keep(Box<GenAction>),
 }
 
 impl GenAction {
@@ -175,6 +190,7 @@ impl GenAction {
             GenAction::Timer(..) => 2,
             GenAction::Evict(_) => 4,
             GenAction::TotalDeath => 5,
+            GenAction::Keep(a) => a.kind(),
         }
     }
 }
@@ -189,6 +205,7 @@ impl fmt::Display for GenAction {
             GenAction::Timer(r, t) => write!(f, "Timer({r}, {t:?})"),
             GenAction::Evict(r) => write!(f, "Evict({r})"),
             GenAction::TotalDeath => f.write_str("TotalDeath"),
+            GenAction::Keep(a) => write!(f, "{a}, keeping what it drops"),
         }
     }
 }
@@ -232,6 +249,8 @@ impl HandoffGenerations {
             evict_before_death: cfg.boolean_or("EvictBeforeDeath", false)?,
             timers_when_quiet: cfg.boolean_or("TimersWhenQuiet", false)?,
             reduction: cfg.reduction,
+            prune_by_replicas_only: mutation == Some(PRUNE_BY_REPLICAS_ONLY),
+            prune_requests_by_own_generation: mutation == Some(PRUNE_REQUESTS_BY_OWN_GENERATION),
             checks,
             serves_again: cfg.properties.iter().any(|p| p == SERVES_AGAIN),
             init: GenState {
@@ -245,6 +264,7 @@ impl HandoffGenerations {
                 deaths: 0,
                 nobody_ready_since_boot: true,
                 violation: None,
+                kept: false,
             },
         };
         let mut init = model.init.clone();
@@ -320,8 +340,13 @@ impl NumberedChecks for HandoffGenerations {
 
 impl Mirror for HandoffGenerations {
     const MODULE: &'static str = "HandoffGenerations";
-    const MUTATIONS: &'static [&'static str] =
-        &["WaitForDeadSnapshot", "GoOnWhenUncollectedDeclined", "TakeStaleDecline"];
+    const MUTATIONS: &'static [&'static str] = &[
+        "WaitForDeadSnapshot",
+        "GoOnWhenUncollectedDeclined",
+        "TakeStaleDecline",
+        PRUNE_BY_REPLICAS_ONLY,
+        PRUNE_REQUESTS_BY_OWN_GENERATION,
+    ];
     const REDUCTIONS: bool = true;
 
     fn from_cfg(cfg: &TlcConfig, mutation: Option<&str>) -> Result<Self, CfgError> {

@@ -5,7 +5,10 @@
 //! nothing, ever, are pruned (the implementation model's rule). With
 //! `--no-reduction` both stay in the network, and delivering one must
 //! leave the state the reduced model would have unchanged
-//! (`ReductionSound`).
+//! (`ReductionSound`). With `Reduction::KeepOne` it drops them, except that
+//! any one step may keep what it would drop, and then what follows from
+//! that (the implementation model's `keep_one` says why that covers the
+//! whole unreduced graph), and checks the same.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -25,6 +28,7 @@ use crate::model::handoff::{PruneRule, msg_key, useless};
 
 impl HandoffGenerations {
     pub(super) fn next_actions(&self, s: &GenState, out: &mut Vec<GenAction>) {
+        let first = out.len();
         if s.issued.len() < usize::from(self.max_writes) {
             out.extend((0..self.keys.len()).map(|key| GenAction::Put { key }));
         }
@@ -40,6 +44,10 @@ impl HandoffGenerations {
         if s.deaths < self.max_deaths {
             out.push(GenAction::TotalDeath);
         }
+        if self.reduction == Reduction::KeepOne && !s.kept {
+            let keeping: Vec<_> = out[first..].iter().map(|a| GenAction::Keep(Box::new(a.clone()))).collect();
+            out.extend(keeping);
+        }
     }
 
     /// No delivery of a message in the network changes anything: only
@@ -51,6 +59,10 @@ impl HandoffGenerations {
     /// The successor of `s` by `action`; `None` where it is not enabled
     /// or changes nothing.
     pub(super) fn step(&self, s: &GenState, action: &GenAction) -> Option<GenState> {
+        let (action, keep) = match action {
+            GenAction::Keep(a) => (&**a, true),
+            a => (a, false),
+        };
         let mut t = s.clone();
         t.violation = None;
         // A delivery the reduced model would not make (unreduced runs).
@@ -58,7 +70,7 @@ impl HandoffGenerations {
         match action {
             GenAction::Put { key } => self.put(&mut t, *key)?,
             GenAction::Deliver(m) => {
-                dropped = self.reduction == Reduction::Off && (m.body == Body::Heartbeat || prunable(s, m));
+                dropped = self.reduction.checks_argument() && self.dropped(s, m);
                 self.input(&mut t, m.to, Input::Message((**m).clone()));
             }
             GenAction::Timer(r, timer) => self.input(&mut t, *r, Input::Timer(*timer)),
@@ -80,6 +92,7 @@ impl HandoffGenerations {
                     self.evict(&mut t, r);
                 }
             }
+            GenAction::Keep(_) => return None,
         }
         let gossip = |x: &GenState| {
             x.net.values().filter(|m| matches!(m.body, Body::Digest { .. } | Body::Records { .. })).count()
@@ -87,15 +100,24 @@ impl HandoffGenerations {
         if gossip(&t) > gossip(s) && gossip(s) >= usize::from(self.max_gossip) {
             return None;
         }
-        if self.reduction == Reduction::On {
-            reduce(&mut t);
+        match self.reduction {
+            Reduction::On => self.reduce(&mut t),
+            Reduction::Off => {}
+            // A step on what was kept keeps what follows from it.
+            Reduction::KeepOne => {
+                let kept = self.keep_one(s, &mut t, dropped || (keep && !s.kept));
+                if keep && !kept {
+                    return None;
+                }
+                t.kept |= kept;
+            }
         }
         if t == *s {
             return None;
         }
         if t.violation.is_none()
-            && self.reduction == Reduction::Off
-            && ((dropped && !same_when_reduced(s, &t)) || !still_dropped(s, &t))
+            && self.reduction.checks_argument()
+            && ((dropped && !self.same_when_reduced(s, &t)) || !self.still_dropped(s, &t))
         {
             t.violation = Some(REDUCTION_SOUND);
         }
@@ -110,7 +132,7 @@ impl HandoffGenerations {
     pub(super) fn send(&self, t: &mut GenState, out: &[Output]) {
         for o in out {
             if let Output::Send(m) = o
-                && (m.body != Body::Heartbeat || self.reduction == Reduction::Off)
+                && (m.body != Body::Heartbeat || self.reduction.checks_argument())
             {
                 t.net.insert(msg_key(m), Arc::new(m.clone()));
             }
@@ -247,51 +269,112 @@ impl HandoffGenerations {
     }
 }
 
-/// Whether the reduced model drops `m` in `t`: its delivery can change
-/// nothing, ever (the implementation model's rule, [`useless`]), and it is
-/// not of a generation newer than its receiver's (delivered, it reboots the
-/// receiver into that generation). The rule once asked that of every
-/// replica; the unreduced run of HandoffGenerationsFirstBoot.cfg showed
-/// that it then did not drop a decline its own dropped collect caused.
-fn prunable(t: &GenState, m: &Message) -> bool {
-    useless(&t.replicas, &[], m, false, PruneRule::Sound) && !may_reboot(t, m.generation)
-}
-
-/// Whether a message of generation `theirs` may ever reboot its receiver
-/// (a replica of an older generation that hears of a newer one reboots):
-/// while some replica is of an older generation. A fresh instance holds
-/// none, and takes its generation from a replica that seeds it, so once
-/// every replica that holds one holds `theirs` or newer, no instance ever
-/// will be older again. (The rule once asked that of the receiver alone:
-/// evicted, it holds none, and a message it dropped then counted again;
-/// the unreduced run of HandoffGenerationsTwoEvicts.cfg found that.)
-fn may_reboot(t: &GenState, theirs: Option<Generation>) -> bool {
-    theirs.is_some_and(|theirs| t.replicas.iter().any(|r| r.generation().is_some_and(|mine| mine < theirs)))
-}
-
-/// The "ever" of the reductions' argument, checked on every step of an
-/// unreduced run: a message the reduced model would drop at `s` it still
-/// drops at `t`.
-fn still_dropped(s: &GenState, t: &GenState) -> bool {
-    let dropped = |x: &GenState, m: &Message| m.body == Body::Heartbeat || prunable(x, m);
-    s.net.iter().all(|(k, m)| !dropped(s, m) || !t.net.contains_key(k) || dropped(t, m))
-}
-
-/// The reductions: heartbeats and prunable messages dropped.
-fn reduce(t: &mut GenState) {
-    let gone: Vec<u64> =
-        t.net.iter().filter(|(_, m)| m.body == Body::Heartbeat || prunable(t, m)).map(|(k, _)| *k).collect();
-    for k in gone {
-        t.net.remove(&k);
+impl HandoffGenerations {
+    /// Whether the reduced model drops `m` in `t`: a heartbeat, or a message
+    /// whose delivery can change nothing, ever (the implementation model's
+    /// rule, [`useless`]) and that may reboot no replica ([`Self::may_reboot`]).
+    /// The rule once asked the second of every replica; the unreduced run of
+    /// HandoffGenerationsFirstBoot.cfg showed that it then did not drop a
+    /// decline its own dropped collect caused.
+    /// A request is dropped only once its answer cannot reboot its sender
+    /// either ([`Self::answers_may_reboot`]).
+    fn dropped(&self, t: &GenState, m: &Message) -> bool {
+        let request = matches!(m.body, Body::Collect { .. } | Body::Reseed { .. });
+        m.body == Body::Heartbeat
+            || (useless(&t.replicas, &[], m, false, PruneRule::Sound)
+                && !self.may_reboot(t, m.generation)
+                && !(request && self.answers_may_reboot(t)))
     }
-}
 
-/// Whether `s` and `t` are one state of the reduced model.
-fn same_when_reduced(s: &GenState, t: &GenState) -> bool {
-    let (mut s, mut t) = (s.clone(), t.clone());
-    reduce(&mut s);
-    reduce(&mut t);
-    s == t
+    /// Whether an answer may ever reboot the replica it goes to: it carries
+    /// the generation its sender holds then, which may be newer than the
+    /// asker's. Not once every replica that holds a generation holds the
+    /// newest, none may take an older one, and no other can start: no
+    /// eviction or death is left, and the coordinator holds one (one that
+    /// holds none mints one). (The rule once asked only whether the request
+    /// itself may reboot its receiver, the mutation `PruneRequestsByOwnGeneration`:
+    /// a late reseed request of a survivor that rejoined the dead generation
+    /// was dropped, though a peer of the new one answers it with a decline
+    /// that reboots the survivor; the unreduced and the kept-one runs of
+    /// large/HandoffGenerationsSurvivor.cfg without writes found it.)
+    fn answers_may_reboot(&self, t: &GenState) -> bool {
+        let newest = t.replicas.iter().filter_map(|r| r.generation()).max();
+        !self.prune_requests_by_own_generation
+            && (self.may_evict(t)
+                || t.deaths < self.max_deaths
+                || t.replicas.get(usize::from(self.coordinator.0)).is_none_or(|c| c.generation().is_none())
+                || newest.is_some_and(|g| self.may_reboot(t, Some(g))))
+    }
+
+    /// Whether a message of `generation` g may ever reboot its receiver (a
+    /// replica of an older generation that hears of a newer one reboots):
+    /// while some replica holds an older generation, or may still take one.
+    /// An instance that holds none takes the generation of the first reply
+    /// to it that it takes (a collect or reseed reply): a dead generation's
+    /// late reply can hand a recovering survivor of a total death that
+    /// generation after the new one was minted. Once neither holds, no
+    /// instance will ever be older again: only a replica older than g sends
+    /// a reply older than g, and a reply goes to the instance that asked.
+    /// (The rule once asked of the replicas only, the mutation
+    /// `PruneByReplicasOnly`, which the runs keeping one step's drops of
+    /// large/HandoffGenerationsSurvivor.cfg found; and of the receiver alone
+    /// before that, which the unreduced run of
+    /// HandoffGenerationsTwoEvicts.cfg found.)
+    fn may_reboot(&self, t: &GenState, generation: Option<Generation>) -> bool {
+        let Some(theirs) = generation else { return false };
+        let older = |g: Option<Generation>| g.is_some_and(|g| g < theirs);
+        // A reply the instance it is sent to would take, handing it an older generation.
+        let hands_older = |x: &Message| {
+            matches!(x.body, Body::CollectReply { .. } | Body::ReseedReply { .. })
+                && older(x.generation)
+                && t.replicas.get(usize::from(x.to.0)).is_some_and(|r| r.generation().is_none())
+                && !useless(&t.replicas, &[], x, false, PruneRule::Sound)
+        };
+        t.replicas.iter().any(|r| older(r.generation()))
+            || (!self.prune_by_replicas_only && t.net.values().any(|x| hands_older(x)))
+    }
+
+    /// The "ever" of the reductions' argument, checked on every step of an
+    /// unreduced run: a message the reduced model would drop at `s` it still
+    /// drops at `t`.
+    fn still_dropped(&self, s: &GenState, t: &GenState) -> bool {
+        s.net.iter().all(|(k, m)| !self.dropped(s, m) || !t.net.contains_key(k) || self.dropped(t, m))
+    }
+
+    /// The reductions: heartbeats and prunable messages dropped.
+    fn reduce(&self, t: &mut GenState) {
+        let gone: Vec<u64> = t.net.iter().filter(|(_, m)| self.dropped(t, m)).map(|(k, _)| *k).collect();
+        for k in gone {
+            t.net.remove(&k);
+        }
+    }
+
+    /// `Reduction::KeepOne`'s reductions after the step from `s` to `t`:
+    /// drops what [`Self::reduce`] drops, except what `s` already held of it
+    /// (its kept step's), and, when `keep_new`, what this step added to it.
+    /// Returns whether it kept anything new.
+    fn keep_one(&self, s: &GenState, t: &mut GenState, keep_new: bool) -> bool {
+        let fresh: Vec<u64> = t
+            .net
+            .iter()
+            .filter(|(k, m)| self.dropped(t, m) && !s.net.get(*k).is_some_and(|m| self.dropped(s, m)))
+            .map(|(k, _)| *k)
+            .collect();
+        if !keep_new {
+            for k in &fresh {
+                t.net.remove(k);
+            }
+        }
+        keep_new && !fresh.is_empty()
+    }
+
+    /// Whether `s` and `t` are one state of the reduced model.
+    fn same_when_reduced(&self, s: &GenState, t: &GenState) -> bool {
+        let (mut s, mut t) = (s.clone(), t.clone());
+        self.reduce(&mut s);
+        self.reduce(&mut t);
+        s == t
+    }
 }
 
 /// `Holds(r, w)`, within w's generation (the trace validator's rule).

@@ -16,6 +16,9 @@ use crate::mirror::handoff_scale::ScaleAction;
 
 impl HandoffImpl {
     pub(super) fn hints(&self, s: &ImplState, action: &ImplAction) -> Vec<RollAction> {
+        if let ImplAction::Keep(a) = action {
+            return self.hints(s, a);
+        }
         self.cond_hints(s, action).into_iter().map(RollAction).collect()
     }
 
@@ -94,6 +97,7 @@ impl HandoffImpl {
                 ScaleAction::RaiseFloor,
             ],
             ImplAction::Timer(r, _) => vec![ScaleAction::DigestSend(self.spec_replica(*r))],
+            ImplAction::Keep(a) => self.scale_hints(s, a),
             ImplAction::Deliver(m) => {
                 let (from, to) = (self.spec_replica(m.from), self.spec_replica(m.to));
                 match &m.body {

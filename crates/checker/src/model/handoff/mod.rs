@@ -279,6 +279,7 @@ impl HandoffImpl {
                 cond: state::Cond { exp_at: vec![0; usize::from(nat("MaxWrites")?)], ..Default::default() },
                 mapped,
                 violation: None,
+                kept: false,
             },
             checks,
             liveness: live,

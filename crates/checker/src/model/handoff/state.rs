@@ -69,6 +69,10 @@ pub struct ImplState {
     pub mapped: Arc<RollState>,
     /// The first property the step into this state violated, if any.
     pub violation: Option<&'static str>,
+    /// `Reduction::KeepOne` only: a step has kept what it would drop (its
+    /// one kept step; what the state holds that the reductions drop is
+    /// that step's and what followed from it).
+    pub kept: bool,
 }
 
 /// HandoffCond's side of the model: its clock (in ms: what the replicas are
@@ -102,7 +106,7 @@ impl ImplState {
         &self,
     ) -> (
         [u8; 5],
-        Option<&'static str>,
+        (Option<&'static str>, bool),
         &[u8],
         &WriteSet<AckedW>,
         &BTreeMap<u64, Arc<Message>>,
@@ -119,7 +123,7 @@ impl ImplState {
     ) {
         (
             [self.wid_ctr, self.evict_count, self.supersedes, self.read_ctr, self.list_ctr],
-            self.violation,
+            (self.violation, self.kept),
             &self.incarnation,
             &self.acked,
             &self.net,
@@ -186,6 +190,9 @@ pub enum ImplAction {
     ZombieList { zombie: usize },
     /// Time passes (HandoffCond's `Tick`): a millisecond.
     Tick,
+    /// `Reduction::KeepOne`: the step, keeping what it would drop (and
+    /// from then on what follows from that).
+    Keep(Box<ImplAction>),
 }
 
 impl ImplAction {
@@ -229,6 +236,7 @@ impl ImplAction {
             ImplAction::List => 13,
             ImplAction::ZombieList { .. } => 14,
             ImplAction::Tick => 15,
+            ImplAction::Keep(a) => a.kind(),
         }
     }
 }
@@ -255,6 +263,7 @@ impl Display for ImplAction {
             ImplAction::List => f.write_str("List"),
             ImplAction::ZombieList { zombie } => write!(f, "ZombieList(zombie {zombie})"),
             ImplAction::Tick => f.write_str("Tick"),
+            ImplAction::Keep(a) => write!(f, "{a}, keeping what it drops"),
         }
     }
 }

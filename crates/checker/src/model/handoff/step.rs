@@ -11,6 +11,11 @@
 //! delivering such a message, or stepping such a zombie, must leave the
 //! state the reduced model would have unchanged. Both ways, a client
 //! request the code refuses must change nothing, as the model drops it.
+//! With `Reduction::KeepOne` it drops them, except that any one step may
+//! keep what it would drop, and then what follows from that ([`keep_one`]
+//! says why that covers the whole unreduced graph), and checks the same.
+//!
+//! [`keep_one`]: HandoffImpl::keep_one
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -53,6 +58,7 @@ const FIRST_READ: u64 = 1 << 16;
 
 impl HandoffImpl {
     pub(super) fn next_actions(&self, s: &ImplState, out: &mut Vec<ImplAction>) {
+        let first = out.len();
         if s.wid_ctr <= self.max_writes {
             for ttl in self.ttls_for(s.wid_ctr) {
                 out.extend((0..self.keys.len()).map(|key| ImplAction::Put { key, ttl }));
@@ -68,7 +74,7 @@ impl HandoffImpl {
             }
         }
         out.extend(s.net.values().map(|m| ImplAction::Deliver(Arc::clone(m))));
-        if self.reduction == Reduction::Off {
+        if self.reduction.checks_argument() {
             out.extend(self.heartbeats(s).into_iter().map(ImplAction::Deliver));
         }
         // Timers fire whenever the model chooses -- also when the replica
@@ -88,11 +94,19 @@ impl HandoffImpl {
             }
         }
         self.cond_actions(s, out);
+        if self.reduction == Reduction::KeepOne && !s.kept {
+            let keeping: Vec<_> = out[first..].iter().map(|a| ImplAction::Keep(Box::new(a.clone()))).collect();
+            out.extend(keeping);
+        }
     }
 
     /// The successor of `s` by `action`; `None` where the action is not
     /// enabled or changes nothing.
     pub(super) fn step(&self, s: &ImplState, action: &ImplAction) -> Option<ImplState> {
+        let (action, keep) = match action {
+            ImplAction::Keep(a) => (&**a, true),
+            a => (a, false),
+        };
         let mut t = s.clone();
         t.violation = None;
         let c = self.coordinator;
@@ -142,14 +156,12 @@ impl HandoffImpl {
             }
             ImplAction::Deliver(m) => {
                 let target = self.route(&t, m)?;
-                dropped = self.reduction == Reduction::Off
-                    && (m.body == Body::Heartbeat
-                        || useless(&s.replicas, &s.zombies, m, self.settled(s), self.prune_rule)
-                        || matches!(target, Target::Zombie(z) if self.fenced_zombie(s, z)));
+                // (A message to a fenced zombie is one the reductions drop.)
+                dropped = self.reduction.checks_argument() && self.reductions_drop(s, m);
                 self.input(&mut t, target, Input::Message((**m).clone()));
             }
             ImplAction::Timer(r, timer) => {
-                dropped = self.reduction == Reduction::Off && *timer == Timer::Heartbeat;
+                dropped = self.reduction.checks_argument() && *timer == Timer::Heartbeat;
                 self.input(&mut t, Target::Current(*r), Input::Timer(*timer));
             }
             ImplAction::Evict(r) => {
@@ -167,14 +179,24 @@ impl HandoffImpl {
                 t.zombies.push(old);
                 t.supersedes += 1;
             }
+            ImplAction::Keep(_) => return None,
         }
         // MaxGossip: digests and records are sent while fewer exist.
         let gossip = self.gossip_count(s);
         if self.gossip_count(&t) > gossip && gossip >= usize::from(self.max_gossip) {
             return None;
         }
-        if self.reduction == Reduction::On {
-            self.reduce(&mut t);
+        match self.reduction {
+            Reduction::On => self.reduce(&mut t),
+            Reduction::Off => {}
+            // A step on what was kept keeps what follows from it.
+            Reduction::KeepOne => {
+                let kept = self.keep_one(s, &mut t, dropped || (keep && !s.kept));
+                if keep && !kept {
+                    return None;
+                }
+                t.kept |= kept;
+            }
         }
         forget_gone_reads(self.coordinator, &mut t);
         let (replicas, zombies) = (t.replicas.clone(), t.zombies.clone());
@@ -184,7 +206,7 @@ impl HandoffImpl {
         }
         t.mapped = Arc::new(self.map(&t));
         if t.violation.is_none()
-            && self.reduction == Reduction::Off
+            && self.reduction.checks_argument()
             && ((dropped && !self.same_when_reduced(s, &t)) || !self.still_dropped(s, &t))
         {
             t.violation = Some(REDUCTION_SOUND);
@@ -210,23 +232,29 @@ impl HandoffImpl {
     /// Whether zombie number `z` of `s` is fenced (the reduced model has
     /// dropped it: a fenced instance does nothing ever again).
     fn fenced_zombie(&self, s: &ImplState, z: usize) -> bool {
-        s.zombies.get(z).is_some_and(|x| matches!(x.role(), RoleView::Coordinator(c) if *c.phase() == Phase::Fenced))
+        s.zombies.get(z).is_some_and(|x| fenced(x))
+    }
+
+    /// Whether `m` is one the network of `x` holds to no purpose, the
+    /// zombies being `zombies`: a heartbeat, or [`useless`].
+    fn droppable(&self, x: &ImplState, zombies: &[Arc<Replica>], m: &Message) -> bool {
+        m.body == Body::Heartbeat || useless(&x.replicas, zombies, m, self.settled(x), self.prune_rule)
+    }
+
+    /// Whether the reductions drop `m` from `x` (fenced zombies gone
+    /// first, so what is sent to or by one goes too).
+    fn reductions_drop(&self, x: &ImplState, m: &Message) -> bool {
+        let zombies: Vec<_> = x.zombies.iter().filter(|z| !fenced(z)).cloned().collect();
+        self.droppable(x, &zombies, m)
     }
 
     /// The reductions: drops fenced zombies (and their ghosts) and the
     /// messages whose delivery can change nothing, ever ([`useless`]).
     fn reduce(&self, t: &mut ImplState) {
-        t.zombies.retain(|z| !matches!(z.role(), RoleView::Coordinator(zc) if *zc.phase() == Phase::Fenced));
+        t.zombies.retain(|z| !fenced(z));
         let zombies = &t.zombies;
         t.zombie_collected.retain(|i, _| zombies.iter().any(|z| z.instance() == *i));
-        let gone: Vec<u64> = t
-            .net
-            .iter()
-            .filter(|(_, m)| {
-                m.body == Body::Heartbeat || useless(&t.replicas, &t.zombies, m, self.settled(t), self.prune_rule)
-            })
-            .map(|(k, _)| *k)
-            .collect();
+        let gone: Vec<u64> = t.net.iter().filter(|(_, m)| self.droppable(t, &t.zombies, m)).map(|(k, _)| *k).collect();
         for k in gone {
             t.net.remove(&k);
         }
@@ -238,12 +266,50 @@ impl HandoffImpl {
     /// what it drops (`same_when_reduced`), every step of the unreduced
     /// model is a step or a stutter of the reduced one.
     fn still_dropped(&self, s: &ImplState, t: &ImplState) -> bool {
-        let dropped = |x: &ImplState, m: &Message| {
-            m.body == Body::Heartbeat || useless(&x.replicas, &x.zombies, m, self.settled(x), self.prune_rule)
-        };
-        let fenced = |z: &Arc<Replica>| matches!(z.role(), RoleView::Coordinator(c) if *c.phase() == Phase::Fenced);
-        s.net.iter().all(|(k, m)| !dropped(s, m) || !t.net.contains_key(k) || dropped(t, m))
-            && s.zombies.iter().zip(&t.zombies).all(|(zs, zt)| !fenced(zs) || fenced(zt))
+        let fenced_in_t = |i| t.zombies.iter().find(|z| z.instance() == i).is_none_or(|z| fenced(z));
+        s.net.iter().all(|(k, m)| !self.reductions_drop(s, m) || !t.net.contains_key(k) || self.reductions_drop(t, m))
+            && s.zombies.iter().all(|z| !fenced(z) || fenced_in_t(z.instance()))
+    }
+
+    /// `Reduction::KeepOne`'s reductions after the step from `s` to `t`:
+    /// drops what [`reduce`](Self::reduce) drops, except what `s` already
+    /// held of it (its kept step's), and, when `keep_new`, what this step
+    /// added to it. Returns whether it kept anything new.
+    ///
+    /// Why that covers the unreduced model: what the reductions drop from
+    /// an unreduced state (messages, fenced zombies) falls into groups, one
+    /// per step that first made something droppable, with what the delivery
+    /// or the steps of that group later added. No group changes what the
+    /// reductions keep (checked: `ReductionSound` on each of its steps),
+    /// nor whether another group's members are droppable (a message's
+    /// droppability depends on the replicas and on a zombie it is sent by
+    /// or to, which is in its group). So each unreduced state, restricted
+    /// to what the reductions keep plus any one group, is a state of this
+    /// model, reached by the same steps with that group's step kept; every
+    /// step of the unreduced model is a step of this one on each of them.
+    fn keep_one(&self, s: &ImplState, t: &mut ImplState, keep_new: bool) -> bool {
+        let held = |z: &Replica| s.zombies.iter().any(|x| x.instance() == z.instance() && fenced(x));
+        let fresh_zombie = t.zombies.iter().any(|z| fenced(z) && !held(z));
+        if !keep_new {
+            t.zombies.retain(|z| !fenced(z) || held(z));
+            let zombies = &t.zombies;
+            t.zombie_collected.retain(|i, _| zombies.iter().any(|z| z.instance() == *i));
+        }
+        // Droppable with the zombies this model holds: what is sent to or
+        // by a kept zombie is its group's, and stays with it.
+        let dropped = |x: &ImplState, m: &Message| self.droppable(x, &x.zombies, m);
+        let fresh: Vec<u64> = t
+            .net
+            .iter()
+            .filter(|(k, m)| dropped(t, m) && !s.net.get(*k).is_some_and(|m| dropped(s, m)))
+            .map(|(k, _)| *k)
+            .collect();
+        if !keep_new {
+            for k in &fresh {
+                t.net.remove(k);
+            }
+        }
+        keep_new && (fresh_zombie || !fresh.is_empty())
     }
 
     /// No replica can boot any more: the eviction budget (which
@@ -355,7 +421,7 @@ impl HandoffImpl {
                 Output::Send(m) if m.body == Body::Heartbeat => match self.reduction {
                     Reduction::On => self.heartbeat(t, m),
                     // Deliverable from now on, always ([`heartbeats`]).
-                    Reduction::Off => {}
+                    Reduction::Off | Reduction::KeepOne => {}
                 },
                 Output::Send(m) => {
                     let key = msg_key(m);
@@ -545,4 +611,9 @@ fn forget_gone_reads(coordinator: ReplicaId, t: &mut ImplState) {
     for req in gone {
         t.reads.remove(&req);
     }
+}
+
+/// A fenced instance does nothing ever again: the reductions drop it.
+fn fenced(z: &Replica) -> bool {
+    matches!(z.role(), RoleView::Coordinator(c) if *c.phase() == Phase::Fenced)
 }
