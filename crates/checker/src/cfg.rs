@@ -166,6 +166,21 @@ impl Reduction {
     pub fn checks_argument(self) -> bool {
         self != Reduction::On
     }
+
+    /// `KeepOne`'s rule for one step, the same in every model: `keep_one`
+    /// drops what the step made droppable unless told to keep it, and says
+    /// whether it kept anything new. It keeps when the step is a `Keep`
+    /// step (`keep`) of a state that kept nothing yet (`kept`), or a step on
+    /// what was kept (`dropped`: what follows from it). Returns the
+    /// successor's `kept`, or `None` where a `Keep` step kept nothing (it
+    /// is then the plain step, already taken).
+    pub fn keeping(keep: bool, kept: bool, dropped: bool, keep_one: impl FnOnce(bool) -> bool) -> Option<bool> {
+        let new = keep_one(dropped || (keep && !kept));
+        if keep && !new {
+            return None;
+        }
+        Some(kept || new)
+    }
 }
 
 impl TlcConfig {
@@ -834,6 +849,28 @@ mod tests {
         }
         let both = TlcConfig::parse("\\* UNREDUCED depth 9: big\n\\* REDUCTION needed: bigger\n").unwrap_err();
         assert!(both.to_string().contains("has no unreduced run"), "{both}");
+    }
+
+    #[test]
+    fn keeping_keeps_one_step_s_drops_and_what_follows_from_them() {
+        let told = |keep, kept, dropped| {
+            let mut asked = None;
+            let next = Reduction::keeping(keep, kept, dropped, |new| {
+                asked = Some(new);
+                new
+            });
+            (asked, next)
+        };
+        assert_eq!(told(false, false, false), (Some(false), Some(false)), "a plain step keeps nothing");
+        assert_eq!(told(true, false, false), (Some(true), Some(true)), "the first Keep step keeps");
+        assert_eq!(told(true, true, false), (Some(false), None), "a second kept step is none");
+        assert_eq!(told(false, true, true), (Some(true), Some(true)), "a step on what was kept keeps what follows");
+        assert_eq!(told(false, true, false), (Some(false), Some(true)), "once kept, always kept");
+        assert_eq!(
+            Reduction::keeping(true, false, false, |_| false),
+            None,
+            "a Keep step that kept nothing is the plain one"
+        );
     }
 
     #[test]

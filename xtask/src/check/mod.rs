@@ -478,7 +478,7 @@ mod tests {
         assert!(!whole.has_keep_one_run(true), "the whole unreduced run covers more");
         assert!(bounded.has_keep_one_run(false) && bounded.has_keep_one_run(true));
         assert!(!deep.has_keep_one_run(false) && deep.has_keep_one_run(true));
-        assert_eq!(bounded.keep_one_name(), "X.cfg (one step's drops kept)");
+        assert_eq!(bounded.keep_one_name(), "X.cfg (dfs) (one step's drops kept)");
         for (reduction, depth_bound, verdict) in [
             (Some("keep-one"), None, "pass"),
             (Some("off"), None, "error"),

@@ -52,8 +52,8 @@ pub enum Reductions {
     On,
     /// Without them (`--no-reduction`).
     Off,
-    /// Keeping one step's drops, breadth-first over the whole graph
-    /// (`--keep-one --search bfs`).
+    /// Keeping one step's drops, over the whole graph, searched as the cfg
+    /// says (`--keep-one`; depth-first keeps only fingerprints).
     KeepOne,
 }
 
@@ -81,7 +81,7 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64, reductions: Red
             cmd.arg("--no-reduction");
         }
         Reductions::KeepOne => {
-            cmd.args(["--keep-one", "--search", "bfs"]);
+            cmd.arg("--keep-one");
         }
     }
     let out = stream::run(cmd, &label, |line| line.contains("distinct states,").then(|| line.trim().to_string()))?;

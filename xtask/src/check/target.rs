@@ -80,9 +80,9 @@ impl Target {
     }
 
     /// The name of the row of its run that keeps one step's drops (the
-    /// whole graph, breadth-first).
+    /// whole graph, searched as the cfg says).
     pub fn keep_one_name(&self) -> String {
-        format!("{} (one step's drops kept)", self.file_name())
+        format!("{} (one step's drops kept)", self.cfg_name())
     }
 
     /// Whether `--unreduced` also runs it keeping one step's drops: where

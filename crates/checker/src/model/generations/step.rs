@@ -105,11 +105,7 @@ impl HandoffGenerations {
             Reduction::Off => {}
             // A step on what was kept keeps what follows from it.
             Reduction::KeepOne => {
-                let kept = self.keep_one(s, &mut t, dropped || (keep && !s.kept));
-                if keep && !kept {
-                    return None;
-                }
-                t.kept |= kept;
+                t.kept = Reduction::keeping(keep, s.kept, dropped, |new| self.keep_one(s, &mut t, new))?
             }
         }
         if t == *s {
