@@ -1,7 +1,7 @@
 //! HandoffGenerations: total death, first boot and the new-generation path
 //! on the real code (docs/handoff.md 5.9). The cfg with a write and a total
 //! death runs in `cargo xtask check` (145,519 states), the survivor case
-//! exhaustively in `--deep` (`large/HandoffGenerationsSurvivor.cfg`, 16.6
+//! exhaustively in `--deep` (`large/HandoffGenerationsSurvivor.cfg`, 17.6
 //! million states); here, first boot exhaustively, and both outcomes of
 //! the survivor case step by step, in the survivor cfg's model: so both
 //! are paths its exhaustive run goes through.
@@ -278,11 +278,10 @@ fn every_behaviour_serves_again_once_the_evictions_stop() {
 /// of a newer generation dropped once no replica holds an older one, though
 /// a recovering survivor of a total death may still take the dead
 /// generation from a late reply) is caught by the run that keeps one step's
-/// drops, on the survivor cfg without writes, as by the unreduced run.
+/// drops, on the survivor cfg without its write, as by the unreduced run.
 #[test]
 fn keeping_one_step_s_drops_catches_the_old_generation_rule() {
-    let text = std::fs::read_to_string(models("large/HandoffGenerationsSurvivor.cfg")).unwrap();
-    let mut cfg = TlcConfig::parse(&text.replace("MaxWrites = 1", "MaxWrites = 0")).unwrap();
+    let mut cfg = TlcConfig::load(&models("large/HandoffGenerationsSurvivorNoWrite.cfg")).unwrap();
     let opts = RunOptions { threads: 2, ..Default::default() };
     for reduction in [checker::cfg::Reduction::KeepOne, checker::cfg::Reduction::Off] {
         cfg.reduction = reduction;
@@ -291,5 +290,24 @@ fn keeping_one_step_s_drops_catches_the_old_generation_rule() {
         let trace = run::format_trace(&report);
         assert_eq!(report.violated.as_deref(), Some("ReductionSound"), "{reduction:?}:\n{trace}");
         assert_eq!(report.max_depth, 17, "{reduction:?}:\n{trace}");
+    }
+}
+
+/// The premise of the argument for keeping one step's drops (whether a
+/// message is dropped depends on no other message the reductions drop) is
+/// checked on every state: the mutation `RebootByDroppedReplies`, whose
+/// `may_reboot` also asks about replies it drops, breaks it and is caught
+/// (`DropsIndependent`), unreduced and with one step's drops kept alike.
+#[test]
+fn a_drop_that_depends_on_another_drop_is_caught() {
+    let mut cfg = TlcConfig::load(&models("large/HandoffGenerationsSurvivorNoWrite.cfg")).unwrap();
+    let opts = RunOptions { threads: 2, ..Default::default() };
+    for reduction in [checker::cfg::Reduction::KeepOne, checker::cfg::Reduction::Off] {
+        cfg.reduction = reduction;
+        let model = HandoffGenerations::from_cfg(&cfg, Some("RebootByDroppedReplies")).unwrap();
+        let report = run::check(model, "HandoffGenerations", "Survivor", None, &opts);
+        let trace = run::format_trace(&report);
+        assert_eq!(report.violated.as_deref(), Some("DropsIndependent"), "{reduction:?}:\n{trace}");
+        assert_eq!(report.max_depth, 16, "{reduction:?}:\n{trace}");
     }
 }

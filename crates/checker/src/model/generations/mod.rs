@@ -88,6 +88,9 @@ pub struct HandoffGenerations {
     /// The mutation `PruneRequestsByOwnGeneration`: another old rule, as
     /// unsound (`step`, `answers_may_reboot`).
     prune_requests_by_own_generation: bool,
+    /// The mutation `RebootByDroppedReplies`: a sound but tangled rule,
+    /// whose drops depend on other messages it drops (`step`, `drops_alone`).
+    reboot_by_dropped_replies: bool,
     checks: Vec<&'static str>,
     /// Whether the cfg lists `ServesAgain`.
     serves_again: bool,
@@ -105,6 +108,9 @@ pub const SERVES_AGAIN: &str = "ServesAgain";
 /// What the model drops (a message it prunes, a heartbeat) changed
 /// something.
 pub const REDUCTION_SOUND: &str = "ReductionSound";
+/// Whether the reductions drop a message depends on another message they
+/// drop (the premise of `Reduction::KeepOne`'s argument fails).
+pub const DROPS_INDEPENDENT: &str = "DropsIndependent";
 const CHECKS: [&str; 6] = [
     NO_PROTOCOL_ERROR,
     GENERATIONS_ISOLATED,
@@ -123,6 +129,7 @@ const MUTATIONS: [(&str, Mutation); 3] = [
 /// The model's own mutations: the reductions' old, unsound rules.
 const PRUNE_BY_REPLICAS_ONLY: &str = "PruneByReplicasOnly";
 const PRUNE_REQUESTS_BY_OWN_GENERATION: &str = "PruneRequestsByOwnGeneration";
+const REBOOT_BY_DROPPED_REPLIES: &str = "RebootByDroppedReplies";
 
 /// An acknowledged write (ghost).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -237,7 +244,7 @@ impl HandoffGenerations {
         if !checks.contains(&NO_PROTOCOL_ERROR) {
             checks.push(NO_PROTOCOL_ERROR);
         }
-        checks.push(REDUCTION_SOUND);
+        checks.extend([REDUCTION_SOUND, DROPS_INDEPENDENT]);
         let mut model = HandoffGenerations {
             config,
             coordinator,
@@ -251,6 +258,7 @@ impl HandoffGenerations {
             reduction: cfg.reduction,
             prune_by_replicas_only: mutation == Some(PRUNE_BY_REPLICAS_ONLY),
             prune_requests_by_own_generation: mutation == Some(PRUNE_REQUESTS_BY_OWN_GENERATION),
+            reboot_by_dropped_replies: mutation == Some(REBOOT_BY_DROPPED_REPLIES),
             checks,
             serves_again: cfg.properties.iter().any(|p| p == SERVES_AGAIN),
             init: GenState {
@@ -346,6 +354,7 @@ impl Mirror for HandoffGenerations {
         "TakeStaleDecline",
         PRUNE_BY_REPLICAS_ONLY,
         PRUNE_REQUESTS_BY_OWN_GENERATION,
+        REBOOT_BY_DROPPED_REPLIES,
     ];
     const REDUCTIONS: bool = true;
 

@@ -20,8 +20,9 @@ use protocol::handoff::{
 };
 
 use super::{
-    ACKED_IMPLIES_HELD, Acked, EPOCH_VER_UNIQUE, GENERATIONS_ISOLATED, GenAction, GenState, HandoffGenerations,
-    MINT_ONLY_AFTER_TOTAL_DEATH, NO_PROTOCOL_ERROR, PARTIAL_COLLECT_ONLY_AFTER_TOTAL_DEATH, REDUCTION_SOUND,
+    ACKED_IMPLIES_HELD, Acked, DROPS_INDEPENDENT, EPOCH_VER_UNIQUE, GENERATIONS_ISOLATED, GenAction, GenState,
+    HandoffGenerations, MINT_ONLY_AFTER_TOTAL_DEATH, NO_PROTOCOL_ERROR, PARTIAL_COLLECT_ONLY_AFTER_TOTAL_DEATH,
+    REDUCTION_SOUND,
 };
 use crate::cfg::Reduction;
 use crate::model::handoff::{PruneRule, msg_key, useless};
@@ -116,6 +117,9 @@ impl HandoffGenerations {
             && ((dropped && !self.same_when_reduced(s, &t)) || !self.still_dropped(s, &t))
         {
             t.violation = Some(REDUCTION_SOUND);
+        }
+        if t.violation.is_none() && self.reduction.checks_argument() && !self.drops_alone(&t) {
+            t.violation = Some(DROPS_INDEPENDENT);
         }
         if t.violation.is_none() {
             t.violation = self.check(s, &mut t);
@@ -324,7 +328,7 @@ impl HandoffGenerations {
             matches!(x.body, Body::CollectReply { .. } | Body::ReseedReply { .. })
                 && older(x.generation)
                 && t.replicas.get(usize::from(x.to.0)).is_some_and(|r| r.generation().is_none())
-                && !useless(&t.replicas, &[], x, false, PruneRule::Sound)
+                && (self.reboot_by_dropped_replies || !useless(&t.replicas, &[], x, false, PruneRule::Sound))
         };
         t.replicas.iter().any(|r| older(r.generation()))
             || (!self.prune_by_replicas_only && t.net.values().any(|x| hands_older(x)))
@@ -335,6 +339,28 @@ impl HandoffGenerations {
     /// drops at `t`.
     fn still_dropped(&self, s: &GenState, t: &GenState) -> bool {
         s.net.iter().all(|(k, m)| !self.dropped(s, m) || !t.net.contains_key(k) || self.dropped(t, m))
+    }
+
+    /// The premise of the argument for keeping one step's drops
+    /// (`Reduction::KeepOne`), checked on every state of a run that checks
+    /// the argument: whether the reductions drop a message depends on what
+    /// they keep and on the message, never on another message they drop.
+    /// So what one step made droppable stays so, or not, whatever other
+    /// steps' drops are still around. (The rule asks about other messages
+    /// in one place, `may_reboot`, and only about those it keeps; the
+    /// mutation `RebootByDroppedReplies` asks about every reply, and this
+    /// fails: `DropsIndependent`.)
+    fn drops_alone(&self, t: &GenState) -> bool {
+        let mut kept = t.clone();
+        self.reduce(&mut kept);
+        t.net.iter().all(|(k, m)| {
+            let was_kept = kept.net.insert(*k, Arc::clone(m)).is_some();
+            let alone = self.dropped(&kept, m);
+            if !was_kept {
+                kept.net.remove(k);
+            }
+            alone == self.dropped(t, m)
+        })
     }
 
     /// The reductions: heartbeats and prunable messages dropped.

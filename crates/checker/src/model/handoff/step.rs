@@ -279,7 +279,9 @@ impl HandoffImpl {
     /// reductions keep (checked: `ReductionSound` on each of its steps),
     /// nor whether another group's members are droppable (a message's
     /// droppability depends on the replicas and on a zombie it is sent by
-    /// or to, which is in its group). So each unreduced state, restricted
+    /// or to, which is in its group: [`useless`] is given no network; the
+    /// generations model, whose rule looks at other messages, checks it,
+    /// `DropsIndependent`). So each unreduced state, restricted
     /// to what the reductions keep plus any one group, is a state of this
     /// model, reached by the same steps with that group's step kept; every
     /// step of the unreduced model is a step of this one on each of them.
