@@ -42,6 +42,16 @@ pub(crate) fn useless(
 ) -> bool {
     let live = |r: ReplicaId, i| live(replicas, zombies, r, i);
     let current = |r: ReplicaId| replicas.get(usize::from(r.0)).map(|x| &**x);
+    // The instance `i` of `r` a message is addressed to: current, or a zombie
+    // (replies were once judged by the current instance only, so a reply
+    // dropped at a ready coordinator stopped counting as droppable once that
+    // instance was superseded: the unreduced run of
+    // large/HandoffImplLivenessEvicts2.cfg found it, docs/verification.md 1.8).
+    let addressed = |r: ReplicaId, i: Instance| {
+        current(r)
+            .filter(|x| x.instance() == i)
+            .or_else(|| zombies.iter().map(|z| &**z).find(|z| z.me() == r && z.instance() == i))
+    };
     let cursor_of = |x: &Replica, src: ReplicaId| match x.role() {
         RoleView::Coordinator(c) => match c.phase() {
             Phase::Collect { cursors, .. } => cursors.get(&src).cloned(),
@@ -63,9 +73,7 @@ pub(crate) fn useless(
         Body::PushAck { .. } | Body::PushAckBy { .. } => false,
         Body::AnnounceAck { instance, .. } => !live(m.to, *instance),
         Body::CollectReply { instance, chunk, .. } | Body::ReseedReply { instance, chunk, .. } => {
-            !live(m.to, *instance)
-                || current(m.to)
-                    .is_some_and(|x| x.instance() == *instance && !takes_chunk(x, m.from, chunk.after.as_ref()))
+            !live(m.to, *instance) || addressed(m.to, *instance).is_some_and(|x| !takes_chunk(x, m.from, chunk.after.as_ref()))
         }
         // A coordinator's decline still fences a recovering peer that no
         // longer waits for it (the collect fence, HandoffReads).
