@@ -281,16 +281,7 @@ fn every_behaviour_serves_again_once_the_evictions_stop() {
 /// drops, on the survivor cfg without its write, as by the unreduced run.
 #[test]
 fn keeping_one_step_s_drops_catches_the_old_generation_rule() {
-    let mut cfg = TlcConfig::load(&models("large/HandoffGenerationsSurvivorNoWrite.cfg")).unwrap();
-    let opts = RunOptions { threads: 2, ..Default::default() };
-    for reduction in [checker::cfg::Reduction::KeepOne, checker::cfg::Reduction::Off] {
-        cfg.reduction = reduction;
-        let model = HandoffGenerations::from_cfg(&cfg, Some("PruneByReplicasOnly")).unwrap();
-        let report = run::check(model, "HandoffGenerations", "Survivor", None, &opts);
-        let trace = run::format_trace(&report);
-        assert_eq!(report.violated.as_deref(), Some("ReductionSound"), "{reduction:?}:\n{trace}");
-        assert_eq!(report.max_depth, 17, "{reduction:?}:\n{trace}");
-    }
+    caught_without_the_write("PruneByReplicasOnly", "ReductionSound", 17);
 }
 
 /// The premise of the argument for keeping one step's drops (whether a
@@ -300,14 +291,20 @@ fn keeping_one_step_s_drops_catches_the_old_generation_rule() {
 /// (`DropsIndependent`), unreduced and with one step's drops kept alike.
 #[test]
 fn a_drop_that_depends_on_another_drop_is_caught() {
+    caught_without_the_write("RebootByDroppedReplies", "DropsIndependent", 16);
+}
+
+/// Runs `mutation` on the survivor cfg without its write, with one step's
+/// drops kept and unreduced: both must report `violated` at `depth`.
+fn caught_without_the_write(mutation: &str, violated: &str, depth: usize) {
     let mut cfg = TlcConfig::load(&models("large/HandoffGenerationsSurvivorNoWrite.cfg")).unwrap();
     let opts = RunOptions { threads: 2, ..Default::default() };
     for reduction in [checker::cfg::Reduction::KeepOne, checker::cfg::Reduction::Off] {
         cfg.reduction = reduction;
-        let model = HandoffGenerations::from_cfg(&cfg, Some("RebootByDroppedReplies")).unwrap();
+        let model = HandoffGenerations::from_cfg(&cfg, Some(mutation)).unwrap();
         let report = run::check(model, "HandoffGenerations", "Survivor", None, &opts);
         let trace = run::format_trace(&report);
-        assert_eq!(report.violated.as_deref(), Some("DropsIndependent"), "{reduction:?}:\n{trace}");
-        assert_eq!(report.max_depth, 16, "{reduction:?}:\n{trace}");
+        assert_eq!(report.violated.as_deref(), Some(violated), "{reduction:?}:\n{trace}");
+        assert_eq!(report.max_depth, depth, "{reduction:?}:\n{trace}");
     }
 }
