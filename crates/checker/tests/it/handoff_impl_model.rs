@@ -195,6 +195,34 @@ mod slow {
         assert_eq!(report.unique_states, 15_550);
     }
 
+    /// The rule before the unreduced run of
+    /// `large/HandoffImplLivenessEvicts2.cfg` (the mutation
+    /// `PruneRepliesByCurrent`: a collect or reseed reply judged by its
+    /// receiver's current instance only) is unsound: r0 recovers and is
+    /// ready with a late collect reply in flight, which the rule drops, and
+    /// is then superseded; judged by the new collecting instance, the reply
+    /// counts no longer as droppable (`ReductionSound`). Without the write,
+    /// breadth-first and unreduced, it is caught at depth 18 (223,651
+    /// states; 7 s by the release checker, about 30 s here). Keeping one
+    /// step's drops (`--keep-one`) catches it at the same depth.
+    #[test]
+    fn a_zombie_s_replies_are_judged_by_the_zombie() {
+        let text = std::fs::read_to_string(models("large/HandoffImplLivenessEvicts2.cfg")).unwrap();
+        let no_write = text.replace("MaxWrites = 1", "MaxWrites = 0");
+        assert_ne!(no_write, text, "the cfg's write was taken out");
+        let mut cfg = TlcConfig::parse(&no_write).unwrap();
+        cfg.reduction = checker::cfg::Reduction::Off;
+        let mutation = Some("PruneRepliesByCurrent");
+        let model = HandoffImpl::from_cfg(&cfg, mutation).unwrap();
+        let opts = RunOptions { threads: 2, search: Search::Bfs, ..Default::default() };
+        let report = run::check(model, "HandoffImpl", "large/HandoffImplLivenessEvicts2.cfg", mutation, &opts);
+        let trace = run::format_trace(&report);
+        assert_eq!(report.violated.as_deref(), Some("ReductionSound"), "{trace}");
+        assert_eq!(report.max_depth, 18, "{trace}");
+        let last = trace.lines().rev().find(|l| l.starts_with("State ")).unwrap_or_default();
+        assert!(last.contains("<Supersede>"), "the ready r0 was superseded last:\n{trace}");
+    }
+
     /// Random walks at the simulation bounds, for a few seconds.
     #[test]
     fn a_short_simulation_at_larger_bounds_passes() {

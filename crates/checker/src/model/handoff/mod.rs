@@ -91,10 +91,16 @@ pub enum ImplMutation {
     /// though its decline fences a recovering peer. Reduced, the model
     /// passes; unreduced, `ReductionSound` catches it.
     PruneDeclinedReseeds,
+    /// The rule before the unreduced run of
+    /// `large/HandoffImplLivenessEvicts2.cfg`: a collect or reseed reply is
+    /// judged by its receiver's current instance only, so a reply dropped
+    /// at a ready coordinator that is later superseded stops counting as
+    /// droppable. Unreduced, `ReductionSound` catches it.
+    PruneRepliesByCurrent,
 }
 
 /// The mutations the model runs, by name (`--mutation NAME`).
-const MUTATIONS: [(&str, ImplMutation); 14] = [
+const MUTATIONS: [(&str, ImplMutation); 15] = [
     ("CommitBeforeAck", ImplMutation::Code(Mutation::CommitBeforeAck)),
     ("AcceptStalePush", ImplMutation::Code(Mutation::AcceptStalePush)),
     ("ServeBeforeAnnounce", ImplMutation::Code(Mutation::ServeBeforeAnnounce)),
@@ -109,6 +115,7 @@ const MUTATIONS: [(&str, ImplMutation); 14] = [
     ("CountStaleAck", ImplMutation::Code(Mutation::CountStaleAck)),
     ("PruneAnsweredRequests", ImplMutation::PruneAnsweredRequests),
     ("PruneDeclinedReseeds", ImplMutation::PruneDeclinedReseeds),
+    ("PruneRepliesByCurrent", ImplMutation::PruneRepliesByCurrent),
 ];
 /// Constants of the model, not of the spec: see `gossip_when_done`,
 /// `max_lists` and `rolling`.
@@ -255,6 +262,7 @@ impl HandoffImpl {
             prune_rule: match mutation {
                 Some(ImplMutation::PruneAnsweredRequests) => PruneRule::AnsweredIsEnough,
                 Some(ImplMutation::PruneDeclinedReseeds) => PruneRule::DeclinedIsInert,
+                Some(ImplMutation::PruneRepliesByCurrent) => PruneRule::RepliesByCurrent,
                 _ => PruneRule::Sound,
             },
             deletes,

@@ -24,6 +24,11 @@ pub(crate) enum PruneRule {
     /// coordinator has heard from its sender, even while the coordinator
     /// collects and so declines it.
     DeclinedIsInert,
+    /// `PruneRepliesByCurrent`: a collect or reseed reply is judged by its
+    /// receiver's current instance only, so a reply dropped at a ready
+    /// coordinator stops counting as droppable once that instance is
+    /// superseded and lives on as a zombie.
+    RepliesByCurrent,
 }
 
 /// Whether delivering `m` can change nothing, ever, given the current
@@ -48,9 +53,10 @@ pub(crate) fn useless(
     // instance was superseded: the unreduced run of
     // large/HandoffImplLivenessEvicts2.cfg found it, docs/verification.md 1.8).
     let addressed = |r: ReplicaId, i: Instance| {
+        let zombie = || zombies.iter().map(|z| &**z).find(|z| z.me() == r && z.instance() == i);
         current(r)
             .filter(|x| x.instance() == i)
-            .or_else(|| zombies.iter().map(|z| &**z).find(|z| z.me() == r && z.instance() == i))
+            .or_else(|| (rule != PruneRule::RepliesByCurrent).then(zombie).flatten())
     };
     let cursor_of = |x: &Replica, src: ReplicaId| match x.role() {
         RoleView::Coordinator(c) => match c.phase() {
