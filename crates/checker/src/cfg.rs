@@ -22,7 +22,9 @@
 //! `checker list` reports it beside whether the model has reductions. A line
 //! `\* UNREDUCED depth N: why` says that without them the graph is too large
 //! to exhaust: an unreduced run explores it breadth-first to depth N, which
-//! is complete to that depth only (`checker check --depth-bound`).
+//! is complete to that depth only (`checker check --depth-bound`);
+//! `\* KEEP ONE deep: why` or `\* KEEP ONE never: why` beside it moves
+//! the run keeping one step's drops to the deep tier, or to none.
 //! Anything else (`SYMMETRY`, `VIEW`, `CONSTRAINT`, `<-` substitutions) is
 //! refused with an error rather than silently ignored, because it would
 //! change the state count that the mirrors must reproduce.
@@ -128,10 +130,11 @@ pub struct TlcConfig {
     /// to exhaust without the reductions (a `\* UNREDUCED depth N: why`
     /// line).
     pub unreduced_depth: Option<usize>,
-    /// Why the run that keeps one step's drops (`Reduction::KeepOne`,
+    /// Whether the run that keeps one step's drops (`Reduction::KeepOne`,
     /// which `--unreduced` adds where the cfg declares an UNREDUCED depth)
-    /// belongs to the deep tier (a `\* KEEP ONE deep: why` line).
-    pub keep_one_deep: Option<String>,
+    /// belongs to the deep tier or to no tier, and why (a
+    /// `\* KEEP ONE deep: why` or `\* KEEP ONE never: why` line).
+    pub keep_one: Option<KeepOneLine>,
     /// Why its module has no Rust model (a `\* NO MIRROR: why` line):
     /// `cargo xtask check` fails a cfg without one whose module has none.
     pub no_mirror: Option<String>,
@@ -200,7 +203,7 @@ impl TlcConfig {
             expect_violated: expect_line(text)?,
             reduction_needed: reason_line(text, "REDUCTION", "needed")?,
             unreduced_depth: unreduced_depth_line(text)?,
-            keep_one_deep: keep_one_deep_line(text)?,
+            keep_one: keep_one_line(text)?,
             no_mirror: reason_line(text, "NO", "MIRROR")?,
             check_deadlock: true,
             ..TlcConfig::default()
@@ -525,16 +528,49 @@ fn unreduced_depth_line(text: &str) -> Result<Option<usize>, CfgError> {
     Ok(found.map(|(_, depth)| depth))
 }
 
-/// A `\* KEEP ONE deep: why` line, at most once, only beside an
+/// Where the run keeping one step's drops goes, when not beside every
+/// unreduced run bounded in depth: a `\* KEEP ONE deep: why` or
+/// `\* KEEP ONE never: why` line, at most one, only beside an
 /// `UNREDUCED depth` line (elsewhere the whole unreduced run covers more).
-fn keep_one_deep_line(text: &str) -> Result<Option<String>, CfgError> {
-    let found = reason_line(text, "KEEP", "ONE deep")?;
-    if found.is_some() && unreduced_depth_line(text)?.is_none() {
-        let line = text.lines().position(|l| l.trim().starts_with("\\* KEEP ")).map_or(1, |i| i + 1);
-        let why = "KEEP ONE without UNREDUCED depth: the whole unreduced run covers what it would";
-        return Err(syntax(line, why.into()));
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KeepOneLine {
+    /// In the deep tier only.
+    Deep(String),
+    /// Nowhere: out of reach at these bounds (its reduced graph is already
+    /// large, and keeping drops multiplies it).
+    Never(String),
+}
+
+fn keep_one_line(text: &str) -> Result<Option<KeepOneLine>, CfgError> {
+    let mut found = None;
+    for (i, line) in text.lines().enumerate() {
+        let Some(rest) = line.trim().strip_prefix("\\*").and_then(|rest| rest.trim().strip_prefix("KEEP ")) else {
+            continue;
+        };
+        let parsed = rest.trim().strip_prefix("ONE ").and_then(|r| r.split_once(':')).and_then(|(tier, why)| {
+            let why = why.trim().to_string();
+            match tier.trim() {
+                _ if why.is_empty() => None,
+                "deep" => Some(KeepOneLine::Deep(why)),
+                "never" => Some(KeepOneLine::Never(why)),
+                _ => None,
+            }
+        });
+        let Some(parsed) = parsed else {
+            let why = format!("`KEEP {}`: expected `KEEP ONE deep: why` or `KEEP ONE never: why`", rest.trim());
+            return Err(syntax(i + 1, why));
+        };
+        if found.replace((i + 1, parsed)).is_some() {
+            return Err(syntax(i + 1, "a second KEEP line".into()));
+        }
     }
-    Ok(found)
+    if let Some((line, _)) = &found
+        && unreduced_depth_line(text)?.is_none()
+    {
+        let why = "KEEP ONE without UNREDUCED depth: the whole unreduced run covers what it would";
+        return Err(syntax(*line, why.into()));
+    }
+    Ok(found.map(|(_, keep)| keep))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -874,14 +910,22 @@ mod tests {
     }
 
     #[test]
-    fn a_keep_one_line_puts_that_run_in_the_deep_tier_beside_a_depth() {
+    fn a_keep_one_line_puts_that_run_in_the_deep_tier_or_nowhere_beside_a_depth() {
         let cfg = TlcConfig::parse("\\* UNREDUCED depth 9: big\n\\* KEEP ONE deep: 400 s\n").unwrap();
-        assert_eq!(cfg.keep_one_deep.as_deref(), Some("400 s"));
-        assert_eq!(TlcConfig::parse("\\* UNREDUCED depth 9: big\n").unwrap().keep_one_deep, None);
+        assert_eq!(cfg.keep_one, Some(KeepOneLine::Deep("400 s".into())));
+        let cfg = TlcConfig::parse("\\* UNREDUCED depth 9: big\n\\* KEEP ONE never: 50M states\n").unwrap();
+        assert_eq!(cfg.keep_one, Some(KeepOneLine::Never("50M states".into())));
+        assert_eq!(TlcConfig::parse("\\* UNREDUCED depth 9: big\n").unwrap().keep_one, None);
         let alone = TlcConfig::parse("\\* KEEP ONE deep: 400 s\n").unwrap_err();
         assert!(alone.to_string().contains("without UNREDUCED depth"), "{alone}");
-        let bad = TlcConfig::parse("\\* UNREDUCED depth 9: big\n\\* KEEP ONE: 400 s\n").unwrap_err();
-        assert!(bad.to_string().contains("expected `KEEP ONE deep: why`"), "{bad}");
+        let never_alone = TlcConfig::parse("\\* KEEP ONE never: big\n").unwrap_err();
+        assert!(never_alone.to_string().contains("without UNREDUCED depth"), "{never_alone}");
+        for bad in ["\\* KEEP ONE: 400 s", "\\* KEEP ONE deep:", "\\* KEEP ONE soon: 400 s"] {
+            let err = TlcConfig::parse(&format!("\\* UNREDUCED depth 9: big\n{bad}\n")).unwrap_err();
+            assert!(err.to_string().contains("expected `KEEP ONE deep: why` or `KEEP ONE never: why`"), "{bad}: {err}");
+        }
+        let two = "\\* UNREDUCED depth 9: big\n\\* KEEP ONE deep: a\n\\* KEEP ONE never: b\n";
+        assert!(TlcConfig::parse(two).unwrap_err().to_string().contains("a second KEEP line"));
     }
 
     #[test]

@@ -21,7 +21,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail, ensure};
-use checker::cfg::{Reduction, TlcConfig};
+use checker::cfg::{KeepOneLine, Reduction, TlcConfig};
 use checker::registry::{self, MirrorVisitor};
 use checker::run::{self, RunOptions, Walks};
 use checker::search::Search;
@@ -150,6 +150,8 @@ struct CfgSummary<'a> {
     unreduced_depth: Option<usize>,
     /// Why its run keeping one step's drops is deep-tier (`\* KEEP ONE deep`).
     keep_one_deep: Option<&'a str>,
+    /// Why it has no run keeping one step's drops (`\* KEEP ONE never`).
+    keep_one_never: Option<&'a str>,
     /// Why its module has no Rust model (`\* NO MIRROR`).
     no_mirror: Option<&'a str>,
     /// The actions its `\* UNFIRED Action: why` lines declare never fire.
@@ -259,7 +261,14 @@ fn real_main() -> Result<ExitCode> {
                 reductions: registry::dispatch(&module, Reductions).unwrap_or(false),
                 reduction_needed: cfg.reduction_needed.as_deref(),
                 unreduced_depth: cfg.unreduced_depth,
-                keep_one_deep: cfg.keep_one_deep.as_deref(),
+                keep_one_deep: match &cfg.keep_one {
+                    Some(KeepOneLine::Deep(why)) => Some(why),
+                    _ => None,
+                },
+                keep_one_never: match &cfg.keep_one {
+                    Some(KeepOneLine::Never(why)) => Some(why),
+                    _ => None,
+                },
                 no_mirror: cfg.no_mirror.as_deref(),
                 unfired: &cfg.unfired,
                 module,

@@ -51,6 +51,9 @@ pub struct CfgInfo {
     /// Why its run keeping one step's drops is deep-tier (`\* KEEP ONE deep`).
     #[serde(default)]
     pub keep_one_deep: Option<String>,
+    /// Why it has no run keeping one step's drops (`\* KEEP ONE never`).
+    #[serde(default)]
+    pub keep_one_never: Option<String>,
     /// Why its module has no Rust model (`\* NO MIRROR: why`).
     pub no_mirror: Option<String>,
     /// The actions it declares never fire (`\* UNFIRED Action: why`).

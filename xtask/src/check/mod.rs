@@ -304,6 +304,8 @@ fn unreduced(bin: &Path, targets: &[target::Target], deep: bool) -> Result<Vec<R
             summary::print_rust_line_as(&row.cfg, Some(&outcome));
             row.rust = Some(outcome);
             rows.push(row);
+        } else if let Some(why) = &target.keep_one_never {
+            eprintln!("  {}: not kept one (KEEP ONE never: {why})", target.file_name());
         } else if let Some(why) = &target.keep_one_deep {
             eprintln!("  {}: not kept one (--deep runs it: {why})", target.file_name());
         }
@@ -436,6 +438,7 @@ mod tests {
             reduction_needed: None,
             unreduced_depth: None,
             keep_one_deep: None,
+            keep_one_never: None,
             no_mirror: None,
             unfired: Vec::new(),
         }
@@ -475,9 +478,11 @@ mod tests {
         let whole = target(true, "bfs", None);
         let bounded = target::Target { unreduced_depth: Some(18), ..target(true, "dfs", None) };
         let deep = target::Target { keep_one_deep: Some("400 s".into()), ..bounded.clone() };
+        let never = target::Target { keep_one_never: Some("50M states".into()), ..bounded.clone() };
         assert!(!whole.has_keep_one_run(true), "the whole unreduced run covers more");
         assert!(bounded.has_keep_one_run(false) && bounded.has_keep_one_run(true));
         assert!(!deep.has_keep_one_run(false) && deep.has_keep_one_run(true));
+        assert!(!never.has_keep_one_run(false) && !never.has_keep_one_run(true), "out of reach, even deep");
         assert_eq!(bounded.keep_one_name(), "X.cfg (dfs) (one step's drops kept)");
         for (reduction, depth_bound, verdict) in [
             (Some("keep-one"), None, "pass"),

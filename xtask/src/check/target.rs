@@ -46,6 +46,9 @@ pub struct Target {
     /// (`\* KEEP ONE deep: why`); without it `--unreduced` runs it
     /// wherever the cfg declares an UNREDUCED depth.
     pub keep_one_deep: Option<String>,
+    /// Why it has no such run at all, out of reach at its bounds
+    /// (`\* KEEP ONE never: why`).
+    pub keep_one_never: Option<String>,
     /// Why the module has no Rust model (`\* NO MIRROR: why`).
     pub no_mirror: Option<String>,
     /// The actions the cfg declares never fire (`\* UNFIRED Action: why`):
@@ -87,9 +90,10 @@ impl Target {
 
     /// Whether `--unreduced` also runs it keeping one step's drops: where
     /// its unreduced run is bounded in depth, in the deep tier or unless
-    /// the cfg puts that run there.
+    /// the cfg puts that run there, and unless the cfg says it is out of
+    /// reach.
     pub fn has_keep_one_run(&self, deep: bool) -> bool {
-        self.unreduced_depth.is_some() && (deep || self.keep_one_deep.is_none())
+        self.unreduced_depth.is_some() && self.keep_one_never.is_none() && (deep || self.keep_one_deep.is_none())
     }
 
     pub fn file_name(&self) -> String {
@@ -134,6 +138,7 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
         reduction_needed,
         unreduced_depth,
         keep_one_deep,
+        keep_one_never,
         no_mirror,
         unfired,
     } = info;
@@ -149,6 +154,7 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
         reduction_needed: reduction_needed.clone(),
         unreduced_depth,
         keep_one_deep: keep_one_deep.clone(),
+        keep_one_never: keep_one_never.clone(),
         no_mirror: no_mirror.clone(),
         unfired: unfired.clone(),
     };
@@ -407,6 +413,7 @@ mod tests {
             reduction_needed: None,
             unreduced_depth: None,
             keep_one_deep: None,
+            keep_one_never: None,
             no_mirror: None,
             unfired: Vec::new(),
         }
