@@ -473,6 +473,13 @@ fn expect_line(text: &str) -> Result<Option<String>, CfgError> {
 /// A `\* <word> <what>: why` line (`REDUCTION needed: why`, `NO MIRROR:
 /// why`): the reason, which must be given, at most once.
 fn reason_line(text: &str, word: &str, what: &str) -> Result<Option<String>, CfgError> {
+    Ok(reason_line_of(text, word, &[what])?.map(|(_, _, why)| why))
+}
+
+/// The same for a line that may say any one of `whats` (`KEEP ONE deep`,
+/// `KEEP ONE never`): its line number, which it says (an index into
+/// `whats`), and why.
+fn reason_line_of(text: &str, word: &str, whats: &[&str]) -> Result<Option<(usize, usize, String)>, CfgError> {
     let mut found = None;
     for (i, line) in text.lines().enumerate() {
         let Some(rest) = line.trim().strip_prefix("\\*").and_then(|rest| rest.trim().strip_prefix(word)) else {
@@ -481,13 +488,16 @@ fn reason_line(text: &str, word: &str, what: &str) -> Result<Option<String>, Cfg
         if !rest.starts_with(' ') {
             continue;
         }
-        match rest.trim().strip_prefix(what).and_then(|r| r.strip_prefix(':')).map(str::trim) {
-            Some(why) if !why.is_empty() => {
-                if found.replace(why.to_string()).is_some() {
-                    return Err(syntax(i + 1, format!("a second {word} line")));
-                }
-            }
-            _ => return Err(syntax(i + 1, format!("`{word} {}`: expected `{word} {what}: why`", rest.trim()))),
+        let said = whats.iter().enumerate().find_map(|(k, what)| {
+            let why = rest.trim().strip_prefix(what)?.strip_prefix(':')?.trim();
+            (!why.is_empty()).then(|| (k, why.to_string()))
+        });
+        let Some((k, why)) = said else {
+            let expected: Vec<String> = whats.iter().map(|what| format!("`{word} {what}: why`")).collect();
+            return Err(syntax(i + 1, format!("`{word} {}`: expected {}", rest.trim(), expected.join(" or "))));
+        };
+        if found.replace((i + 1, k, why)).is_some() {
+            return Err(syntax(i + 1, format!("a second {word} line")));
         }
     }
     Ok(found)
@@ -542,35 +552,14 @@ pub enum KeepOneLine {
 }
 
 fn keep_one_line(text: &str) -> Result<Option<KeepOneLine>, CfgError> {
-    let mut found = None;
-    for (i, line) in text.lines().enumerate() {
-        let Some(rest) = line.trim().strip_prefix("\\*").and_then(|rest| rest.trim().strip_prefix("KEEP ")) else {
-            continue;
-        };
-        let parsed = rest.trim().strip_prefix("ONE ").and_then(|r| r.split_once(':')).and_then(|(tier, why)| {
-            let why = why.trim().to_string();
-            match tier.trim() {
-                _ if why.is_empty() => None,
-                "deep" => Some(KeepOneLine::Deep(why)),
-                "never" => Some(KeepOneLine::Never(why)),
-                _ => None,
-            }
-        });
-        let Some(parsed) = parsed else {
-            let why = format!("`KEEP {}`: expected `KEEP ONE deep: why` or `KEEP ONE never: why`", rest.trim());
-            return Err(syntax(i + 1, why));
-        };
-        if found.replace((i + 1, parsed)).is_some() {
-            return Err(syntax(i + 1, "a second KEEP line".into()));
-        }
-    }
-    if let Some((line, _)) = &found
-        && unreduced_depth_line(text)?.is_none()
-    {
+    let Some((line, which, why)) = reason_line_of(text, "KEEP", &["ONE deep", "ONE never"])? else {
+        return Ok(None);
+    };
+    if unreduced_depth_line(text)?.is_none() {
         let why = "KEEP ONE without UNREDUCED depth: the whole unreduced run covers what it would";
-        return Err(syntax(*line, why.into()));
+        return Err(syntax(line, why.into()));
     }
-    Ok(found.map(|(_, keep)| keep))
+    Ok(Some(if which == 0 { KeepOneLine::Deep(why) } else { KeepOneLine::Never(why) }))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

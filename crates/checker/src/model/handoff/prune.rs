@@ -51,7 +51,8 @@ pub(crate) fn useless(
     // (replies were once judged by the current instance only, so a reply
     // dropped at a ready coordinator stopped counting as droppable once that
     // instance was superseded: the unreduced run of
-    // large/HandoffImplLivenessEvicts2.cfg found it, docs/verification.md 1.8).
+    // large/HandoffImplLivenessEvicts2.cfg found it, docs/verification.md 1.8;
+    // that old rule is the mutation `PruneRepliesByCurrent`).
     let addressed = |r: ReplicaId, i: Instance| {
         let zombie = || zombies.iter().map(|z| &**z).find(|z| z.me() == r && z.instance() == i);
         current(r)
