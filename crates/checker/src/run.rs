@@ -82,6 +82,11 @@ pub struct Report {
     /// states within it (every one met, every step between them checked)
     /// and says nothing of the states beyond.
     pub depth_bound: Option<usize>,
+    /// A run bounded in depth whose graph ended within the bound (nothing
+    /// new followed its deepest level, which was above the bound): it met
+    /// every reachable state, as a run without the bound would, though it
+    /// still checked no liveness property.
+    pub ended_within_bound: bool,
     /// The liveness properties a run bounded in depth did not check (they
     /// need the whole graph): it checked the invariants and steps only.
     pub liveness_unchecked: Vec<&'static str>,
@@ -202,6 +207,9 @@ impl Run<'_> {
             states: outcome.generated as usize,
             max_depth: outcome.max_depth,
             depth_bound,
+            // The bound's level is met but not expanded: only a graph whose
+            // last level lies above it is known to end there.
+            ended_within_bound: violated.is_none() && depth_bound.is_some_and(|bound| outcome.max_depth < bound),
             liveness_unchecked: match depth_bound {
                 Some(_) => engine::liveness_names(model, &liveness),
                 None => Vec::new(),
@@ -272,6 +280,7 @@ impl Run<'_> {
             states: checker.state_count(),
             max_depth: checker.max_depth(),
             depth_bound: None,
+            ended_within_bound: false,
             liveness_unchecked: Vec::new(),
             seconds,
             verdict: if violated.is_some() { "violation" } else { "pass" },
@@ -297,9 +306,17 @@ impl Report {
                 Reduction::KeepOne => ", one step's drops kept",
             },
             match (self.depth_bound, self.liveness_unchecked.as_slice()) {
-                (Some(bound), []) => format!(", complete to depth {bound} only"),
                 (Some(bound), names) => {
-                    format!(", complete to depth {bound} only, liveness not checked: {}", names.join(", "))
+                    let reach = match self.ended_within_bound {
+                        true => {
+                            format!(", the whole graph (it ends at depth {}, within the bound {bound})", self.max_depth)
+                        }
+                        false => format!(", complete to depth {bound} only"),
+                    };
+                    match names {
+                        [] => reach,
+                        names => format!("{reach}, liveness not checked: {}", names.join(", ")),
+                    }
                 }
                 (None, _) => String::new(),
             },
@@ -322,11 +339,11 @@ impl Report {
     /// model (a typo, or a renamed action, would otherwise never be
     /// checked): a spec that passes because an action can never happen
     /// checks less than it seems to.
-    /// A run bounded in depth is not judged: an action may first fire
-    /// deeper.
+    /// A run bounded in depth is not judged (an action may first fire
+    /// deeper), unless its graph ended within the bound.
     pub fn judge_coverage(&mut self, expected_unfired: &[String]) {
         let Some(coverage) = &self.coverage else { return };
-        if self.verdict != "pass" || self.depth_bound.is_some() {
+        if self.verdict != "pass" || (self.depth_bound.is_some() && !self.ended_within_bound) {
             return;
         }
         self.unfired = coverage

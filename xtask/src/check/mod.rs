@@ -328,13 +328,24 @@ fn kept_one_whole(outcome: &mut rust_stage::RustOutcome) {
 
 /// Fails a passing unreduced run that did not go as far as its row's name
 /// says (`Target::unreduced_name`): bounded in depth where the cfg declares
-/// a bound, and to that bound; exhaustive where it declares none.
+/// a bound, and to that bound; exhaustive where it declares none. A bound
+/// the graph ends above is an error too: the whole unreduced run fits, and
+/// run whole it would check the liveness properties the bound leaves out.
 fn ran_as_named(target: &target::Target, outcome: &mut rust_stage::RustOutcome) {
-    if outcome.verdict == "pass" && outcome.depth_bound != target.unreduced_depth {
+    if outcome.verdict != "pass" {
+        return;
+    }
+    if outcome.depth_bound != target.unreduced_depth {
         outcome.verdict = "error".into();
         outcome.message = Some(format!(
             "the cfg's UNREDUCED depth is {:?}, the checker's depth bound was {:?}",
             target.unreduced_depth, outcome.depth_bound
+        ));
+    } else if outcome.ended_within_bound {
+        outcome.verdict = "error".into();
+        outcome.message = Some(format!(
+            "the unreduced graph ends at depth {:?}, within the cfg's UNREDUCED depth {:?}: drop the line, the whole run fits",
+            outcome.max_depth, target.unreduced_depth
         ));
     }
 }
@@ -459,17 +470,28 @@ mod tests {
         assert_eq!(whole.unreduced_name(), "X.cfg (dfs) (unreduced)");
         let bounded = target::Target { unreduced_depth: Some(18), ..target(true, "dfs", None) };
         assert_eq!(bounded.unreduced_name(), "X.cfg (unreduced, bfs to depth 18 only)");
-        let ran = |depth_bound| rust_stage::RustOutcome { verdict: "pass".into(), depth_bound, ..Default::default() };
-        for (t, depth_bound, verdict) in [
-            (&bounded, Some(18), "pass"),
-            (&bounded, None, "error"),
-            (&bounded, Some(12), "error"),
-            (&whole, None, "pass"),
-            (&whole, Some(18), "error"),
+        let ran = |depth_bound, ended_within_bound| rust_stage::RustOutcome {
+            verdict: "pass".into(),
+            depth_bound,
+            ended_within_bound,
+            ..Default::default()
+        };
+        for (t, depth_bound, ended, verdict) in [
+            (&bounded, Some(18), false, "pass"),
+            (&bounded, Some(18), true, "error"),
+            (&bounded, None, false, "error"),
+            (&bounded, Some(12), false, "error"),
+            (&whole, None, false, "pass"),
+            (&whole, Some(18), false, "error"),
         ] {
-            let mut outcome = ran(depth_bound);
+            let mut outcome = ran(depth_bound, ended);
             ran_as_named(t, &mut outcome);
-            assert_eq!(outcome.verdict, verdict, "{} ran to {depth_bound:?}", t.unreduced_name());
+            assert_eq!(
+                outcome.verdict,
+                verdict,
+                "{} ran to {depth_bound:?}, ended within: {ended}",
+                t.unreduced_name()
+            );
         }
     }
 

@@ -24,6 +24,9 @@ pub struct RustOutcome {
     /// A breadth-first run bounded in depth (the cfg's `\* UNREDUCED depth
     /// N` line): complete to that depth only.
     pub depth_bound: Option<u64>,
+    /// A bounded run whose graph ended above its bound: it met every
+    /// reachable state, so the bound was not needed.
+    pub ended_within_bound: bool,
     /// How the run used the model's reductions, as the checker reports it
     /// (`"on"`, `"off"`, `"keep-one"`).
     pub reduction: Option<String>,
@@ -95,6 +98,7 @@ pub fn run(bin: &Path, target: &Target, simulation_seconds: u64, reductions: Red
                 unique_states: v["unique_states"].as_u64(),
                 max_depth: v["max_depth"].as_u64(),
                 depth_bound: v["depth_bound"].as_u64(),
+                ended_within_bound: v["ended_within_bound"].as_bool().unwrap_or(false),
                 reduction: v["reduction"].as_str().map(str::to_string),
                 seconds: v["seconds"].as_f64(),
                 violated: v["violated"].as_str().map(str::to_string),

@@ -97,3 +97,28 @@ fn an_unfired_declaration_of_no_action_fails_the_check() {
     assert_eq!(report["verdict"], "vacuous");
     assert_eq!(report["unfired"], serde_json::json!(["UNFIRED Evic names no action of this model"]));
 }
+
+/// A run bounded in depth whose graph ends above the bound met every
+/// state: it says so and is judged like a whole run (the fixture's graph
+/// ends at depth 9, and `Evict` never fires). Bounded at 9, the last level
+/// is met but not expanded, so the run knows nothing beyond it: complete
+/// to depth 9 only, and not judged.
+#[test]
+fn a_bounded_run_whose_graph_ends_within_its_bound_is_the_whole_graph() {
+    let cfg = "crates/checker/tests/fixtures/HandoffNoEvictions.cfg";
+    let run = |bound: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_checker"))
+            .current_dir(root())
+            .args(["check", cfg, "--json", "--threads", "1", "--depth-bound", bound])
+            .output()
+            .unwrap();
+        (out.status.code(), serde_json::from_slice::<Value>(&out.stdout).unwrap())
+    };
+    let (code, within) = run("10");
+    assert_eq!((code, &within["verdict"]), (Some(1), &"vacuous".into()), "{within}");
+    assert_eq!((&within["ended_within_bound"], &within["max_depth"]), (&true.into(), &9.into()));
+    let (code, at) = run("9");
+    assert_eq!((code, &at["verdict"]), (Some(0), &"pass".into()), "{at}");
+    assert_eq!(at["ended_within_bound"], false);
+    assert_eq!(at["unique_states"], within["unique_states"], "the same states, but not known to be all");
+}
