@@ -542,7 +542,8 @@ fn unreduced_depth_line(text: &str) -> Result<Option<usize>, CfgError> {
 /// unreduced run bounded in depth: a `\* KEEP ONE deep: why` or
 /// `\* KEEP ONE never: why` line, at most one, only beside an
 /// `UNREDUCED depth` line (elsewhere the whole unreduced run covers more).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum KeepOneLine {
     /// In the deep tier only.
     Deep(String),

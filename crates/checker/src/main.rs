@@ -148,10 +148,10 @@ struct CfgSummary<'a> {
     reduction_needed: Option<&'a str>,
     /// How deep an unreduced run goes, breadth-first (`\* UNREDUCED depth N`).
     unreduced_depth: Option<usize>,
-    /// Why its run keeping one step's drops is deep-tier (`\* KEEP ONE deep`).
-    keep_one_deep: Option<&'a str>,
-    /// Why it has no run keeping one step's drops (`\* KEEP ONE never`).
-    keep_one_never: Option<&'a str>,
+    /// Where its run keeping one step's drops goes, and why, when not
+    /// beside its bounded unreduced run (`\* KEEP ONE deep` or `never`):
+    /// `{"deep": why}` or `{"never": why}`.
+    keep_one: Option<&'a KeepOneLine>,
     /// Why its module has no Rust model (`\* NO MIRROR`).
     no_mirror: Option<&'a str>,
     /// The actions its `\* UNFIRED Action: why` lines declare never fire.
@@ -261,14 +261,7 @@ fn real_main() -> Result<ExitCode> {
                 reductions: registry::dispatch(&module, Reductions).unwrap_or(false),
                 reduction_needed: cfg.reduction_needed.as_deref(),
                 unreduced_depth: cfg.unreduced_depth,
-                keep_one_deep: match &cfg.keep_one {
-                    Some(KeepOneLine::Deep(why)) => Some(why),
-                    _ => None,
-                },
-                keep_one_never: match &cfg.keep_one {
-                    Some(KeepOneLine::Never(why)) => Some(why),
-                    _ => None,
-                },
+                keep_one: cfg.keep_one.as_ref(),
                 no_mirror: cfg.no_mirror.as_deref(),
                 unfired: &cfg.unfired,
                 module,

@@ -48,18 +48,27 @@ pub struct CfgInfo {
     /// How deep its unreduced run goes, breadth-first (`\* UNREDUCED depth N`).
     #[serde(default)]
     pub unreduced_depth: Option<u64>,
-    /// Why its run keeping one step's drops is deep-tier (`\* KEEP ONE deep`).
+    /// Where its run keeping one step's drops goes when not beside its
+    /// bounded unreduced run (`\* KEEP ONE deep: why` or `never: why`).
     #[serde(default)]
-    pub keep_one_deep: Option<String>,
-    /// Why it has no run keeping one step's drops (`\* KEEP ONE never`).
-    #[serde(default)]
-    pub keep_one_never: Option<String>,
+    pub keep_one: Option<KeepOne>,
     /// Why its module has no Rust model (`\* NO MIRROR: why`).
     pub no_mirror: Option<String>,
     /// The actions it declares never fire (`\* UNFIRED Action: why`).
     /// Required, like `reductions`: read as none when missing, a TLA-only
     /// row's declarations would go unchecked.
     pub unfired: Vec<String>,
+}
+
+/// Where a cfg's run keeping one step's drops goes when not beside its
+/// bounded unreduced run, and why (`checker cfg`'s `keep_one`).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum KeepOne {
+    /// In the deep tier only (`\* KEEP ONE deep: why`).
+    Deep(String),
+    /// Nowhere: out of reach at its bounds (`\* KEEP ONE never: why`).
+    Never(String),
 }
 
 /// Asks the checker what `cfg` says; a malformed cfg is an error naming

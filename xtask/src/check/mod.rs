@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
 
+use checker_bin::KeepOne;
 use outcome::{CheckerUsed, Outcome};
 use rust_stage::Reductions;
 use summary::{Row, Summary};
@@ -304,10 +305,14 @@ fn unreduced(bin: &Path, targets: &[target::Target], deep: bool) -> Result<Vec<R
             summary::print_rust_line_as(&row.cfg, Some(&outcome));
             row.rust = Some(outcome);
             rows.push(row);
-        } else if let Some(why) = &target.keep_one_never {
-            eprintln!("  {}: not kept one (KEEP ONE never: {why})", target.file_name());
-        } else if let Some(why) = &target.keep_one_deep {
-            eprintln!("  {}: not kept one (--deep runs it: {why})", target.file_name());
+        } else {
+            match &target.keep_one {
+                Some(KeepOne::Never(why)) => {
+                    eprintln!("  {}: not kept one (KEEP ONE never: {why})", target.file_name())
+                }
+                Some(KeepOne::Deep(why)) => eprintln!("  {}: not kept one (--deep runs it: {why})", target.file_name()),
+                None => {}
+            }
         }
     }
     Ok(rows)
@@ -448,8 +453,7 @@ mod tests {
             reductions,
             reduction_needed: None,
             unreduced_depth: None,
-            keep_one_deep: None,
-            keep_one_never: None,
+            keep_one: None,
             no_mirror: None,
             unfired: Vec::new(),
         }
@@ -499,13 +503,16 @@ mod tests {
     fn a_keep_one_row_runs_where_the_unreduced_one_is_bounded_and_keeps_one_whole() {
         let whole = target(true, "bfs", None);
         let bounded = target::Target { unreduced_depth: Some(18), ..target(true, "dfs", None) };
-        let deep = target::Target { keep_one_deep: Some("400 s".into()), ..bounded.clone() };
-        let never = target::Target { keep_one_never: Some("50M states".into()), ..bounded.clone() };
+        let deep = target::Target { keep_one: Some(KeepOne::Deep("400 s".into())), ..bounded.clone() };
+        let never = target::Target { keep_one: Some(KeepOne::Never("50M states".into())), ..bounded.clone() };
         assert!(!whole.has_keep_one_run(true), "the whole unreduced run covers more");
         assert!(bounded.has_keep_one_run(false) && bounded.has_keep_one_run(true));
         assert!(!deep.has_keep_one_run(false) && deep.has_keep_one_run(true));
         assert!(!never.has_keep_one_run(false) && !never.has_keep_one_run(true), "out of reach, even deep");
         assert_eq!(bounded.keep_one_name(), "X.cfg (dfs) (one step's drops kept)");
+        // The shape `checker cfg` prints (its test `cfg_says_what_a_cfg_is_for`).
+        let said: KeepOne = serde_json::from_str(r#"{"never": "50M states"}"#).unwrap();
+        assert_eq!(said, KeepOne::Never("50M states".into()));
         for (reduction, depth_bound, verdict) in [
             (Some("keep-one"), None, "pass"),
             (Some("off"), None, "error"),

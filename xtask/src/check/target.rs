@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::checker_bin::{self, CfgInfo};
+use super::checker_bin::{self, CfgInfo, KeepOne};
 
 /// A cfg and the module it configures.
 #[derive(Clone, Debug)]
@@ -42,13 +42,11 @@ pub struct Target {
     /// How deep the unreduced run goes, breadth-first, where the whole
     /// unreduced graph is out of reach (`\* UNREDUCED depth N: why`).
     pub unreduced_depth: Option<u64>,
-    /// Why its run keeping one step's drops belongs to `--deep`
-    /// (`\* KEEP ONE deep: why`); without it `--unreduced` runs it
-    /// wherever the cfg declares an UNREDUCED depth.
-    pub keep_one_deep: Option<String>,
-    /// Why it has no such run at all, out of reach at its bounds
-    /// (`\* KEEP ONE never: why`).
-    pub keep_one_never: Option<String>,
+    /// Whether its run keeping one step's drops belongs to `--deep` or to
+    /// no tier, and why (`\* KEEP ONE deep: why`, `\* KEEP ONE never:
+    /// why`); without it `--unreduced` runs it wherever the cfg declares an
+    /// UNREDUCED depth.
+    pub keep_one: Option<KeepOne>,
     /// Why the module has no Rust model (`\* NO MIRROR: why`).
     pub no_mirror: Option<String>,
     /// The actions the cfg declares never fire (`\* UNFIRED Action: why`):
@@ -93,7 +91,12 @@ impl Target {
     /// the cfg puts that run there, and unless the cfg says it is out of
     /// reach.
     pub fn has_keep_one_run(&self, deep: bool) -> bool {
-        self.unreduced_depth.is_some() && self.keep_one_never.is_none() && (deep || self.keep_one_deep.is_none())
+        self.unreduced_depth.is_some()
+            && match self.keep_one {
+                None => true,
+                Some(KeepOne::Deep(_)) => deep,
+                Some(KeepOne::Never(_)) => false,
+            }
     }
 
     pub fn file_name(&self) -> String {
@@ -137,8 +140,7 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
         reductions,
         reduction_needed,
         unreduced_depth,
-        keep_one_deep,
-        keep_one_never,
+        keep_one,
         no_mirror,
         unfired,
     } = info;
@@ -153,8 +155,7 @@ fn pair(cfg_path: &Path, info: CfgInfo, tla_dir: &Path) -> Result<Target> {
         reductions,
         reduction_needed: reduction_needed.clone(),
         unreduced_depth,
-        keep_one_deep: keep_one_deep.clone(),
-        keep_one_never: keep_one_never.clone(),
+        keep_one: keep_one.clone(),
         no_mirror: no_mirror.clone(),
         unfired: unfired.clone(),
     };
@@ -412,8 +413,7 @@ mod tests {
             reductions: false,
             reduction_needed: None,
             unreduced_depth: None,
-            keep_one_deep: None,
-            keep_one_never: None,
+            keep_one: None,
             no_mirror: None,
             unfired: Vec::new(),
         }

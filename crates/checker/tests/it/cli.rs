@@ -36,6 +36,13 @@ fn cfg_says_what_a_cfg_is_for() {
     assert_eq!(heartbeat["rust_model"], false);
     assert!(heartbeat["no_mirror"].as_str().is_some_and(|why| why.contains("RemoraClaimLeaseLoss")), "{heartbeat}");
     assert_eq!(checker(&["cfg", "tla/Handoff.cfg"])["no_mirror"], serde_json::Value::Null);
+
+    // Where the run keeping one step's drops goes (xtask reads this shape).
+    assert_eq!(handoff["keep_one"], Value::Null);
+    let rolling = checker(&["cfg", "crates/checker/models/HandoffImplRolling.cfg"]);
+    assert!(rolling["keep_one"]["deep"].as_str().is_some_and(|why| why.contains("--deep")), "{rolling}");
+    let reads = checker(&["cfg", "crates/checker/models/large/HandoffImplReads2.cfg"]);
+    assert!(reads["keep_one"]["never"].as_str().is_some_and(|why| why.contains("hours")), "{reads}");
 }
 
 /// A simulation cfg run directly walks at random, as in `cargo xtask check`.
